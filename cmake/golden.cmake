@@ -1,0 +1,23 @@
+# Golden-output check: runs `commsim topo show INPUT --format FORMAT EXTRA` in WORKDIR and compares stdout with
+# GOLDEN. With -DUPDATE=1 it rewrites GOLDEN instead (the explicit update flag).
+separate_arguments(extra UNIX_COMMAND "${EXTRA}")
+execute_process(COMMAND ${COMMSIM} topo show ${INPUT} --format ${FORMAT} ${extra}
+                WORKING_DIRECTORY ${WORKDIR} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "commsim exited with ${rc}:\n${err}")
+endif()
+if(UPDATE)
+  file(WRITE ${GOLDEN} "${out}")
+  message(STATUS "updated ${GOLDEN}")
+  return()
+endif()
+if(NOT EXISTS ${GOLDEN})
+  message(FATAL_ERROR "missing golden file ${GOLDEN}; create it with the update-golden target")
+endif()
+file(READ ${GOLDEN} expected)
+if(NOT out STREQUAL expected)
+  file(WRITE ${GOLDEN}.actual "${out}")
+  execute_process(COMMAND diff -u ${GOLDEN} ${GOLDEN}.actual OUTPUT_VARIABLE diff)
+  file(REMOVE ${GOLDEN}.actual)
+  message(FATAL_ERROR "output differs from ${GOLDEN} (update with the update-golden target if intended):\n${diff}")
+endif()

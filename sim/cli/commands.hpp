@@ -1,0 +1,11 @@
+// Registration of commsim's subcommands on the CLI11 application.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace commsim::cli {
+
+/// Adds `commsim topo ...` (show, gpus, presets) to `app`.
+void add_topo_command(CLI::App& app);
+
+}  // namespace commsim::cli

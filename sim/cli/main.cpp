@@ -1,0 +1,64 @@
+// commsim: entry point; parses the command line and maps errors to exit codes.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+#include "commsim/core/error.hpp"
+
+namespace {
+
+constexpr const char* kFooter = R"(
+EXIT STATUS
+  0  success
+  1  internal error (a bug: please report it with the command line)
+  2  usage error: unknown option, bad flag value, unknown GPU or preset name
+  3  bad input file: the message names the file, line and column
+  4  a file could not be read or written
+
+UNITS
+  Every quantity takes a unit: sizes 8B, 24MiB, 1GiB; bandwidths 25GBps, 400Gbps; durations 1.5us, 600ns.
+  Output fields named *_gbps are GB/s (1e9 bytes per second), per direction; *_us are microseconds.
+
+SEE ALSO
+  README.md (quick start, architecture), topologies/README.md (input formats, what-if TOML, GPU defaults).
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "commsim predicts how long GPU communication takes on a machine you have or one you are planning.\n"
+      "It reads real topologies (`nvidia-smi topo -m`) or what-if TOML clusters and models NVLink, NVSwitch,\n"
+      "PCIe, host memory and InfiniBand/RoCE/TCP fabrics the way NCCL uses them.",
+      "commsim"};
+  app.footer(kFooter);
+  app.set_version_flag("--version", std::string("commsim ") + COMMSIM_VERSION);
+  app.require_subcommand(1);
+  app.get_formatter()->column_width(34);
+  commsim::cli::add_topo_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return static_cast<int>(commsim::ExitCode::kUsage);
+  } catch (const commsim::Error& e) {
+    std::cerr << "commsim: " << e.what() << "\n";
+    return static_cast<int>(e.exit_code());
+  } catch (const std::bad_alloc&) {
+    std::cerr << "commsim: out of memory\n";
+    return static_cast<int>(commsim::ExitCode::kInternal);
+  } catch (const std::exception& e) {
+    std::cerr << "commsim: internal error: " << e.what() << "\n";
+    return static_cast<int>(commsim::ExitCode::kInternal);
+  }
+  return 0;
+}

@@ -1,0 +1,304 @@
+// Format detection, bundled presets and the what-if TOML cluster format.
+#include "commsim/topo/load.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "commsim/core/error.hpp"
+#include "commsim/core/text.hpp"
+#include "commsim/models/toml_fields.hpp"
+#include "commsim/topo/nvlink_status.hpp"
+#include "commsim/topo/topo_matrix.hpp"
+
+namespace commsim::topo {
+
+std::span<const EmbeddedFile> embedded_library();  // generated from topologies/library
+
+namespace {
+
+namespace fs = std::filesystem;
+using models::TomlFields;
+
+std::string sibling_nvlink(const std::string& path) {
+  fs::path p(path);
+  p.replace_extension(".nvlink");
+  std::error_code ec;
+  return fs::is_regular_file(p, ec) ? p.string() : std::string();
+}
+
+double parse_ratio(const TomlFields& f, std::string_view key) {
+  const toml::node* n = f.table().get(key);
+  if (!n) return 1.0;
+  double value = 0;
+  if (n->is_integer() || n->is_floating_point()) {
+    value = n->value<double>().value_or(0);
+  } else if (n->is_string()) {
+    const std::string s(*n->value<std::string_view>());
+    const auto colon = s.find(':');
+    try {
+      if (colon == std::string::npos) f.fail(key, "expected a ratio such as \"2:1\" or a number");
+      const double a = std::stod(s.substr(0, colon));
+      const double b = std::stod(s.substr(colon + 1));
+      value = b > 0 ? a / b : 0;
+    } catch (const std::logic_error&) {
+      f.fail(key, "expected a ratio such as \"2:1\"");
+    }
+  } else {
+    f.fail(key, "expected a ratio such as \"2:1\" or a number");
+  }
+  if (!(value >= 1.0) || !std::isfinite(value) || value > 1000) {
+    f.fail(key, "oversubscription must be at least 1:1 (downlink:uplink) and at most 1000:1");
+  }
+  return value;
+}
+
+void add_fabric(Topology& topo, const TomlFields& f, const models::HardwareCatalog& hw) {
+  f.reject_unknown_keys({"kind", "link_bandwidth", "hop_latency", "rails", "nodes_per_leaf", "oversubscription"});
+  FabricInfo fab;
+  fab.kind = f.required_string("kind");
+  try {
+    fab.hop_latency = f.duration("hop_latency").value_or(hw.fabric_hop_latency(fab.kind));
+  } catch (const ValueError& e) {
+    f.fail("kind", e.what());
+  }
+  int max_nics = 0, min_nics = 1 << 30;
+  double nic_bw = 0;
+  for (const NodeInfo& n : topo.nodes) {
+    max_nics = std::max(max_nics, static_cast<int>(n.nics.size()));
+    min_nics = std::min(min_nics, static_cast<int>(n.nics.size()));
+  }
+  for (const NicInfo& n : topo.nics) nic_bw = std::max(nic_bw, n.bandwidth);
+  if (min_nics == 0) {
+    f.fail("", "every machine on a fabric needs at least one NIC; a node source has none (add NIC columns to "
+               "its topo file or choose a preset with NICs)");
+  }
+  fab.link_bandwidth = f.bandwidth("link_bandwidth").value_or(nic_bw);
+  fab.rails = static_cast<int>(f.integer("rails").value_or(max_nics));
+  if (fab.rails < 1 || fab.rails > max_nics) f.fail("rails", "must be between 1 and the NICs per node");
+  const int nodes = static_cast<int>(topo.nodes.size());
+  fab.nodes_per_leaf = static_cast<int>(f.integer("nodes_per_leaf").value_or(nodes));
+  if (fab.nodes_per_leaf < 1 || fab.nodes_per_leaf > 100000) f.fail("nodes_per_leaf", "must be at least 1");
+  fab.oversubscription = parse_ratio(f, "oversubscription");
+  const int leaves_per_rail = (nodes + fab.nodes_per_leaf - 1) / fab.nodes_per_leaf;
+  fab.leaves = leaves_per_rail * fab.rails;
+  fab.spine = fab.leaves > 1;
+
+  std::vector<Vertex> leaf(fab.leaves);
+  std::vector<int> downlinks(fab.leaves, 0);
+  for (int r = 0; r < fab.rails; ++r) {
+    for (int i = 0; i < leaves_per_rail; ++i) {
+      leaf[r * leaves_per_rail + i] = topo.add_vertex(
+          {VertexKind::NetSwitch, "leaf.r" + std::to_string(r) + "." + std::to_string(i), -1, -1});
+    }
+  }
+  for (int n = 0; n < nodes; ++n) {
+    const NodeInfo& node = topo.nodes[n];
+    for (std::size_t k = 0; k < node.nics.size(); ++k) {
+      NicInfo& nic = topo.nics[node.nics[k]];
+      nic.rail = static_cast<int>(k) % fab.rails;
+      const int l = nic.rail * leaves_per_rail + n / fab.nodes_per_leaf;
+      ++downlinks[l];
+      topo.add_link(nic.vertex, leaf[l],
+                    {LinkKind::Network, std::min(nic.bandwidth, fab.link_bandwidth), fab.hop_latency, 1, 0});
+    }
+  }
+  if (fab.spine) {
+    const Vertex spine = topo.add_vertex({VertexKind::NetSwitch, "spine", -1, -1});
+    for (int l = 0; l < fab.leaves; ++l) {
+      const double up = downlinks[l] * fab.link_bandwidth / fab.oversubscription;
+      if (up > 0) topo.add_link(leaf[l], spine, {LinkKind::Network, up, fab.hop_latency, downlinks[l], 0});
+    }
+  }
+  topo.fabric = fab;
+}
+
+}  // namespace
+
+std::string_view library_file(std::string_view path) {
+  for (const auto& f : embedded_library()) {
+    if (f.path == path) return f.contents;
+  }
+  throw Error("bundled file topologies/library/" + std::string(path) + " is missing from this build");
+}
+
+const std::vector<Preset>& presets() {
+  static const std::vector<Preset> list = [] {
+    const std::string file = "topologies/library/presets.toml";
+    const toml::table root = models::parse_toml(library_file("presets.toml"), file);
+    std::vector<Preset> out;
+    for (const auto& [k, v] : root) {
+      if (!v.is_table()) throw InputError({file, 0, 0}, "preset '" + std::string(k.str()) + "' is not a table");
+      TomlFields f(*v.as_table(), file, "preset " + std::string(k.str()));
+      f.reject_unknown_keys({"description", "gpu", "topo", "nvlink"});
+      out.push_back({std::string(k.str()), f.string("description").value_or(""), f.required_string("gpu"),
+                     f.required_string("topo"), f.string("nvlink").value_or("")});
+    }
+    return out;
+  }();
+  return list;
+}
+
+Topology load_whatif(std::string_view text, const std::string& file, const std::string& base_dir,
+                     const LoadOptions& options, Diagnostics& diag, const models::HardwareCatalog& hw) {
+  require_text(text, file, "a TOML what-if topology");
+  const toml::table root = models::parse_toml(text, file);
+  TomlFields top(root, file, "");
+  top.reject_unknown_keys({"name", "description", "nodes", "fabric"});
+  Topology topo;
+  topo.source = file;
+  topo.name = top.string("name").value_or(fs::path(file).stem().string());
+
+  const toml::array* nodes = root["nodes"].as_array();
+  if (!nodes || nodes->empty()) top.fail("nodes", "missing [[nodes]]: a what-if needs at least one node group");
+  struct Source {
+    TopoMatrix matrix;
+    std::unique_ptr<NvlinkStatus> nvlink;
+  };
+  std::map<std::string, std::shared_ptr<Source>> cache;
+  int total_nodes = 0;
+  for (const auto& entry : *nodes) {
+    if (!entry.is_table()) top.fail("nodes", "each [[nodes]] entry must be a table");
+    TomlFields f(*entry.as_table(), file, "[[nodes]]");
+    f.reject_unknown_keys({"count", "preset", "topo_file", "nvlink_file", "gpu", "overrides"});
+    const std::int64_t count = f.integer("count").value_or(1);
+    if (count < 1 || count > 100000) f.fail("count", "must be between 1 and 100000");
+    const auto preset_name = f.string("preset");
+    const auto topo_file = f.string("topo_file");
+    if (preset_name.has_value() == topo_file.has_value()) {
+      f.fail(preset_name ? "topo_file" : "", "give exactly one of preset = \"NAME\" or topo_file = \"PATH\"");
+    }
+    std::string gpu = options.gpu.empty() ? f.string("gpu").value_or("") : options.gpu;
+    std::string origin = options.gpu.empty() ? "what-if file" : "--gpu";
+    std::string key, source_name, matrix_text, matrix_file, nvlink_text, nvlink_file;
+    if (preset_name) {
+      auto it = std::find_if(presets().begin(), presets().end(), [&](const Preset& p) { return p.name == *preset_name; });
+      if (it == presets().end()) {
+        std::string names;
+        for (const Preset& p : presets()) names += (names.empty() ? "" : ", ") + p.name;
+        f.fail("preset", "unknown preset '" + *preset_name + "'; known presets: " + names);
+      }
+      if (gpu.empty()) {
+        gpu = it->gpu;
+        origin = "preset " + it->name;
+      }
+      key = "preset:" + it->name;
+      source_name = "preset " + it->name;
+      matrix_text = std::string(library_file(it->topo_path));
+      matrix_file = "topologies/library/" + it->topo_path;
+      if (!it->nvlink_path.empty()) {
+        nvlink_text = std::string(library_file(it->nvlink_path));
+        nvlink_file = "topologies/library/" + it->nvlink_path;
+      }
+    } else {
+      fs::path p(*topo_file);
+      if (p.is_relative()) p = fs::path(base_dir) / p;
+      key = source_name = matrix_file = p.string();
+      try {
+        matrix_text = read_file(matrix_file);
+      } catch (const IoError& e) {
+        f.fail("topo_file", e.what());
+      }
+      std::string nv = f.string("nvlink_file").value_or("");
+      if (!nv.empty()) {
+        fs::path q(nv);
+        if (q.is_relative()) q = fs::path(base_dir) / q;
+        nvlink_file = q.string();
+      } else {
+        nvlink_file = sibling_nvlink(matrix_file);
+      }
+      if (!nvlink_file.empty()) {
+        try {
+          nvlink_text = read_file(nvlink_file);
+        } catch (const IoError& e) {
+          f.fail("nvlink_file", e.what());
+        }
+      }
+    }
+    std::shared_ptr<Source>& src = cache[key + "|" + nvlink_file];
+    if (!src) {
+      src = std::make_shared<Source>();
+      src->matrix = parse_topo_matrix(matrix_text, matrix_file);
+      if (!nvlink_text.empty()) {
+        src->nvlink = std::make_unique<NvlinkStatus>(parse_nvlink_status(nvlink_text, nvlink_file));
+      }
+    }
+    NodeBuildOptions nb;
+    nb.gpu = gpu;
+    nb.gpu_origin = origin;
+    nb.nvlink = src->nvlink.get();
+    nb.source = source_name;
+    if (const toml::table* o = f.subtable("overrides")) {
+      TomlFields of(*o, file, "[nodes.overrides]");
+      of.reject_unknown_keys({"nvlink_links", "nvlink_link_bandwidth", "pcie_gen", "pcie_lanes", "nic_bandwidth"});
+      if (auto v = of.integer("nvlink_links")) {
+        if (*v < 0 || *v > 64) of.fail("nvlink_links", "must be between 0 and 64");
+        nb.overrides.nvlink_links = static_cast<int>(*v);
+      }
+      nb.overrides.nvlink_link_bandwidth = of.bandwidth("nvlink_link_bandwidth");
+      if (auto v = of.integer("pcie_gen")) {
+        try {
+          hw.pcie_bandwidth(static_cast<int>(*v), 16);
+        } catch (const ValueError& e) {
+          of.fail("pcie_gen", e.what());
+        }
+        nb.overrides.pcie_gen = static_cast<int>(*v);
+      }
+      if (auto v = of.integer("pcie_lanes")) {
+        if (*v != 1 && *v != 2 && *v != 4 && *v != 8 && *v != 16) of.fail("pcie_lanes", "must be 1, 2, 4, 8 or 16");
+        nb.overrides.pcie_lanes = static_cast<int>(*v);
+      }
+      nb.overrides.nic_bandwidth = of.bandwidth("nic_bandwidth");
+    }
+    if (!gpu.empty() && !hw.find_gpu(gpu)) f.fail("gpu", "unknown GPU '" + gpu + "'; known GPUs: " + hw.gpu_names());
+    for (std::int64_t i = 0; i < count; ++i) {
+      total_nodes++;
+      if (total_nodes > 100000) f.fail("count", "more than 100000 nodes in total");
+      nb.name_prefix = "n" + std::to_string(topo.nodes.size()) + "/";
+      add_matrix_node(topo, src->matrix, nb, hw, diag);
+    }
+  }
+  const toml::table* fabric = top.subtable("fabric");
+  if (fabric) {
+    add_fabric(topo, TomlFields(*fabric, file, "[fabric]"), hw);
+  } else if (topo.nodes.size() > 1) {
+    top.fail("", std::to_string(topo.nodes.size()) + " nodes but no [fabric] table to connect them");
+  }
+  if (topo.nodes.size() == 1) {
+    // A single machine keeps the names nvidia-smi uses.
+    topo.nodes[0].name = "node0";
+  }
+  return topo;
+}
+
+Topology load_topology(const std::string& path, const LoadOptions& options, Diagnostics& diag,
+                       const models::HardwareCatalog& hw) {
+  const std::string text = read_file(path);
+  const fs::path p(path);
+  if (p.extension() == ".toml") {
+    return load_whatif(text, path, p.parent_path().string(), options, diag, hw);
+  }
+  require_text(text, path, "`nvidia-smi topo -m` output or a what-if .toml file");
+  if (!looks_like_topo_matrix(text)) {
+    if (text.find("[[nodes]]") != std::string::npos) {
+      throw InputError({path, 1, 1}, "this looks like a what-if TOML file; name it with a .toml extension");
+    }
+  }
+  const TopoMatrix m = parse_topo_matrix(text, path);
+  std::unique_ptr<NvlinkStatus> nvlink;
+  const std::string nv = options.nvlink_file.empty() ? sibling_nvlink(path) : options.nvlink_file;
+  if (!nv.empty()) nvlink = std::make_unique<NvlinkStatus>(parse_nvlink_status(read_file(nv), nv));
+  Topology topo;
+  topo.source = path;
+  topo.name = p.stem().string();
+  NodeBuildOptions nb;
+  nb.gpu = options.gpu;
+  nb.nvlink = nvlink.get();
+  nb.source = path;
+  add_matrix_node(topo, m, nb, hw, diag);
+  return topo;
+}
+
+}  // namespace commsim::topo

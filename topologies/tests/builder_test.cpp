@@ -1,0 +1,143 @@
+// Model tests on small topologies with closed-form answers: NVSwitch sharing, NVLink bundles, PCIe trees, GPU rule.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "commsim/core/error.hpp"
+#include "commsim/core/text.hpp"
+#include "commsim/topo/builder.hpp"
+#include "commsim/topo/load.hpp"
+#include "commsim/topo/render.hpp"
+
+using namespace commsim;
+using namespace commsim::topo;
+
+namespace {
+
+const models::HardwareCatalog& hw() { return models::HardwareCatalog::builtin(); }
+
+std::string lib(const std::string& rel) { return std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/" + rel; }
+
+Topology build(const std::string& text, const std::string& gpu, Diagnostics& diag) {
+  Topology t;
+  NodeBuildOptions o;
+  o.gpu = gpu;
+  add_matrix_node(t, parse_topo_matrix(text, "t.topo"), o, hw(), diag);
+  return t;
+}
+
+const PathEntry& path(const std::vector<PathEntry>& paths, int s, int d) {
+  for (const auto& p : paths) {
+    if (p.src == s && p.dst == d) return p;
+  }
+  FAIL("no path");
+  return paths.front();
+}
+
+}  // namespace
+
+TEST_CASE("builder: an NVSwitch fabric gives every pair the GPU's full NVLink bandwidth (4x H200)") {
+  Diagnostics diag;
+  const Topology t = load_topology(lib("real/h200x4.topo"), {}, diag);
+  CHECK(diag.warnings().empty());  // the sibling .nvlink names the GPU
+  REQUIRE(t.nodes.size() == 1);
+  CHECK(t.nodes[0].gpu_model == "H200");
+  CHECK(t.nodes[0].nvlink_fabric == "nvswitch");
+  const auto paths = gpu_paths(t);
+  CHECK(paths.size() == 12);
+  for (const auto& p : paths) {
+    CHECK(p.type == "NV18");
+    CHECK(p.bandwidth == doctest::Approx(18 * 25e9));
+    CHECK(p.hops == 2);
+  }
+}
+
+TEST_CASE("builder: links are full duplex, one directed edge each way") {
+  Diagnostics diag;
+  const Topology t = build("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\t X \n", "A6000", diag);
+  const Graph& g = t.graph();
+  const auto [e, found] = boost::edge(t.gpus[0].vertex, t.gpus[1].vertex, g);
+  const auto [back, found_back] = boost::edge(t.gpus[1].vertex, t.gpus[0].vertex, g);
+  REQUIRE(found);
+  REQUIRE(found_back);
+  CHECK(e != back);
+  CHECK(g[e].bandwidth == doctest::Approx(4 * 14.0625e9));
+  CHECK(boost::num_edges(g) % 2 == 0);
+}
+
+TEST_CASE("builder: direct NVLink bundles carry count x link rate, other pairs go over PCIe (DGX-1)") {
+  Diagnostics diag;
+  const Topology t = load_topology(lib("real/dgx1-v100.topo"), {"V100", ""}, diag);
+  CHECK(t.nodes[0].nvlink_fabric == "direct");
+  const auto paths = gpu_paths(t);
+  CHECK(path(paths, 0, 3).bandwidth == doctest::Approx(50e9));
+  CHECK(path(paths, 0, 1).bandwidth == doctest::Approx(25e9));
+  CHECK(path(paths, 0, 1).hops == 1);
+  // GPU0 -> GPU5 is SYS: PCIe gen3 x16 is the bottleneck, through both CPUs.
+  CHECK(path(paths, 0, 5).type == "SYS");
+  CHECK(path(paths, 0, 5).bandwidth == doctest::Approx(15.75e9));
+  CHECK(t.gpus[0].nvlinks == 6);
+}
+
+TEST_CASE("builder: PCIe trees from PIX/PXB/PHB/SYS (8-GPU PCIe server)") {
+  Diagnostics diag;
+  const Topology t = load_topology(lib("real/pcie8-server.topo"), {"L40S", ""}, diag);
+  CHECK(diag.warnings().empty());  // the inferred tree reproduces every cell
+  const auto paths = gpu_paths(t);
+  CHECK(path(paths, 0, 1).type == "PIX");
+  CHECK(path(paths, 0, 1).hops == 2);                 // GPU -> leaf switch -> GPU
+  CHECK(path(paths, 0, 2).hops == 4);                 // GPU -> leaf -> parent -> leaf -> GPU
+  CHECK(path(paths, 0, 1).bandwidth == doctest::Approx(31.5e9));
+  CHECK(path(paths, 0, 4).type == "SYS");
+  int cpus = 0, switches = 0;
+  for (auto [v, end] = boost::vertices(t.graph()); v != end; ++v) {
+    cpus += t.vertex(*v).kind == VertexKind::Cpu;
+    switches += t.vertex(*v).kind == VertexKind::PcieSwitch;
+  }
+  CHECK(cpus == 2);
+  CHECK(switches == 6);  // per socket: one parent and two leaf switches
+}
+
+TEST_CASE("builder: the default GPU rule when the input does not name the GPU") {
+  auto guess = [](const char* text) { return default_gpu_for(parse_topo_matrix(text, "t"), hw()).first->name; };
+  CHECK(guess("\tGPU0\tGPU1\tGPU2\nGPU0\t X \tNV18\tNV18\nGPU1\tNV18\t X \tNV18\nGPU2\tNV18\tNV18\t X \n") == "B200");
+  CHECK(guess("\tGPU0\tGPU1\tGPU2\nGPU0\t X \tNV12\tNV12\nGPU1\tNV12\t X \tNV12\nGPU2\tNV12\tNV12\t X \n") == "A100");
+  CHECK(guess("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\t X \n") == "A6000");
+  CHECK(guess("\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPIX\t X \n") == "L40S");
+  Diagnostics diag;
+  const Topology t = build("\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPIX\t X \n", "", diag);
+  REQUIRE(diag.warnings().size() == 1);
+  CHECK(diag.warnings()[0].find("--gpu") != std::string::npos);
+  CHECK(t.gpus[0].model == "L40S");
+}
+
+TEST_CASE("builder: four GPUs with NV4 to each other on a 12-link A100 are a direct mesh, not a switch") {
+  Diagnostics diag;
+  const Topology t = build(
+      "\tGPU0\tGPU1\tGPU2\tGPU3\nGPU0\t X \tNV4\tNV4\tNV4\nGPU1\tNV4\t X \tNV4\tNV4\nGPU2\tNV4\tNV4\t X \tNV4\n"
+      "GPU3\tNV4\tNV4\tNV4\t X \n",
+      "A100", diag);
+  CHECK(t.nodes[0].nvlink_fabric == "direct");
+  CHECK(path(gpu_paths(t), 2, 3).bandwidth == doctest::Approx(100e9));
+}
+
+TEST_CASE("builder: a matrix that contradicts the chosen GPU is an input error at the cell") {
+  Diagnostics diag;
+  CHECK_THROWS_WITH_AS(build("\tGPU0\tGPU1\nGPU0\t X \tNV18\nGPU1\tNV18\t X \n", "A100", diag),
+                       doctest::Contains("t.topo:2:10: error: NV18 is more NVLinks than a A100 has (12)"),
+                       InputError);
+  CHECK_THROWS_AS(build("\tGPU0\tGPU1\nGPU0\t X \tNV2\nGPU1\tNV2\t X \n", "L40S", diag), InputError);
+  CHECK_THROWS_AS(build("\tGPU0\tGPU1\nGPU0\t X \tNV2\nGPU1\tNV2\t X \n", "K80", diag), UsageError);
+}
+
+TEST_CASE("builder: NIC placement follows PIX cells (HGX H100)") {
+  Diagnostics diag;
+  const Topology t = load_topology(lib("real/hgx-h100.topo"), {"H100", ""}, diag);
+  REQUIRE(t.nics.size() == 8);
+  CHECK(t.nics[0].device == "mlx5_0");
+  CHECK(t.nics[4].numa == 1);
+  // GPU0's nearest NIC is NIC0: GPU -> switch -> NIC.
+  const Route r = t.route(t.gpus[0].vertex, t.nics[0].vertex);
+  CHECK(r.edges.size() == 2);
+  CHECK(r.bandwidth == doctest::Approx(63e9));
+}
