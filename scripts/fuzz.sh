@@ -19,7 +19,8 @@ case $target in
 esac
 "build/fuzz/topologies/fuzz/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
   -artifact_prefix="$out/" -print_final_stats=1 "$out/corpus" "$out/seeds" 2>&1 | tee "$out/log.txt" | grep -E "^#[0-9]+.*(DONE|pulse)|ERROR|SUMMARY|stat::" || true
-if ls "$out"/crash-* "$out"/timeout-* "$out"/leak-* >/dev/null 2>&1; then
-  echo "fuzz: $target found problems:"; ls "$out"/crash-* "$out"/timeout-* "$out"/leak-* 2>/dev/null; exit 1
+found=$(find "$out" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'leak-*' -o -name 'oom-*' \))
+if [ -n "$found" ]; then
+  echo "fuzz: $target found problems (the log is $out/log.txt):"; echo "$found"; exit 1
 fi
 echo "fuzz: $target ran ${seconds}s with no crash"

@@ -78,7 +78,8 @@ HardwareCatalog HardwareCatalog::parse(std::string_view toml_text, const std::st
   TomlFields pf(*pcie, file, "pcie");
   for (const auto& [k, v] : *pcie) {
     const std::string key(k.str());
-    if (key.rfind("gen", 0) != 0 || key.size() < 4 || !std::isdigit(static_cast<unsigned char>(key[3]))) {
+    if (key.rfind("gen", 0) != 0 || key.size() < 4 || key.size() > 5 ||
+        !std::all_of(key.begin() + 3, key.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })) {
       pf.fail(key, "keys of [pcie] are gen1 .. gen6");
     }
     c.pcie_x16_[std::stoi(key.substr(3))] = pf.required_bandwidth(key);

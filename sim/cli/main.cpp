@@ -11,6 +11,12 @@
 namespace {
 
 constexpr const char* kFooter = R"(
+EXAMPLES
+  commsim topo show topologies/library/real/h200x4.topo        what the 4x H200 machine looks like
+  commsim topo show my-node.topo --gpu H100 --format json     your machine, for scripts
+  commsim topo gpus                                            the GPU generations commsim knows
+  commsim <command> --help                                     details of one command
+
 EXIT STATUS
   0  success
   1  internal error (a bug: please report it with the command line)

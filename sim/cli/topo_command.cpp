@@ -53,20 +53,20 @@ void add_topo_command(CLI::App& app) {
   auto opts = std::make_shared<ShowOptions>();
   CLI::App* show = topo->add_subcommand(
       "show",
-      "Parse a topology and print what commsim infers from it: GPUs, NICs, NVSwitch or NVLink bundles, the PCIe\n"
-      "tree, and the peak per-direction bandwidth between every pair of GPUs.");
+      "Parse a topology and print what commsim infers from it: GPUs,\nNICs, NVSwitch or NVLink bundles, "
+      "the PCIe tree, and the peak\nper-direction bandwidth between every pair of GPUs.");
   show->add_option("FILE", opts->file,
-                   "`nvidia-smi topo -m` output (a sibling FILE.nvlink with `nvidia-smi nvlink -s` is read too), "
-                   "or a what-if cluster in TOML (*.toml)")
+                   "`nvidia-smi topo -m` output (a sibling FILE.nvlink holding\n"
+                   "`nvidia-smi nvlink -s` is read too), or a what-if cluster in\nTOML (*.toml)")
       ->required();
   show->add_option("--gpu", opts->gpu,
-                   "GPU generation, e.g. H100, H200, B200, A100, V100, L40S (see `commsim topo gpus`). Default: "
-                   "what the file says, else the documented rule for what the matrix shows");
+                   "GPU generation: H100, H200, B200, A100, V100, L40S, ...\n(`commsim topo gpus` lists them). "
+                   "Default: what the input\nsays, else the documented rule for what the matrix shows");
   show->add_option("--nvlink", opts->nvlink, "`nvidia-smi nvlink -s` output of the same machine");
   show->add_option("--format", opts->format, "Output format")
       ->check(CLI::IsMember({"text", "json", "dot"}))
       ->capture_default_str();
-  show->add_option("-o,--out", opts->out, "Write to this file (atomically) instead of standard output");
+  show->add_option("-o,--out", opts->out, "Write to this file (atomically) instead of standard\noutput");
   show->footer(R"(
 EXAMPLES
   commsim topo show topologies/library/real/h200x4.topo
@@ -88,7 +88,8 @@ JSON
       std::printf("%-10s %-5d %-4d %-7d %-10s %-8s gen%-3d %-9s %s\n", g.name.c_str(), g.release_year, g.sm,
                   g.nvlink_links, g.nvlink_links ? format_bandwidth(g.nvlink_link_bandwidth).c_str() : "-",
                   g.nvlink_links ? format_bandwidth(g.nvlink_links * g.nvlink_link_bandwidth).c_str() : "-",
-                  g.pcie_gen, format_bandwidth(g.nic_bandwidth).c_str(), g.description.c_str());
+                  g.pcie_gen, (std::to_string(static_cast<int>(g.nic_bandwidth * 8 / 1e9)) + " Gb/s").c_str(),
+                  g.description.c_str());
     }
   });
   CLI::App* presets = topo->add_subcommand("presets", "List the bundled machines usable as `preset = NAME`");

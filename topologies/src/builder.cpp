@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
+#include <optional>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -48,8 +50,12 @@ const GpuSpec* newest(const HardwareCatalog& hw, const std::function<bool(const 
   return best;
 }
 
-bool all_digits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+/// A NUMA node number as printed in the NUMA Affinity column; nullopt for "N/A", empty or absurd values.
+std::optional<int> numa_number(const std::string& s) {
+  int v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size() || v < 0 || v > 4096) return std::nullopt;
+  return v;
 }
 
 /// The NVLink shape of the GPU block of a matrix.
@@ -199,7 +205,7 @@ void add_matrix_node(Topology& topo, const TopoMatrix& m, const NodeBuildOptions
       g.name = opt.name_prefix + dev.label;
       g.model = spec.name;
       g.cpu_affinity = dev.cpu_affinity;
-      if (all_digits(dev.numa_affinity)) g.numa = std::stoi(dev.numa_affinity);
+      g.numa = numa_number(dev.numa_affinity).value_or(-1);
       g.pcie_gen = spec.pcie_gen;
       g.pcie_lanes = spec.pcie_lanes;
       g.vertex = topo.add_vertex({VertexKind::Gpu, g.name, node, g.index});
@@ -302,7 +308,7 @@ void add_matrix_node(Topology& topo, const TopoMatrix& m, const NodeBuildOptions
   std::map<std::string, int> first_with_key;
   for (int d = 0; d < d_count; ++d) {
     const MatrixDevice& dev = m.devices[d];
-    std::string key = all_digits(dev.numa_affinity) ? "numa:" + dev.numa_affinity
+    std::string key = numa_number(dev.numa_affinity) ? "numa:" + dev.numa_affinity
                       : !dev.cpu_affinity.empty()   ? "cpu:" + dev.cpu_affinity
                                                     : "";
     if (!key.empty()) {
@@ -339,8 +345,8 @@ void add_matrix_node(Topology& topo, const TopoMatrix& m, const NodeBuildOptions
     const auto& dom = domains[k];
     int numa_id = -1;  // unknown unless a device of the domain prints its NUMA affinity
     for (int d : dom) {
-      if (all_digits(m.devices[d].numa_affinity)) {
-        numa_id = std::stoi(m.devices[d].numa_affinity);
+      if (auto v = numa_number(m.devices[d].numa_affinity)) {
+        numa_id = *v;
         break;
       }
     }

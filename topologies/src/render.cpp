@@ -127,12 +127,14 @@ std::string to_text(const Topology& topo, const Diagnostics& diag) {
   std::map<std::string, int> kinds;
   std::vector<std::string> order;
   for (const NodeInfo& n : topo.nodes) {
-    std::string line = n.source + ": " + std::to_string(n.gpus.size()) + "x " + n.gpu_model + " [GPU from " +
-                       n.gpu_origin + "], NVLink " + n.nvlink_fabric + ", " + std::to_string(n.nics.size()) +
-                       " NICs";
+    const std::string fabric = n.nvlink_fabric == "nvswitch" ? "NVLink through NVSwitch"
+                               : n.nvlink_fabric == "direct" ? "direct NVLink bundles"
+                                                             : "no NVLink";
+    std::string line = std::to_string(n.gpus.size()) + "x " + n.gpu_model + ", " + fabric + ", " +
+                       std::to_string(n.nics.size()) + " NICs\n      from " + n.source + "; GPU from " + n.gpu_origin;
     if (kinds[line]++ == 0) order.push_back(line);
   }
-  for (const auto& line : order) o << "  " << kinds[line] << " x " << line << "\n";
+  for (const auto& line : order) o << "  " << kinds[line] << " machine" << (kinds[line] > 1 ? "s" : "") << " of " << line << "\n";
   if (topo.fabric) {
     const FabricInfo& f = *topo.fabric;
     char ratio[32];
@@ -210,13 +212,15 @@ std::string to_text(const Topology& topo, const Diagnostics& diag) {
   }
   if (many) {
     std::map<std::pair<std::string, long long>, std::pair<int, Picoseconds>> classes;
+    std::size_t net_pairs = 0;
     for (const PathEntry& p : paths) {
       if (p.type != "NET") continue;
+      ++net_pairs;
       auto& c = classes[{p.type, std::llround(p.bandwidth / 1e6)}];
       c.first++;
       c.second = std::max(c.second, p.latency);
     }
-    o << "\nPaths between machines (" << n * (n - 1) << " ordered GPU pairs in all)\n";
+    o << "\nPaths between machines: " << net_pairs << " ordered GPU pairs, by peak per-direction bandwidth\n";
     for (const auto& [key, val] : classes) {
       o << "  NET  " << pad(gbps(static_cast<double>(key.second) * 1e6) + " GB/s", 14) << pad(std::to_string(val.first) + " pairs", 14)
         << "max latency " << format_duration(val.second) << "\n";

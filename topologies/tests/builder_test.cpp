@@ -141,3 +141,15 @@ TEST_CASE("builder: NIC placement follows PIX cells (HGX H100)") {
   CHECK(r.edges.size() == 2);
   CHECK(r.bandwidth == doctest::Approx(63e9));
 }
+
+TEST_CASE("builder: an absurd NUMA affinity is ignored, not a crash (fuzzer regression)") {
+  Diagnostics diag;
+  const Topology t = build("\tGPU0\tGPU1\tNUMA Affinity\nGPU0\t X \tSYS\t99999999999999999999\nGPU1\tSYS\t X \t0\n",
+                           "L40S", diag);
+  CHECK(t.gpus[0].numa == -1);
+  CHECK(t.gpus[1].numa == 0);
+  // A device PIX to one whose NUMA node is known is inferred to be on the same node.
+  Diagnostics diag2;
+  const Topology u = build("\tGPU0\tGPU1\tNUMA Affinity\nGPU0\t X \tPIX\tN/A\nGPU1\tPIX\t X \t3\n", "L40S", diag2);
+  CHECK(u.gpus[0].numa == 3);
+}
