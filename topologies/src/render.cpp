@@ -131,7 +131,7 @@ std::string to_text(const Topology& topo, const Diagnostics& diag) {
                                : n.nvlink_fabric == "direct" ? "direct NVLink bundles"
                                                              : "no NVLink";
     std::string line = std::to_string(n.gpus.size()) + "x " + n.gpu_model + ", " + fabric + ", " +
-                       std::to_string(n.nics.size()) + " NICs\n      from " + n.source + "; GPU from " + n.gpu_origin;
+                       std::to_string(n.nics.size()) + (n.nics.size() == 1 ? " NIC" : " NICs") + "\n      from " + n.source + "; GPU from " + n.gpu_origin;
     if (kinds[line]++ == 0) order.push_back(line);
   }
   for (const auto& line : order) o << "  " << kinds[line] << " machine" << (kinds[line] > 1 ? "s" : "") << " of " << line << "\n";
