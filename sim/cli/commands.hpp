@@ -7,5 +7,7 @@ namespace commsim::cli {
 
 /// Adds `commsim topo ...` (show, gpus, presets) to `app`.
 void add_topo_command(CLI::App& app);
+/// Adds `commsim simulate ...` (p2p, sendrecv, exchange) to `app`.
+void add_simulate_command(CLI::App& app);
 
 }  // namespace commsim::cli

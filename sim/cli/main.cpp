@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.get_formatter()->column_width(34);
   commsim::cli::add_topo_command(app);
+  commsim::cli::add_simulate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,73 @@
+// Transfer-model parameter sets (models/params/*.toml): NCCL constants, overheads, per-channel rates.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "commsim/core/units.hpp"
+
+namespace commsim::models {
+
+/// Per-protocol costs. Bandwidths are bytes/s per direction; latencies picoseconds.
+struct ProtocolParams {
+  Picoseconds base_latency = 0;   ///< per operation, once both sides are ready
+  Picoseconds step_overhead = 0;  ///< per chunk step on one channel (Simple)
+  Picoseconds channel_latency = 0;  ///< per channel the operation spreads over (work setup, flag traffic)
+  double channel_bandwidth = 0;   ///< one channel's data rate
+  double fill_bandwidth = 0;      ///< rate of the pipeline's last stage (the receiver's copy out of the FIFO);
+                                  ///< the first chunk of each channel pays chunk / fill_bandwidth extra (0: none)
+  double wire_efficiency = 1.0;   ///< data bytes per wire byte (LL: 0.5)
+};
+
+/// Every tunable of the transfer model. `defaults()` is models/params/nccl-default.toml (embedded).
+struct ModelParams {
+  std::string name;
+  std::string description;
+  std::string source;  ///< file the set was read from
+
+  // NCCL constants.
+  int steps = 8;
+  std::uint64_t buffsize = 0;
+  std::uint64_t ll_buffsize = 0;
+  std::uint64_t p2p_ll_threshold = 0;
+  std::uint64_t p2p_nvl_chunksize = 0;
+  std::uint64_t p2p_pci_chunksize = 0;
+  std::uint64_t p2p_net_chunksize = 0;
+  int max_channels = 64;
+  double nccl_nvlink_bandwidth_sm90 = 0;
+  double ring_channel_bandwidth = 0;
+  int coll_channels_no_nvlink = 4;  ///< collective channels NCCL's search settles on without P2P NVLink
+
+  // Host and kernel.
+  Picoseconds launch_base = 0;
+  Picoseconds launch_per_gpu = 0;
+  Picoseconds kernel_launch_latency = 0;
+  Picoseconds kernel_gap = 0;
+
+  ProtocolParams simple;
+  ProtocolParams ll;
+
+  // Transports.
+  double nvlink_efficiency = 1.0;
+  double pcie_efficiency = 1.0;
+  double nvlink_saturation = 0;  ///< 0: hard limit; k > 0: smooth saturation (FlowNetwork::add_resource)
+  double pcie_saturation = 0;
+  double solo_speedup = 1.0;
+  Picoseconds shm_base_latency = 0;
+  double shm_channel_bandwidth = 0;
+  double shm_bandwidth = 0;
+  Picoseconds net_base_latency = 0;
+  double net_channel_bandwidth = 0;
+  double net_nic_efficiency = 1.0;
+  double net_tcp_efficiency = 1.0;
+  Picoseconds net_tcp_latency = 0;
+
+  static const ModelParams& defaults();
+  /// Reads a parameter file over `base` (keys it omits keep base's values). Unknown keys, values without
+  /// units and out-of-range values throw InputError with file, line and column.
+  static ModelParams parse(std::string_view toml_text, const std::string& file, const ModelParams& base);
+  static ModelParams load(const std::string& path);
+};
+
+}  // namespace commsim::models

@@ -1,0 +1,100 @@
+// Transfer cost models: how NCCL moves one send/recv (transport, protocol, channels, chunks, rates, overheads).
+// Models answer questions; they never schedule events. The simulator turns a TransferPlan into flows.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commsim/core/units.hpp"
+#include "commsim/models/nccl_env.hpp"
+#include "commsim/models/params.hpp"
+
+namespace commsim::models {
+
+enum class Transport { P2p, Shm, Net };
+enum class Protocol { Ll, Ll128, Simple };
+const char* transport_name(Transport t);
+const char* protocol_name(Protocol p);
+
+/// Link classes whose usable fraction of peak a model decides.
+enum class LinkClass { NvLink, Pcie, Host, Smp, Network, NetworkTcp };
+
+/// What a model needs to know about one GPU pair (derived from the topology by the simulator).
+struct PairInfo {
+  PathType path = PathType::Sys;  ///< NCCL's path type between the two GPUs
+  int nvlinks = 0;                ///< NVLinks on the path (per GPU for NVSwitch), 0 if none
+  double nvlink_bandwidth = 0;    ///< peak bytes/s of one NVLink of this GPU, per direction
+  bool same_node = true;
+  bool tcp = false;               ///< the machines are joined by TCP sockets
+  Picoseconds path_latency = 0;   ///< one-way latency of the route
+};
+
+/// Communicator facts NCCL derives at init (channels, chunk size), for one communicator.
+struct CommInfo {
+  int nranks = 2;
+  int nnodes = 1;
+  bool all_nvlink = true;          ///< every pair of local ranks is NVLink-connected
+  int coll_channels = 2;           ///< comm->nChannels
+  int p2p_channels = 2;            ///< comm->p2pnChannels
+  int p2p_channels_per_peer = 2;   ///< comm->p2pnChannelsPerPeer
+  std::uint64_t p2p_chunksize = 0; ///< Simple step size for send/recv, bytes
+  std::uint64_t ll_threshold = 0;  ///< per-channel LL threshold, bytes
+};
+
+/// One channel's share of an operation.
+struct ChannelPart {
+  std::uint64_t bytes = 0;       ///< user data bytes
+  double wire_bytes = 0;         ///< bytes on the links (LL doubles them)
+  int steps = 0;                 ///< chunk steps
+  Picoseconds overhead = 0;      ///< per-channel fixed time (step handshakes, pipeline fill)
+};
+
+/// How one send/recv moves: the simulator starts one flow per non-empty part, each capped at `channel_rate`.
+struct TransferPlan {
+  Transport transport = Transport::P2p;
+  Protocol protocol = Protocol::Simple;
+  int channels = 1;
+  std::uint64_t chunk = 0;       ///< data bytes per step
+  Picoseconds base_latency = 0;  ///< from both sides ready to the first byte moving
+  double channel_rate = 0;       ///< wire bytes/s one channel can move (0 = unlimited)
+  std::vector<ChannelPart> parts;
+};
+
+class TransferModel {
+ public:
+  virtual ~TransferModel() = default;
+  /// Communicator facts for `nranks` ranks on `nnodes` machines; `pairs` lists every ordered pair of the
+  /// communicator's ranks as seen from one rank (NCCL takes minima over all of them).
+  virtual CommInfo comm_info(int nranks, int nnodes, std::span<const PairInfo> pairs) const = 0;
+  virtual Transport transport(const PairInfo& pair) const = 0;
+  /// `shared_channel`: the channel also carries the opposite direction (send and recv in one group round).
+  virtual TransferPlan plan(std::uint64_t bytes, const PairInfo& pair, const CommInfo& comm,
+                            bool shared_channel) const = 0;
+  /// Usable fraction of a link's peak bandwidth.
+  virtual double link_efficiency(LinkClass link) const = 0;
+  /// How sharply a link saturates (see FlowNetwork::add_resource): 0 for a hard limit.
+  virtual double link_saturation(LinkClass link) const = 0;
+  /// CPU time for one thread to issue one group that launches kernels on `gpus` GPUs.
+  virtual Picoseconds host_launch_time(int gpus) const = 0;
+  virtual Picoseconds kernel_launch_latency() const = 0;
+  virtual Picoseconds kernel_gap() const = 0;
+  /// SHM transfers are also limited by this host-memory rate per GPU and direction (bytes/s).
+  virtual double shm_bandwidth() const = 0;
+};
+
+/// The registry: every transfer model by name, with a one-line description, in one list.
+struct TransferModelInfo {
+  std::string_view name;
+  std::string_view description;
+  std::unique_ptr<TransferModel> (*make)(const ModelParams&, const NcclEnv&);
+};
+std::span<const TransferModelInfo> transfer_models();
+/// Throws UsageError listing the valid names when `name` is unknown.
+std::unique_ptr<TransferModel> make_transfer_model(std::string_view name, const ModelParams& params,
+                                                   const NcclEnv& env);
+
+}  // namespace commsim::models

@@ -1,0 +1,169 @@
+// Table-driven loading of transfer-model parameter sets with unit and range checks.
+#include "commsim/models/params.hpp"
+
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "commsim/core/embedded.hpp"
+#include "commsim/core/error.hpp"
+#include "commsim/core/text.hpp"
+#include "commsim/models/toml_fields.hpp"
+
+namespace commsim::models {
+
+std::span<const EmbeddedFile> embedded_params();
+
+namespace {
+
+enum class Kind { Size, Bandwidth, Duration, Ratio, Count, Sharpness };
+
+struct Field {
+  std::string_view section;
+  std::string_view key;
+  Kind kind;
+  std::function<void(ModelParams&, double)> set;
+};
+
+template <typename T>
+std::function<void(ModelParams&, double)> to(T ModelParams::*member) {
+  return [member](ModelParams& p, double v) { p.*member = static_cast<T>(v); };
+}
+template <typename T>
+std::function<void(ModelParams&, double)> to(ProtocolParams ModelParams::*proto, T ProtocolParams::*member) {
+  return [proto, member](ModelParams& p, double v) { (p.*proto).*member = static_cast<T>(v); };
+}
+
+const std::vector<Field>& fields() {
+  using P = ModelParams;
+  static const std::vector<Field> list = {
+      {"nccl", "steps", Kind::Count, to(&P::steps)},
+      {"nccl", "buffsize", Kind::Size, to(&P::buffsize)},
+      {"nccl", "ll_buffsize", Kind::Size, to(&P::ll_buffsize)},
+      {"nccl", "p2p_ll_threshold", Kind::Size, to(&P::p2p_ll_threshold)},
+      {"nccl", "p2p_nvl_chunksize", Kind::Size, to(&P::p2p_nvl_chunksize)},
+      {"nccl", "p2p_pci_chunksize", Kind::Size, to(&P::p2p_pci_chunksize)},
+      {"nccl", "p2p_net_chunksize", Kind::Size, to(&P::p2p_net_chunksize)},
+      {"nccl", "max_channels", Kind::Count, to(&P::max_channels)},
+      {"nccl", "nccl_nvlink_bandwidth_sm90", Kind::Bandwidth, to(&P::nccl_nvlink_bandwidth_sm90)},
+      {"nccl", "ring_channel_bandwidth", Kind::Bandwidth, to(&P::ring_channel_bandwidth)},
+      {"nccl", "coll_channels_no_nvlink", Kind::Count, to(&P::coll_channels_no_nvlink)},
+      {"host", "launch_base", Kind::Duration, to(&P::launch_base)},
+      {"host", "launch_per_gpu", Kind::Duration, to(&P::launch_per_gpu)},
+      {"kernel", "launch_latency", Kind::Duration, to(&P::kernel_launch_latency)},
+      {"kernel", "gap", Kind::Duration, to(&P::kernel_gap)},
+      {"simple", "base_latency", Kind::Duration, to(&P::simple, &ProtocolParams::base_latency)},
+      {"simple", "step_overhead", Kind::Duration, to(&P::simple, &ProtocolParams::step_overhead)},
+      {"simple", "channel_latency", Kind::Duration, to(&P::simple, &ProtocolParams::channel_latency)},
+      {"simple", "channel_bandwidth", Kind::Bandwidth, to(&P::simple, &ProtocolParams::channel_bandwidth)},
+      {"simple", "fill_bandwidth", Kind::Bandwidth, to(&P::simple, &ProtocolParams::fill_bandwidth)},
+      {"ll", "base_latency", Kind::Duration, to(&P::ll, &ProtocolParams::base_latency)},
+      {"ll", "channel_bandwidth", Kind::Bandwidth, to(&P::ll, &ProtocolParams::channel_bandwidth)},
+      {"ll", "channel_latency", Kind::Duration, to(&P::ll, &ProtocolParams::channel_latency)},
+      {"ll", "wire_efficiency", Kind::Ratio, to(&P::ll, &ProtocolParams::wire_efficiency)},
+      {"p2p", "nvlink_efficiency", Kind::Ratio, to(&P::nvlink_efficiency)},
+      {"p2p", "pcie_efficiency", Kind::Ratio, to(&P::pcie_efficiency)},
+      {"p2p", "solo_speedup", Kind::Ratio, to(&P::solo_speedup)},
+      {"p2p", "nvlink_saturation", Kind::Sharpness, to(&P::nvlink_saturation)},
+      {"p2p", "pcie_saturation", Kind::Sharpness, to(&P::pcie_saturation)},
+      {"shm", "base_latency", Kind::Duration, to(&P::shm_base_latency)},
+      {"shm", "channel_bandwidth", Kind::Bandwidth, to(&P::shm_channel_bandwidth)},
+      {"shm", "bandwidth", Kind::Bandwidth, to(&P::shm_bandwidth)},
+      {"net", "base_latency", Kind::Duration, to(&P::net_base_latency)},
+      {"net", "channel_bandwidth", Kind::Bandwidth, to(&P::net_channel_bandwidth)},
+      {"net", "nic_efficiency", Kind::Ratio, to(&P::net_nic_efficiency)},
+      {"net", "tcp_efficiency", Kind::Ratio, to(&P::net_tcp_efficiency)},
+      {"net", "tcp_latency", Kind::Duration, to(&P::net_tcp_latency)},
+  };
+  return list;
+}
+
+}  // namespace
+
+const ModelParams& ModelParams::defaults() {
+  static const ModelParams p = [] {
+    for (const auto& f : embedded_params()) {
+      if (f.path == "nccl-default.toml") return parse(f.contents, "models/params/nccl-default.toml", ModelParams{});
+    }
+    throw Error("models/params/nccl-default.toml was not embedded in this build");
+  }();
+  return p;
+}
+
+ModelParams ModelParams::load(const std::string& path) { return parse(read_file(path), path, defaults()); }
+
+ModelParams ModelParams::parse(std::string_view toml_text, const std::string& file, const ModelParams& base) {
+  require_text(toml_text, file, "a TOML parameter set");
+  const toml::table root = parse_toml(toml_text, file);
+  ModelParams p = base;
+  p.source = file;
+  TomlFields top(root, file, "");
+  std::vector<std::string_view> sections;
+  for (const Field& f : fields()) {
+    if (std::find(sections.begin(), sections.end(), f.section) == sections.end()) sections.push_back(f.section);
+  }
+  for (const auto& [k, v] : root) {
+    const std::string key(k.str());
+    if (key == "name" || key == "description" || key == "fitted") continue;
+    if (std::find(sections.begin(), sections.end(), key) == sections.end()) {
+      std::string list = "name, description, fitted";
+      for (auto s : sections) list += ", [" + std::string(s) + "]";
+      top.fail(key, "unknown key or section; valid: " + list);
+    }
+    if (!v.is_table()) top.fail(key, "expected a table");
+    TomlFields sf(*v.as_table(), file, "[" + key + "]");
+    for (const auto& [sk, sv] : *v.as_table()) {
+      const std::string name(sk.str());
+      const Field* field = nullptr;
+      std::string valid;
+      for (const Field& f : fields()) {
+        if (f.section != key) continue;
+        valid += (valid.empty() ? "" : ", ") + std::string(f.key);
+        if (f.key == name) field = &f;
+      }
+      if (!field) sf.fail(name, "unknown key; valid keys in [" + key + "]: " + valid);
+      double value = 0;
+      switch (field->kind) {
+        case Kind::Size: value = static_cast<double>(*sf.size(name)); break;
+        case Kind::Bandwidth: value = *sf.bandwidth(name); break;
+        case Kind::Duration: value = static_cast<double>(*sf.duration(name)); break;
+        case Kind::Ratio: {
+          const toml::node* n = v.as_table()->get(name);
+          if (!n->is_number()) sf.fail(name, "expected a plain number (a ratio, no unit)");
+          value = n->value<double>().value_or(0);
+          if (!(value > 0) || value > 100) sf.fail(name, "must be a positive ratio");
+          break;
+        }
+        case Kind::Sharpness: {
+          const toml::node* n = v.as_table()->get(name);
+          if (!n->is_number()) sf.fail(name, "expected a plain number (0 for a hard limit)");
+          value = n->value<double>().value_or(0);
+          if (value < 0 || value > 100) sf.fail(name, "must be between 0 (hard limit) and 100");
+          break;
+        }
+        case Kind::Count: {
+          value = static_cast<double>(*sf.integer(name));
+          if (value < 0 || value > 1024) sf.fail(name, "must be between 0 and 1024");
+          break;
+        }
+      }
+      field->set(p, value);
+    }
+  }
+  p.name = top.string("name").value_or(p.name);
+  p.description = top.string("description").value_or(p.description);
+  // Consistency that the model relies on.
+  auto require = [&](bool ok, const char* what) {
+    if (!ok) throw InputError({file, 1, 1}, std::string("parameter set is inconsistent: ") + what);
+  };
+  require(p.steps >= 1, "[nccl] steps must be at least 1");
+  require(p.buffsize >= static_cast<std::uint64_t>(p.steps), "[nccl] buffsize must hold every step");
+  require(p.p2p_nvl_chunksize > 0 && p.p2p_pci_chunksize > 0 && p.p2p_net_chunksize > 0, "chunk sizes must be > 0");
+  require(p.max_channels >= 1, "[nccl] max_channels must be at least 1");
+  require(p.simple.channel_bandwidth > 0 && p.ll.channel_bandwidth > 0, "channel bandwidths must be > 0");
+  require(p.shm_bandwidth > 0 && p.shm_channel_bandwidth > 0 && p.net_channel_bandwidth > 0,
+          "transport bandwidths must be > 0");
+  return p;
+}
+
+}  // namespace commsim::models

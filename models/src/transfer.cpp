@@ -1,0 +1,254 @@
+// The NCCL-faithful send/recv model (transport, channels, protocol, chunking; NCCL 2.28) and an ideal model.
+#include "commsim/models/transfer.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "commsim/core/error.hpp"
+
+namespace commsim::models {
+namespace {
+
+std::uint64_t div_up(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+int pow2_up(int v) {
+  int p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+/// NCCL's behaviour, as read from src/enqueue.cc (addP2pToPlan, scheduleP2pTasksToPlan), src/init.cc and
+/// src/graph/paths.cc (ncclTopoComputeP2pChannels, ncclTopoGetNchannels, ncclTopoCheckP2p).
+class NcclModel final : public TransferModel {
+ public:
+  NcclModel(const ModelParams& p, const NcclEnv& env) : p_(p), env_(env) {}
+
+  CommInfo comm_info(int nranks, int nnodes, std::span<const PairInfo> pairs) const override {
+    CommInfo c;
+    c.nranks = nranks;
+    c.nnodes = nnodes;
+    int min_nvlinks = 1 << 30;
+    double link_bw = 0;
+    c.all_nvlink = !pairs.empty();
+    for (const PairInfo& pr : pairs) {
+      if (!pr.same_node) continue;
+      if (pr.path != PathType::Nvl || transport(pr) != Transport::P2p) {
+        c.all_nvlink = false;
+      } else {
+        min_nvlinks = std::min(min_nvlinks, pr.nvlinks);
+        link_bw = pr.nvlink_bandwidth;
+      }
+    }
+    // Collective channels: NCCL's ring search finds nvlinks x (NCCL link rate) / (search speed) channels on an
+    // NVLink machine and duplicates them; elsewhere it settles on one ring pair.
+    int coll = p_.coll_channels_no_nvlink;
+    if (c.all_nvlink && min_nvlinks < (1 << 30)) {
+      const double nccl_link = p_.nccl_nvlink_bandwidth_sm90 * (link_bw > 0 ? link_bw / 25e9 : 1.0);
+      coll = 2 * std::max(1, static_cast<int>(std::floor(min_nvlinks * nccl_link / p_.ring_channel_bandwidth + 1e-9)));
+    }
+    if (env_.min_nchannels) coll = std::max(coll, *env_.min_nchannels);
+    if (env_.max_nchannels) coll = std::min(coll, *env_.max_nchannels);
+    coll = std::clamp(coll, 1, p_.max_channels);
+    c.coll_channels = coll;
+    c.p2p_channels = std::min(pow2_up(coll), p_.max_channels);
+    // Channels per peer: the minimum over every peer (src/graph/paths.cc ncclTopoGetNchannels).
+    int min_channels = c.p2p_channels;
+    for (const PairInfo& pr : pairs) {
+      int n = 2;
+      if (!pr.same_node) {
+        n = env_.nchannels_per_net_peer.value_or(0);
+        if (n == 0) {
+          int max_ch = 2;
+          while (max_ch * nranks > c.p2p_channels * 4 && max_ch > 1) max_ch /= 2;
+          n = std::max(1, max_ch);
+        }
+      } else if (transport(pr) == Transport::P2p && pr.path == PathType::Nvl) {
+        n = 2 * std::max(1, pr.nvlinks);
+      }
+      min_channels = std::min(min_channels, n);
+    }
+    c.p2p_channels_per_peer = std::min(pow2_up(min_channels), c.p2p_channels);
+    // Step size (src/init.cc): network, all-NVLink or PCIe chunk, capped by the buffer.
+    std::uint64_t chunk = nnodes > 1 ? env_.p2p_net_chunksize.value_or(p_.p2p_net_chunksize)
+                          : c.all_nvlink ? env_.p2p_nvl_chunksize.value_or(p_.p2p_nvl_chunksize)
+                                         : env_.p2p_pci_chunksize.value_or(p_.p2p_pci_chunksize);
+    const std::uint64_t buff = env_.buffsize.value_or(p_.buffsize);
+    chunk = std::min<std::uint64_t>(chunk, buff / static_cast<std::uint64_t>(p_.steps));
+    c.p2p_chunksize = std::max<std::uint64_t>(chunk, 1);
+    c.ll_threshold = env_.p2p_ll_threshold.value_or(p_.p2p_ll_threshold);
+    return c;
+  }
+
+  Transport transport(const PairInfo& pair) const override {
+    if (!pair.same_node) return Transport::Net;
+    const PathType level = env_.p2p_disable ? PathType::Loc : env_.p2p_level.value_or(PathType::Pxb);
+    if (static_cast<int>(pair.path) <= static_cast<int>(level)) return Transport::P2p;
+    return env_.shm_disable ? Transport::Net : Transport::Shm;
+  }
+
+  TransferPlan plan(std::uint64_t bytes, const PairInfo& pair, const CommInfo& comm,
+                    bool shared_channel) const override {
+    TransferPlan t;
+    t.transport = transport(pair);
+    const int max_ch = std::max(1, comm.p2p_channels_per_peer);
+    int min_ch = max_ch;
+    while (min_ch * comm.nranks > comm.p2p_channels && min_ch > 1) min_ch /= 2;
+
+    const bool ll = env_.proto_ll && bytes <= static_cast<std::uint64_t>(max_ch) * comm.ll_threshold;
+    t.protocol = ll ? Protocol::Ll : Protocol::Simple;
+    const ProtocolParams& proto = ll ? p_.ll : p_.simple;
+    const std::uint64_t step = ll ? p_.ll_buffsize / static_cast<std::uint64_t>(p_.steps) : comm.p2p_chunksize;
+    const std::uint64_t chunk_data = ll ? step / 2 : step;
+    t.chunk = std::max<std::uint64_t>(chunk_data, 1);
+
+    // Channels for this operation (addP2pToPlan).
+    int n = 1;
+    if (bytes > 0) {
+      const bool multi = comm.nnodes > 1;
+      const std::uint64_t min_part = std::max<std::uint64_t>(multi ? step / 2 : step / 8, 1);
+      const std::uint64_t max_part = multi ? step : step * 32;
+      n = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(min_ch), div_up(bytes, min_part)));
+      std::uint64_t part = std::max(min_part, div_up(bytes, static_cast<std::uint64_t>(n)));
+      while (part > max_part && n <= max_ch / 2) {
+        n *= 2;
+        part = div_up(bytes, static_cast<std::uint64_t>(n));
+      }
+    }
+    t.channels = n;
+    const Picoseconds channel_cost = n * proto.channel_latency;
+
+    // Per-channel data rate, and the transport's own costs.
+    double rate = proto.channel_bandwidth * (shared_channel ? 1.0 : p_.solo_speedup);
+    t.base_latency = proto.base_latency + channel_cost;
+    if (t.transport == Transport::Shm) {
+      rate = std::min(rate, p_.shm_channel_bandwidth);
+      t.base_latency += p_.shm_base_latency;
+    } else if (t.transport == Transport::Net) {
+      rate = std::min(rate, p_.net_channel_bandwidth);
+      t.base_latency += p_.net_base_latency + (pair.tcp ? p_.net_tcp_latency : 0);
+    }
+    t.base_latency += pair.path_latency;
+    // The 8-slot window: at most `steps` chunks in flight per round trip.
+    const double rtt_s = static_cast<double>(2 * pair.path_latency + proto.step_overhead) / 1e12;
+    if (rtt_s > 0) rate = std::min(rate, p_.steps * static_cast<double>(t.chunk) / rtt_s);
+    const double wire = ll ? 1.0 / proto.wire_efficiency : 1.0;
+    t.channel_rate = rate * wire;
+
+    // Parts as NCCL splits them (ncclP2pPartBounds: 4 KiB aligned).
+    const std::uint64_t part_bytes = bytes == 0 ? 0 : ((div_up(bytes, static_cast<std::uint64_t>(n)) + 4095) / 4096) * 4096;
+    for (int i = 0; i < n; ++i) {
+      ChannelPart cp;
+      const std::uint64_t beg = std::min<std::uint64_t>(static_cast<std::uint64_t>(i) * part_bytes, bytes);
+      const std::uint64_t end = std::min<std::uint64_t>(static_cast<std::uint64_t>(i + 1) * part_bytes, bytes);
+      cp.bytes = end - beg;
+      cp.wire_bytes = static_cast<double>(cp.bytes) * wire;
+      cp.steps = cp.bytes == 0 ? (i == 0 ? 1 : 0) : static_cast<int>(div_up(cp.bytes, t.chunk));
+      if (!ll && cp.steps > 0) {
+        const double first = static_cast<double>(std::min<std::uint64_t>(t.chunk, cp.bytes));
+        const double fill = proto.fill_bandwidth > 0 ? first / proto.fill_bandwidth : 0.0;
+        cp.overhead = cp.steps * proto.step_overhead + static_cast<Picoseconds>(std::llround(fill * 1e12));
+      }
+      if (cp.steps > 0) t.parts.push_back(cp);
+    }
+    return t;
+  }
+
+  double link_efficiency(LinkClass link) const override {
+    switch (link) {
+      case LinkClass::NvLink: return p_.nvlink_efficiency;
+      case LinkClass::Pcie: return p_.pcie_efficiency;
+      case LinkClass::Network: return p_.net_nic_efficiency;
+      case LinkClass::NetworkTcp: return p_.net_tcp_efficiency;
+      case LinkClass::Host:
+      case LinkClass::Smp: return 1.0;
+    }
+    return 1.0;
+  }
+  double link_saturation(LinkClass link) const override {
+    return link == LinkClass::NvLink ? p_.nvlink_saturation : link == LinkClass::Pcie ? p_.pcie_saturation : 0.0;
+  }
+  Picoseconds host_launch_time(int gpus) const override { return p_.launch_base + gpus * p_.launch_per_gpu; }
+  Picoseconds kernel_launch_latency() const override { return p_.kernel_launch_latency; }
+  Picoseconds kernel_gap() const override { return p_.kernel_gap; }
+  double shm_bandwidth() const override { return p_.shm_bandwidth; }
+
+ private:
+  ModelParams p_;
+  NcclEnv env_;
+};
+
+/// The bound most back-of-the-envelope estimates use: one stream of bytes at the route's peak, no overheads.
+class IdealModel final : public TransferModel {
+ public:
+  IdealModel(const ModelParams& p, const NcclEnv& env) : nccl_(p, env) {}
+  CommInfo comm_info(int nranks, int nnodes, std::span<const PairInfo> pairs) const override {
+    return nccl_.comm_info(nranks, nnodes, pairs);
+  }
+  Transport transport(const PairInfo& pair) const override { return nccl_.transport(pair); }
+  TransferPlan plan(std::uint64_t bytes, const PairInfo& pair, const CommInfo&, bool) const override {
+    TransferPlan t;
+    t.transport = transport(pair);
+    t.protocol = Protocol::Simple;
+    t.channels = 1;
+    t.chunk = std::max<std::uint64_t>(bytes, 1);
+    t.base_latency = pair.path_latency;
+    t.channel_rate = 0;
+    t.parts.push_back({bytes, static_cast<double>(bytes), 1, 0});
+    return t;
+  }
+  double link_efficiency(LinkClass) const override { return 1.0; }
+  double link_saturation(LinkClass) const override { return 0.0; }
+  Picoseconds host_launch_time(int) const override { return 0; }
+  Picoseconds kernel_launch_latency() const override { return 0; }
+  Picoseconds kernel_gap() const override { return 0; }
+  double shm_bandwidth() const override { return 0; }
+
+ private:
+  NcclModel nccl_;
+};
+
+template <typename M>
+std::unique_ptr<TransferModel> make(const ModelParams& p, const NcclEnv& e) {
+  return std::make_unique<M>(p, e);
+}
+
+const std::array<TransferModelInfo, 2> kModels{{
+    {"nccl", "NCCL 2.28 send/recv: transport rule, channels per peer and op, LL/Simple, chunked pipeline, "
+             "launch and protocol overheads",
+     &make<NcclModel>},
+    {"ideal", "lower bound: every transfer one stream at the route's peak bandwidth, no overheads", &make<IdealModel>},
+}};
+
+}  // namespace
+
+const char* transport_name(Transport t) {
+  switch (t) {
+    case Transport::P2p: return "P2P";
+    case Transport::Shm: return "SHM";
+    case Transport::Net: return "NET";
+  }
+  return "?";
+}
+
+const char* protocol_name(Protocol p) {
+  switch (p) {
+    case Protocol::Ll: return "LL";
+    case Protocol::Ll128: return "LL128";
+    case Protocol::Simple: return "Simple";
+  }
+  return "?";
+}
+
+std::span<const TransferModelInfo> transfer_models() { return kModels; }
+
+std::unique_ptr<TransferModel> make_transfer_model(std::string_view name, const ModelParams& params,
+                                                   const NcclEnv& env) {
+  std::string valid;
+  for (const auto& m : kModels) {
+    if (m.name == name) return m.make(params, env);
+    valid += (valid.empty() ? "" : ", ") + std::string(m.name);
+  }
+  throw UsageError("unknown model '" + std::string(name) + "'; valid models: " + valid);
+}
+
+}  // namespace commsim::models

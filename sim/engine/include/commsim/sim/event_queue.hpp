@@ -1,0 +1,45 @@
+// Deterministic discrete-event queue: integer-picosecond times, ties broken by insertion order.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <vector>
+
+#include "commsim/core/units.hpp"
+
+namespace commsim::sim {
+
+class EventQueue {
+ public:
+  using Action = std::function<void()>;
+
+  /// Schedules `action` at absolute time `when` (>= now()). Equal times run in insertion order.
+  void at(Picoseconds when, Action action);
+  void after(Picoseconds delay, Action action) { at(now_ + delay, std::move(action)); }
+  /// Runs events until none is left. Returns the number of events run.
+  std::uint64_t run();
+  Picoseconds now() const { return now_; }
+  bool empty() const { return heap_.empty(); }
+  std::uint64_t events_run() const { return events_run_; }
+
+ private:
+  struct Event {
+    Picoseconds when;
+    std::uint64_t seq;
+    std::size_t slot;
+  };
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      return a.when != b.when ? a.when > b.when : a.seq > b.seq;
+    }
+  };
+  std::priority_queue<Event, std::vector<Event>, Later> heap_;
+  std::vector<Action> actions_;
+  std::vector<std::size_t> free_slots_;
+  Picoseconds now_ = 0;
+  std::uint64_t seq_ = 0;
+  std::uint64_t events_run_ = 0;
+};
+
+}  // namespace commsim::sim

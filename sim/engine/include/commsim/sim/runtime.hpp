@@ -1,0 +1,101 @@
+// Executes NCCL-style programs (groups of send/recv kernels on streams, issued by host threads) on a topology.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commsim/core/error.hpp"
+#include "commsim/models/transfer.hpp"
+#include "commsim/sim/event_queue.hpp"
+#include "commsim/sim/flow_network.hpp"
+#include "commsim/sim/trace.hpp"
+#include "commsim/topo/topology.hpp"
+
+namespace commsim::sim {
+
+/// A schedule that cannot finish: an operation whose partner never comes. The message says who waits on what.
+class SimulationError : public Error {
+ public:
+  using Error::Error;
+  ExitCode exit_code() const override { return ExitCode::kInput; }
+};
+
+struct OpSpec {
+  enum class Kind { Send, Recv };
+  Kind kind = Kind::Send;
+  int peer = 0;             ///< global GPU index of the other side
+  std::uint64_t bytes = 0;
+};
+
+/// One kernel: the operations of one NCCL call or group on one GPU, on one stream and communicator.
+struct KernelSpec {
+  int gpu = 0;
+  int stream = 0;
+  int comm = 0;
+  std::vector<OpSpec> ops;
+  std::string name;
+};
+
+/// What one host thread issues with one call (a plain ncclSend/ncclRecv, or one ncclGroupEnd).
+struct LaunchSpec {
+  int thread = 0;
+  std::vector<KernelSpec> kernels;
+};
+
+struct CommSpec {
+  std::vector<int> gpus;  ///< global GPU indices, in rank order
+};
+
+/// One iteration of a workload, repeated `warmup + iterations` times back to back (as nccl-tests times them).
+struct Program {
+  std::vector<CommSpec> comms;
+  std::vector<LaunchSpec> launches;  ///< per iteration, in issue order per thread
+  int warmup = 1;
+  int iterations = 3;
+};
+
+/// How the first measured iteration moved one operation.
+struct OpRecord {
+  int src = 0;
+  int dst = 0;
+  std::uint64_t bytes = 0;
+  models::Transport transport = models::Transport::P2p;
+  models::Protocol protocol = models::Protocol::Simple;
+  int channels = 0;
+  Picoseconds start = 0;
+  Picoseconds end = 0;
+};
+
+struct RunResult {
+  Picoseconds per_iteration = 0;      ///< mean time per measured iteration (what nccl-tests reports)
+  std::vector<Picoseconds> iteration_end;
+  std::vector<OpRecord> ops;          ///< of the first measured iteration
+  std::uint64_t events = 0;
+  std::uint64_t flows = 0;
+};
+
+/// Binds a topology to a transfer model: link capacities, routes and pair facts are computed once and reused by
+/// every run. Not thread-safe; use one per thread.
+class Runtime {
+ public:
+  Runtime(const topo::Topology& topo, const models::TransferModel& model);
+  ~Runtime();
+
+  /// Runs `program`; with `trace`, records kernels, transfers and link utilisation of every iteration.
+  RunResult run(const Program& program, Trace* trace = nullptr);
+
+  /// The model's view of a GPU pair.
+  const models::PairInfo& pair(int src, int dst);
+  const topo::Topology& topology() const { return topo_; }
+
+ private:
+  struct Impl;
+  const topo::Topology& topo_;
+  const models::TransferModel& model_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace commsim::sim

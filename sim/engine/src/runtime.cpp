@@ -1,0 +1,397 @@
+// The NCCL runtime model: host threads issue kernels onto streams; matched send/recv pairs become channel flows.
+#include "commsim/sim/runtime.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+namespace commsim::sim {
+namespace {
+
+using models::LinkClass;
+using models::PathType;
+using models::Transport;
+
+PathType path_type_of(const std::string& code, int& nvlinks) {
+  nvlinks = 0;
+  if (code.size() > 2 && code.rfind("NV", 0) == 0) {
+    nvlinks = std::stoi(code.substr(2));
+    return PathType::Nvl;
+  }
+  if (code == "PIX") return PathType::Pix;
+  if (code == "PXB") return PathType::Pxb;
+  if (code == "PHB" || code == "NODE") return PathType::Phb;
+  if (code == "NET") return PathType::Net;
+  return PathType::Sys;
+}
+
+struct ResourceDef {
+  double capacity;
+  std::string name;
+  double saturation = 0;
+};
+
+}  // namespace
+
+struct Runtime::Impl {
+  std::vector<ResourceDef> resources;
+  std::unordered_map<const topo::LinkInfo*, int> edge_resource;
+  std::vector<int> shm_out, shm_in;  ///< virtual host-memory copy limits per GPU
+  struct PairCache {
+    models::PairInfo info;
+    std::vector<int> p2p, shm, net;
+    bool shm_done = false, net_done = false;
+  };
+  std::map<std::pair<int, int>, PairCache> pairs;
+  std::map<int, std::vector<topo::Route>> routes;  ///< single-source routes by vertex, computed on demand
+
+  const std::vector<topo::Route>& routes_from(const topo::Topology& t, topo::Vertex v) {
+    auto it = routes.find(static_cast<int>(v));
+    if (it == routes.end()) it = routes.emplace(static_cast<int>(v), t.routes_from(v)).first;
+    return it->second;
+  }
+  std::vector<int> resources_of(const topo::Route& r) const {
+    std::vector<int> out;
+    out.reserve(r.edges.size());
+    for (const topo::Edge& e : r.edges) out.push_back(edge_resource.at(&route_graph->operator[](e)));
+    return out;
+  }
+  const topo::Graph* route_graph = nullptr;
+};
+
+Runtime::Runtime(const topo::Topology& topo, const models::TransferModel& model)
+    : topo_(topo), model_(model), impl_(std::make_unique<Impl>()) {
+  const topo::Graph& g = topo.graph();
+  impl_->route_graph = &g;
+  const bool tcp = topo.fabric && topo.fabric->kind == "tcp";
+  for (auto [e, end] = boost::edges(g); e != end; ++e) {
+    const topo::LinkInfo& l = g[*e];
+    LinkClass cls = LinkClass::Host;
+    switch (l.kind) {
+      case topo::LinkKind::NvLink: cls = LinkClass::NvLink; break;
+      case topo::LinkKind::Pcie: cls = LinkClass::Pcie; break;
+      case topo::LinkKind::HostLink: cls = LinkClass::Host; break;
+      case topo::LinkKind::Smp: cls = LinkClass::Smp; break;
+      case topo::LinkKind::Network: cls = tcp ? LinkClass::NetworkTcp : LinkClass::Network; break;
+    }
+    impl_->edge_resource[&l] = static_cast<int>(impl_->resources.size());
+    impl_->resources.push_back({l.bandwidth * model.link_efficiency(cls),
+                                g[boost::source(*e, g)].name + "->" + g[boost::target(*e, g)].name,
+                                model.link_saturation(cls)});
+  }
+  const double shm = model.shm_bandwidth();
+  for (const topo::GpuInfo& gpu : topo.gpus) {
+    impl_->shm_out.push_back(shm > 0 ? static_cast<int>(impl_->resources.size()) : -1);
+    if (shm > 0) impl_->resources.push_back({shm, gpu.name + " shm out"});
+    impl_->shm_in.push_back(shm > 0 ? static_cast<int>(impl_->resources.size()) : -1);
+    if (shm > 0) impl_->resources.push_back({shm, gpu.name + " shm in"});
+  }
+}
+
+Runtime::~Runtime() = default;
+
+const models::PairInfo& Runtime::pair(int src, int dst) {
+  auto key = std::make_pair(src, dst);
+  auto it = impl_->pairs.find(key);
+  if (it != impl_->pairs.end()) return it->second.info;
+  const topo::GpuInfo& a = topo_.gpus.at(src);
+  const topo::GpuInfo& b = topo_.gpus.at(dst);
+  Impl::PairCache pc;
+  const topo::Route& r = impl_->routes_from(topo_, a.vertex).at(b.vertex);
+  if (r.edges.empty()) {
+    throw SimulationError("no path from " + a.name + " to " + b.name + " in the topology");
+  }
+  pc.info.path = path_type_of(topo_.pair_code(src, dst), pc.info.nvlinks);
+  pc.info.nvlink_bandwidth = a.nvlinks > 0 ? a.nvlink_bandwidth / a.nvlinks : 0;
+  pc.info.same_node = a.node == b.node;
+  pc.info.tcp = topo_.fabric && topo_.fabric->kind == "tcp";
+  pc.info.path_latency = r.latency;
+  pc.p2p = impl_->resources_of(r);
+  return impl_->pairs.emplace(key, std::move(pc)).first->second.info;
+}
+
+namespace {
+
+struct KernelInstance {
+  const KernelSpec* spec = nullptr;
+  int iteration = 0;
+  Picoseconds ready = 0;
+  Picoseconds start = -1;
+  Picoseconds end = -1;
+  int pending = 0;
+  bool shared = false;
+};
+
+struct Posted {
+  int kernel;
+  int op;
+};
+
+}  // namespace
+
+RunResult Runtime::run(const Program& program, Trace* trace) {
+  if (program.iterations < 1 || program.warmup < 0) throw UsageError("a run needs at least one measured iteration");
+  EventQueue q;
+  FlowNetwork net(q);
+  for (const ResourceDef& r : impl_->resources) net.add_resource(r.capacity, r.name, r.saturation);
+  if (trace) {
+    for (const topo::GpuInfo& g : topo_.gpus) trace->name_gpu(g.index, g.name);
+    net.set_load_observer([&](Picoseconds t, FlowNetwork::ResourceId r, double load) {
+      trace->counter(net.resource_name(r), t, 100.0 * load / net.capacity(r));
+    });
+  }
+  const int n_gpus = static_cast<int>(topo_.gpus.size());
+  auto check_gpu = [&](int g, const std::string& what) {
+    if (g < 0 || g >= n_gpus) {
+      throw UsageError(what + " names GPU " + std::to_string(g) + ", but the topology has GPUs 0-" +
+                       std::to_string(n_gpus - 1));
+    }
+  };
+
+  // Communicators.
+  std::vector<models::CommInfo> comms;
+  for (const CommSpec& c : program.comms) {
+    std::vector<models::PairInfo> pairs;
+    std::set<int> nodes;
+    for (int a : c.gpus) {
+      check_gpu(a, "a communicator");
+      nodes.insert(topo_.gpus[a].node);
+      for (int b : c.gpus) {
+        if (a != b) pairs.push_back(pair(a, b));
+      }
+    }
+    comms.push_back(model_.comm_info(static_cast<int>(c.gpus.size()), static_cast<int>(nodes.size()), pairs));
+  }
+
+  // Host threads issue every iteration's launches back to back; kernels become ready after the launch latency.
+  std::vector<KernelInstance> kernels;
+  std::map<int, Picoseconds> thread_time;
+  std::map<std::pair<int, int>, std::deque<int>> streams;
+  const int total_iterations = program.warmup + program.iterations;
+  for (int it = 0; it < total_iterations; ++it) {
+    for (const LaunchSpec& l : program.launches) {
+      std::set<int> gpus;
+      for (const KernelSpec& k : l.kernels) gpus.insert(k.gpu);
+      Picoseconds& t = thread_time[l.thread];
+      t += model_.host_launch_time(static_cast<int>(gpus.size()));
+      for (const KernelSpec& k : l.kernels) {
+        check_gpu(k.gpu, "a kernel");
+        if (k.comm < 0 || static_cast<std::size_t>(k.comm) >= comms.size()) throw UsageError("kernel on an unknown communicator");
+        KernelInstance ki;
+        ki.spec = &k;
+        ki.iteration = it;
+        ki.ready = t + model_.kernel_launch_latency();
+        ki.pending = static_cast<int>(k.ops.size());
+        bool has_send = false, has_recv = false;
+        for (const OpSpec& op : k.ops) {
+          check_gpu(op.peer, "an operation");
+          if (op.peer == k.gpu) throw UsageError("GPU " + std::to_string(k.gpu) + " sends to itself");
+          has_send = has_send || op.kind == OpSpec::Kind::Send;
+          has_recv = has_recv || op.kind == OpSpec::Kind::Recv;
+        }
+        ki.shared = has_send && has_recv;
+        streams[{k.gpu, k.stream}].push_back(static_cast<int>(kernels.size()));
+        kernels.push_back(ki);
+      }
+    }
+  }
+
+  RunResult result;
+  result.iteration_end.assign(total_iterations, 0);
+  std::map<std::pair<int, int>, bool> busy;
+  std::map<std::pair<int, int>, Picoseconds> last_end;
+  // Pending posts per (comm, src, dst): sends waiting for receives and receives waiting for sends.
+  std::map<std::tuple<int, int, int>, std::deque<Posted>> sends, recvs;
+  std::map<std::tuple<int, int, std::uint64_t, bool>, models::TransferPlan> plans;
+
+  std::function<void(std::pair<int, int>)> try_start;
+  std::function<void(int)> kernel_op_done = [&](int k) {
+    KernelInstance& ki = kernels[k];
+    if (--ki.pending > 0) return;
+    ki.end = q.now();
+    const auto key = std::make_pair(ki.spec->gpu, ki.spec->stream);
+    busy[key] = false;
+    last_end[key] = ki.end;
+    result.iteration_end[ki.iteration] = std::max(result.iteration_end[ki.iteration], ki.end);
+    if (trace) {
+      trace->span(ki.spec->gpu, "stream " + std::to_string(ki.spec->stream), ki.spec->name, ki.start, ki.end,
+                  {{"iteration", ki.iteration}});
+    }
+    try_start(key);
+  };
+
+  auto begin_transfer = [&](Posted s, Posted r) {
+    const KernelInstance& sk = kernels[s.kernel];
+    const OpSpec& op = sk.spec->ops[s.op];
+    const int src = sk.spec->gpu, dst = op.peer;
+    const int comm = sk.spec->comm;
+    const std::uint64_t bytes = op.bytes;
+    if (kernels[r.kernel].spec->ops[r.op].bytes != bytes) {
+      throw SimulationError("GPU " + std::to_string(src) + " sends " + std::to_string(bytes) + " bytes to GPU " +
+                            std::to_string(dst) + ", which expects " +
+                            std::to_string(kernels[r.kernel].spec->ops[r.op].bytes));
+    }
+    const models::PairInfo& info = pair(src, dst);
+    const bool shared = sk.shared || kernels[r.kernel].shared;
+    auto pk = std::make_tuple(comm, src * n_gpus + dst, bytes, shared);
+    auto pit = plans.find(pk);
+    if (pit == plans.end()) pit = plans.emplace(pk, model_.plan(bytes, info, comms[comm], shared)).first;
+    const models::TransferPlan& plan = pit->second;
+    Impl::PairCache& pc = impl_->pairs.at({src, dst});
+    const std::vector<int>* path = &pc.p2p;
+    if (plan.transport == Transport::Shm) {
+      if (!pc.shm_done) {
+        // Through host memory: src up to its CPU, across to the receiver's CPU and down to dst.
+        auto nearest = [&](topo::Vertex from, topo::VertexKind kind) {
+          const auto& rs = impl_->routes_from(topo_, from);
+          int best = -1;
+          for (std::size_t v = 0; v < rs.size(); ++v) {
+            if (topo_.vertex(v).kind != kind || rs[v].edges.empty()) continue;
+            if (best < 0 || rs[v].edges.size() < rs[best].edges.size()) best = static_cast<int>(v);
+          }
+          if (best < 0) throw SimulationError("no CPU reachable from " + topo_.vertex(from).name);
+          return static_cast<topo::Vertex>(best);
+        };
+        const topo::Vertex cpu_src = nearest(topo_.gpus[src].vertex, topo::VertexKind::Cpu);
+        const topo::Vertex cpu_dst = nearest(topo_.gpus[dst].vertex, topo::VertexKind::Cpu);
+        pc.shm = impl_->resources_of(impl_->routes_from(topo_, topo_.gpus[src].vertex).at(cpu_src));
+        if (cpu_src != cpu_dst) {
+          auto mid = impl_->resources_of(impl_->routes_from(topo_, cpu_src).at(cpu_dst));
+          pc.shm.insert(pc.shm.end(), mid.begin(), mid.end());
+        }
+        auto down = impl_->resources_of(impl_->routes_from(topo_, cpu_dst).at(topo_.gpus[dst].vertex));
+        pc.shm.insert(pc.shm.end(), down.begin(), down.end());
+        if (impl_->shm_out[src] >= 0) pc.shm.push_back(impl_->shm_out[src]);
+        if (impl_->shm_in[dst] >= 0) pc.shm.push_back(impl_->shm_in[dst]);
+        pc.shm_done = true;
+      }
+      path = &pc.shm;
+    } else if (plan.transport == Transport::Net && info.same_node) {
+      if (!pc.net_done) {
+        const auto& rs = impl_->routes_from(topo_, topo_.gpus[src].vertex);
+        int best = -1;
+        for (const topo::NicInfo& nic : topo_.nics) {
+          if (nic.node != topo_.gpus[src].node || rs[nic.vertex].edges.empty()) continue;
+          if (best < 0 || rs[nic.vertex].edges.size() < rs[topo_.nics[best].vertex].edges.size()) best = nic.index;
+        }
+        if (best < 0) {
+          throw SimulationError(topo_.gpus[src].name + " -> " + topo_.gpus[dst].name +
+                                ": P2P and SHM are disabled and the machine has no NIC for the NET transport");
+        }
+        pc.net = impl_->resources_of(rs[topo_.nics[best].vertex]);
+        auto back = impl_->resources_of(impl_->routes_from(topo_, topo_.nics[best].vertex).at(topo_.gpus[dst].vertex));
+        pc.net.insert(pc.net.end(), back.begin(), back.end());
+        pc.net_done = true;
+      }
+      path = &pc.net;
+    }
+    const Picoseconds start = q.now();
+    if (kernels[s.kernel].iteration == program.warmup) {
+      result.ops.push_back({src, dst, bytes, plan.transport, plan.protocol, plan.channels, start, 0});
+    }
+    const std::size_t record = result.ops.size() - 1;
+    const bool recorded = kernels[s.kernel].iteration == program.warmup;
+    auto remaining = std::make_shared<int>(static_cast<int>(plan.parts.size()));
+    auto finish = [&, s, r, src, dst, start, remaining, recorded, record, bytes] {
+      if (--*remaining > 0) return;
+      if (recorded) result.ops[record].end = q.now();
+      if (trace) {
+        trace->span(src, "send to GPU" + std::to_string(dst), "send " + format_size(bytes), start, q.now());
+      }
+      kernel_op_done(s.kernel);
+      kernel_op_done(r.kernel);
+    };
+    q.after(plan.base_latency, [&, path, finish, plan_ptr = &plan] {
+      for (const models::ChannelPart& part : plan_ptr->parts) {
+        ++result.flows;
+        const Picoseconds overhead = part.overhead;
+        net.start(*path, part.wire_bytes, plan_ptr->channel_rate, [&q, overhead, finish] {
+          q.after(overhead, finish);
+        });
+      }
+    });
+  };
+
+  auto post = [&](int k, int op_index) {
+    const KernelInstance& ki = kernels[k];
+    const OpSpec& op = ki.spec->ops[op_index];
+    const bool is_send = op.kind == OpSpec::Kind::Send;
+    const int src = is_send ? ki.spec->gpu : op.peer;
+    const int dst = is_send ? op.peer : ki.spec->gpu;
+    const auto key = std::make_tuple(ki.spec->comm, src, dst);
+    auto& mine = is_send ? sends[key] : recvs[key];
+    auto& theirs = is_send ? recvs[key] : sends[key];
+    if (!theirs.empty()) {
+      const Posted other = theirs.front();
+      theirs.pop_front();
+      if (is_send) {
+        begin_transfer({k, op_index}, other);
+      } else {
+        begin_transfer(other, {k, op_index});
+      }
+    } else {
+      mine.push_back({k, op_index});
+    }
+  };
+
+  try_start = [&](std::pair<int, int> key) {
+    auto& queue = streams[key];
+    if (busy[key] || queue.empty()) return;
+    const int k = queue.front();
+    queue.pop_front();
+    busy[key] = true;
+    Picoseconds when = kernels[k].ready;
+    auto le = last_end.find(key);
+    if (le != last_end.end()) when = std::max(when, le->second + model_.kernel_gap());
+    q.at(std::max(when, q.now()), [&, k] {
+      KernelInstance& ki = kernels[k];
+      ki.start = q.now();
+      if (ki.spec->ops.empty()) {
+        ki.pending = 1;
+        kernel_op_done(k);
+        return;
+      }
+      for (std::size_t i = 0; i < ki.spec->ops.size(); ++i) post(k, static_cast<int>(i));
+    });
+  };
+  for (auto& [key, queue] : streams) try_start(key);
+  result.events = q.run();
+
+  // Anything left means a send or receive without a partner: report who waits on what.
+  std::ostringstream waits;
+  int stuck = 0;
+  for (const KernelInstance& ki : kernels) {
+    if (ki.end >= 0) continue;
+    if (++stuck > 8) continue;
+    waits << "\n  GPU " << ki.spec->gpu << " stream " << ki.spec->stream << " '" << ki.spec->name << "' (iteration "
+          << ki.iteration << ")";
+    if (ki.start < 0) {
+      waits << " never started: an earlier kernel on its stream did not finish";
+      continue;
+    }
+    for (const auto* table : {&sends, &recvs}) {
+      for (const auto& [key, list] : *table) {
+        for (const Posted& p : list) {
+          if (&kernels[p.kernel] != &ki) continue;
+          const bool is_send = table == &sends;
+          waits << (is_send ? " waits for GPU " : " waits for a send from GPU ")
+                << (is_send ? std::get<2>(key) : std::get<1>(key))
+                << (is_send ? " to receive" : "") << " on communicator " << std::get<0>(key);
+        }
+      }
+    }
+  }
+  if (stuck > 0) {
+    throw SimulationError("the schedule deadlocks: " + std::to_string(stuck) + " kernel(s) cannot finish" + waits.str());
+  }
+  const Picoseconds first = program.warmup > 0 ? result.iteration_end[program.warmup - 1] : 0;
+  result.per_iteration = (result.iteration_end.back() - first) / program.iterations;
+  return result;
+}
+
+}  // namespace commsim::sim

@@ -1,0 +1,52 @@
+// Workloads (p2p, sendrecv, exchange): build runtime programs and sweep them over sizes into result tables.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "commsim/sim/runtime.hpp"
+
+namespace commsim::sim {
+
+/// Sizes min, min*factor, ... up to max (bytes). Throws UsageError for zero sizes, min > max or factor < 1.
+std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor);
+/// Parses a size flag ("1GiB", "8B"); zero, negative, unit-less or overflowing values throw UsageError.
+std::uint64_t parse_size_flag(const std::string& flag, const std::string& value);
+/// "0-7,12", "all": GPU indices, checked against the topology's GPU count. Throws UsageError.
+std::vector<int> parse_gpu_list(std::string_view spec, int gpu_count);
+
+enum class ExchangeMode { Sequential, Overlapped, Batched };
+ExchangeMode parse_exchange_mode(std::string_view name);
+const char* exchange_mode_name(ExchangeMode m);
+
+/// One unidirectional send from `src` to `dst`; each GPU is driven by its own host thread.
+Program p2p_program(int src, int dst, std::uint64_t bytes);
+/// nccl-tests sendrecv_perf: every rank sends to the next and receives from the previous in one group; one host
+/// thread drives all GPUs (nccl-tests -g N).
+Program sendrecv_program(const std::vector<int>& gpus, std::uint64_t bytes);
+/// A bidirectional exchange of `bytes` each way between a and b, one host thread per GPU:
+/// sequential: one stream and communicator, a sends then receives while b receives then sends;
+/// overlapped: the send and the receive on separate communicators and streams, concurrently;
+/// batched: both in one ncclGroupStart/End (one kernel per GPU).
+Program exchange_program(int a, int b, ExchangeMode mode, std::uint64_t bytes);
+
+/// A result table: named columns, rows of numbers or text.
+struct ResultTable {
+  using Cell = std::variant<std::int64_t, double, std::string>;
+  std::vector<std::string> columns;
+  std::vector<std::string> units;  ///< per column, for the table format ("" for none)
+  std::vector<std::vector<Cell>> rows;
+  nlohmann::json metadata = nlohmann::json::object();
+
+  std::string to_csv() const;
+  std::string to_table() const;
+  nlohmann::json to_json() const;
+};
+
+}  // namespace commsim::sim

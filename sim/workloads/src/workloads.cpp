@@ -1,0 +1,224 @@
+// Program builders for the p2p, sendrecv and exchange workloads, size sweeps, GPU lists and result tables.
+#include "commsim/sim/workloads.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "commsim/core/error.hpp"
+#include "commsim/core/units.hpp"
+
+namespace commsim::sim {
+
+std::uint64_t parse_size_flag(const std::string& flag, const std::string& value) {
+  std::uint64_t v = 0;
+  try {
+    v = parse_size(value);
+  } catch (const ValueError& e) {
+    throw UsageError(flag + " " + value + ": " + e.what());
+  }
+  if (v == 0) throw UsageError(flag + " " + value + ": a size must be at least 1B");
+  return v;
+}
+
+std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor) {
+  if (min_bytes == 0) throw UsageError("--min-bytes must be at least 1B");
+  if (max_bytes < min_bytes) throw UsageError("--max-bytes is smaller than --min-bytes");
+  if (!(factor > 1.0) || !std::isfinite(factor)) throw UsageError("--factor must be a number greater than 1");
+  std::vector<std::uint64_t> out;
+  double s = static_cast<double>(min_bytes);
+  while (s <= static_cast<double>(max_bytes) * (1 + 1e-12)) {
+    const auto b = static_cast<std::uint64_t>(std::llround(s));
+    if (out.empty() || b != out.back()) out.push_back(b);
+    s *= factor;
+    if (out.size() > 100000) throw UsageError("the size sweep has more than 100000 sizes; raise --factor");
+  }
+  return out;
+}
+
+std::vector<int> parse_gpu_list(std::string_view spec, int gpu_count) {
+  std::vector<int> out;
+  std::string s(spec);
+  if (s == "all") {
+    for (int i = 0; i < gpu_count; ++i) out.push_back(i);
+    return out;
+  }
+  auto bad = [&](const std::string& why) {
+    return UsageError("GPU list '" + s + "': " + why + " (write e.g. 0-3, 0,2,5 or all)");
+  };
+  auto number = [&](std::string_view t) {
+    int v = 0;
+    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (t.empty() || ec != std::errc() || p != t.data() + t.size()) throw bad("'" + std::string(t) + "' is not a GPU index");
+    if (v < 0 || v >= gpu_count) {
+      throw UsageError("GPU " + std::string(t) + " is not in the topology, which has GPUs 0-" + std::to_string(gpu_count - 1));
+    }
+    return v;
+  };
+  std::set<int> seen;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    std::size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    const std::string_view item = std::string_view(s).substr(start, end - start);
+    const auto dash = item.find('-');
+    int lo, hi;
+    if (dash == std::string_view::npos) {
+      lo = hi = number(item);
+    } else {
+      lo = number(item.substr(0, dash));
+      hi = number(item.substr(dash + 1));
+      if (hi < lo) throw bad("range " + std::string(item) + " runs backwards");
+    }
+    for (int g = lo; g <= hi; ++g) {
+      if (!seen.insert(g).second) throw bad("GPU " + std::to_string(g) + " is listed twice");
+      out.push_back(g);
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+ExchangeMode parse_exchange_mode(std::string_view name) {
+  if (name == "sequential") return ExchangeMode::Sequential;
+  if (name == "overlapped") return ExchangeMode::Overlapped;
+  if (name == "batched") return ExchangeMode::Batched;
+  throw UsageError("unknown --mode '" + std::string(name) + "'; valid modes: sequential, overlapped, batched");
+}
+
+const char* exchange_mode_name(ExchangeMode m) {
+  switch (m) {
+    case ExchangeMode::Sequential: return "sequential";
+    case ExchangeMode::Overlapped: return "overlapped";
+    case ExchangeMode::Batched: return "batched";
+  }
+  return "?";
+}
+
+namespace {
+OpSpec send(int peer, std::uint64_t bytes) { return {OpSpec::Kind::Send, peer, bytes}; }
+OpSpec recv(int peer, std::uint64_t bytes) { return {OpSpec::Kind::Recv, peer, bytes}; }
+}  // namespace
+
+Program p2p_program(int src, int dst, std::uint64_t bytes) {
+  if (src == dst) throw UsageError("--src and --dst are the same GPU");
+  Program p;
+  p.comms.push_back({{src, dst}});
+  p.launches.push_back({0, {{src, 0, 0, {send(dst, bytes)}, "ncclSend"}}});
+  p.launches.push_back({1, {{dst, 0, 0, {recv(src, bytes)}, "ncclRecv"}}});
+  return p;
+}
+
+Program sendrecv_program(const std::vector<int>& gpus, std::uint64_t bytes) {
+  if (gpus.size() < 2) throw UsageError("sendrecv needs at least 2 GPUs");
+  Program p;
+  p.comms.push_back({gpus});
+  LaunchSpec group;
+  group.thread = 0;
+  const std::size_t n = gpus.size();
+  for (std::size_t r = 0; r < n; ++r) {
+    group.kernels.push_back({gpus[r], 0, 0, {send(gpus[(r + 1) % n], bytes), recv(gpus[(r + n - 1) % n], bytes)},
+                             "sendrecv"});
+  }
+  p.launches.push_back(group);
+  return p;
+}
+
+Program exchange_program(int a, int b, ExchangeMode mode, std::uint64_t bytes) {
+  if (a == b) throw UsageError("--pair needs two different GPUs");
+  Program p;
+  p.comms.push_back({{a, b}});
+  switch (mode) {
+    case ExchangeMode::Sequential:
+      p.launches.push_back({0, {{a, 0, 0, {send(b, bytes)}, "send"}}});
+      p.launches.push_back({0, {{a, 0, 0, {recv(b, bytes)}, "recv"}}});
+      p.launches.push_back({1, {{b, 0, 0, {recv(a, bytes)}, "recv"}}});
+      p.launches.push_back({1, {{b, 0, 0, {send(a, bytes)}, "send"}}});
+      break;
+    case ExchangeMode::Overlapped:
+      p.comms.push_back({{a, b}});
+      p.launches.push_back({0, {{a, 0, 0, {send(b, bytes)}, "send"}}});
+      p.launches.push_back({0, {{a, 1, 1, {recv(b, bytes)}, "recv"}}});
+      p.launches.push_back({1, {{b, 0, 0, {recv(a, bytes)}, "recv"}}});
+      p.launches.push_back({1, {{b, 1, 1, {send(a, bytes)}, "send"}}});
+      break;
+    case ExchangeMode::Batched:
+      p.launches.push_back({0, {{a, 0, 0, {send(b, bytes), recv(b, bytes)}, "batch"}}});
+      p.launches.push_back({1, {{b, 0, 0, {recv(a, bytes), send(a, bytes)}, "batch"}}});
+      break;
+  }
+  return p;
+}
+
+namespace {
+
+std::string cell_text(const ResultTable::Cell& c, bool for_table) {
+  if (const auto* i = std::get_if<std::int64_t>(&c)) return std::to_string(*i);
+  if (const auto* s = std::get_if<std::string>(&c)) return *s;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, for_table ? "%.2f" : "%.6g", std::get<double>(c));
+  return buf;
+}
+
+}  // namespace
+
+std::string ResultTable::to_csv() const {
+  std::ostringstream o;
+  for (std::size_t i = 0; i < columns.size(); ++i) o << (i ? "," : "") << columns[i];
+  o << "\n";
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) o << (i ? "," : "") << cell_text(row[i], false);
+    o << "\n";
+  }
+  return o.str();
+}
+
+std::string ResultTable::to_table() const {
+  std::vector<std::string> head(columns.size());
+  std::vector<std::size_t> width(columns.size());
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    head[i] = columns[i] + (i < units.size() && !units[i].empty() ? " (" + units[i] + ")" : "");
+    width[i] = head[i].size();
+  }
+  std::vector<std::vector<std::string>> text;
+  for (const auto& row : rows) {
+    std::vector<std::string> t;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      t.push_back(cell_text(row[i], true));
+      width[i] = std::max(width[i], t.back().size());
+    }
+    text.push_back(std::move(t));
+  }
+  std::ostringstream o;
+  for (std::size_t i = 0; i < head.size(); ++i) {
+    o << (i ? "  " : "") << std::string(width[i] - head[i].size(), ' ') << head[i];
+  }
+  o << "\n";
+  for (const auto& t : text) {
+    for (std::size_t i = 0; i < t.size(); ++i) o << (i ? "  " : "") << std::string(width[i] - t[i].size(), ' ') << t[i];
+    o << "\n";
+  }
+  return o.str();
+}
+
+nlohmann::json ResultTable::to_json() const {
+  nlohmann::json rows_json = nlohmann::json::array();
+  for (const auto& row : rows) {
+    nlohmann::json r = nlohmann::json::object();
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      std::visit([&](const auto& v) { r[columns[i]] = v; }, row[i]);
+    }
+    rows_json.push_back(std::move(r));
+  }
+  nlohmann::json out = metadata;
+  out["schema"] = "commsim.results/1";
+  out["columns"] = columns;
+  out["rows"] = std::move(rows_json);
+  return out;
+}
+
+}  // namespace commsim::sim
