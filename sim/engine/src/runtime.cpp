@@ -158,8 +158,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   for (const CommSpec& c : program.comms) {
     std::vector<models::PairInfo> pairs;
     std::set<int> nodes;
+    for (int a : c.gpus) check_gpu(a, "a communicator");
     for (int a : c.gpus) {
-      check_gpu(a, "a communicator");
       nodes.insert(topo_.gpus[a].node);
       for (int b : c.gpus) {
         if (a != b) pairs.push_back(pair(a, b));

@@ -1,0 +1,128 @@
+// Engine tests with closed-form answers: event order, one flow, sharing, full duplex, caps, saturation.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "commsim/sim/event_queue.hpp"
+#include "commsim/sim/flow_network.hpp"
+
+using namespace commsim;
+using namespace commsim::sim;
+
+namespace {
+constexpr double kGB = 1e9;
+double seconds(Picoseconds t) { return static_cast<double>(t) / 1e12; }
+}  // namespace
+
+TEST_CASE("event_queue: equal times run in insertion order, later times after") {
+  EventQueue q;
+  std::vector<int> order;
+  q.at(5, [&] { order.push_back(3); });
+  q.at(1, [&] { order.push_back(1); });
+  q.at(5, [&] { order.push_back(4); });
+  q.at(1, [&] { order.push_back(2); q.after(4, [&] { order.push_back(5); }); });
+  q.run();
+  CHECK(order == std::vector<int>{1, 2, 3, 4, 5});
+  CHECK(q.now() == 5);
+}
+
+TEST_CASE("flow_network: one flow takes bytes / capacity") {
+  EventQueue q;
+  FlowNetwork net(q);
+  const auto link = net.add_resource(10 * kGB, "link");
+  Picoseconds done = -1;
+  net.start({link}, 1 * kGB, 0, [&] { done = q.now(); });
+  q.run();
+  CHECK(seconds(done) == doctest::Approx(0.1));
+}
+
+TEST_CASE("flow_network: two flows on one link share it equally until one ends") {
+  EventQueue q;
+  FlowNetwork net(q);
+  const auto link = net.add_resource(10 * kGB, "link");
+  Picoseconds a = -1, b = -1;
+  net.start({link}, 1 * kGB, 0, [&] { a = q.now(); });
+  net.start({link}, 3 * kGB, 0, [&] { b = q.now(); });
+  q.run();
+  CHECK(seconds(a) == doctest::Approx(0.2));   // 1 GB at 5 GB/s
+  CHECK(seconds(b) == doctest::Approx(0.4));   // 1 GB at 5 GB/s, then 2 GB at 10 GB/s
+}
+
+TEST_CASE("flow_network: the two directions of a full-duplex link are independent") {
+  EventQueue q;
+  FlowNetwork net(q);
+  const auto ab = net.add_resource(10 * kGB, "a->b");
+  const auto ba = net.add_resource(10 * kGB, "b->a");
+  Picoseconds x = -1, y = -1;
+  net.start({ab}, 1 * kGB, 0, [&] { x = q.now(); });
+  net.start({ba}, 1 * kGB, 0, [&] { y = q.now(); });
+  q.run();
+  CHECK(seconds(x) == doctest::Approx(0.1));
+  CHECK(seconds(y) == doctest::Approx(0.1));
+}
+
+TEST_CASE("flow_network: a capped flow leaves the rest of the link to others (max-min)") {
+  EventQueue q;
+  FlowNetwork net(q);
+  const auto link = net.add_resource(10 * kGB, "link");
+  const auto capped = net.start({link}, 100 * kGB, 2 * kGB, [] {});
+  const auto free_flow = net.start({link}, 100 * kGB, 0, [] {});
+  CHECK(net.rate(capped) == doctest::Approx(2 * kGB));
+  CHECK(net.rate(free_flow) == doctest::Approx(8 * kGB));
+}
+
+TEST_CASE("flow_network: max-min fairness across links (a flow limited elsewhere frees capacity)") {
+  // Flow 1 crosses links A (10) and B (4); flow 2 crosses A only. B limits flow 1 to 4, flow 2 gets 6.
+  EventQueue q;
+  FlowNetwork net(q);
+  const auto a = net.add_resource(10 * kGB, "A");
+  const auto b = net.add_resource(4 * kGB, "B");
+  const auto f1 = net.start({a, b}, 100 * kGB, 0, [] {});
+  const auto f2 = net.start({a}, 100 * kGB, 0, [] {});
+  CHECK(net.rate(f1) == doctest::Approx(4 * kGB));
+  CHECK(net.rate(f2) == doctest::Approx(6 * kGB));
+}
+
+TEST_CASE("flow_network: a GPU's NVSwitch port is shared by all its peers") {
+  // GPU0 sends to GPU1, GPU2 and GPU3 through its one uplink (450 GB/s): each gets a third.
+  EventQueue q;
+  FlowNetwork net(q);
+  const auto up = net.add_resource(450 * kGB, "GPU0->nvswitch");
+  std::vector<FlowNetwork::ResourceId> down;
+  for (int i = 1; i <= 3; ++i) down.push_back(net.add_resource(450 * kGB, "nvswitch->GPU"));
+  std::vector<FlowNetwork::FlowId> flows;
+  for (int i = 0; i < 3; ++i) flows.push_back(net.start({up, down[i]}, 1 * kGB, 0, [] {}));
+  for (auto f : flows) CHECK(net.rate(f) == doctest::Approx(150 * kGB));
+}
+
+TEST_CASE("flow_network: smooth saturation gives D/(1+(D/C)^k)^(1/k)") {
+  EventQueue q;
+  FlowNetwork net(q);
+  const auto link = net.add_resource(10 * kGB, "link", 6.0);
+  const auto f = net.start({link}, 100 * kGB, 10 * kGB, [] {});
+  CHECK(net.rate(f) == doctest::Approx(10 * kGB / std::pow(2.0, 1.0 / 6.0)));
+  // Far below capacity the cap binds, almost exactly.
+  EventQueue q2;
+  FlowNetwork net2(q2);
+  const auto l2 = net2.add_resource(10 * kGB, "link", 6.0);
+  const auto g = net2.start({l2}, 1 * kGB, 1 * kGB, [] {});
+  CHECK(net2.rate(g) == doctest::Approx(1 * kGB).epsilon(1e-5));
+}
+
+TEST_CASE("flow_network: zero-byte flows complete at once; runs are bit-for-bit reproducible") {
+  auto run = [] {
+    EventQueue q;
+    FlowNetwork net(q);
+    const auto link = net.add_resource(7 * kGB, "link");
+    std::vector<Picoseconds> ends;
+    for (int i = 0; i < 20; ++i) {
+      q.at(i * 1000, [&, i] { net.start({link}, 1e6 * (i % 7), 0, [&] { ends.push_back(q.now()); }); });
+    }
+    q.run();
+    return ends;
+  };
+  const auto a = run();
+  CHECK(a.size() == 20);
+  CHECK(a == run());
+}

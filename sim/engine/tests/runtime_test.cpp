@@ -1,0 +1,131 @@
+// Runtime tests on tiny topologies: closed-form transfer times, exchange modes, deadlock reports, traces.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "commsim/core/error.hpp"
+#include "commsim/models/transfer.hpp"
+#include "commsim/sim/runtime.hpp"
+#include "commsim/sim/workloads.hpp"
+#include "commsim/topo/builder.hpp"
+#include "commsim/topo/topo_matrix.hpp"
+
+using namespace commsim;
+using namespace commsim::sim;
+
+namespace {
+
+topo::Topology tiny(const char* matrix, const char* gpu) {
+  topo::Topology t;
+  topo::Diagnostics diag;
+  topo::NodeBuildOptions o;
+  o.gpu = gpu;
+  topo::add_matrix_node(t, topo::parse_topo_matrix(matrix, "tiny.topo"), o, models::HardwareCatalog::builtin(), diag);
+  return t;
+}
+
+constexpr const char* kBridge = "\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\t X \n";  // 4 x 14.0625 GB/s
+
+}  // namespace
+
+TEST_CASE("runtime: under the ideal model one send takes latency + bytes / link bandwidth") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  Program p = p2p_program(0, 1, 1'000'000'000);
+  p.warmup = 0;
+  p.iterations = 1;
+  const RunResult r = rt.run(p);
+  const double expected_s = 1e9 / (4 * 14.0625e9) + 0.15e-6;  // NVLink bundle: one hop of 0.15 us
+  CHECK(static_cast<double>(r.per_iteration) / 1e12 == doctest::Approx(expected_s).epsilon(1e-9));
+  REQUIRE(r.ops.size() == 1);
+  CHECK(r.ops[0].transport == models::Transport::P2p);
+}
+
+TEST_CASE("runtime: full duplex makes an overlapped exchange as fast as one direction, sequential twice as slow") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  auto time = [&](ExchangeMode m) {
+    Program p = exchange_program(0, 1, m, 1'000'000'000);
+    p.warmup = 0;
+    p.iterations = 1;
+    return static_cast<double>(rt.run(p).per_iteration);
+  };
+  const double one_way = 1e9 / (4 * 14.0625e9) * 1e12;
+  CHECK(time(ExchangeMode::Overlapped) == doctest::Approx(one_way).epsilon(1e-4));
+  CHECK(time(ExchangeMode::Batched) == doctest::Approx(one_way).epsilon(1e-4));
+  CHECK(time(ExchangeMode::Sequential) == doctest::Approx(2 * one_way).epsilon(1e-4));
+}
+
+TEST_CASE("runtime: back-to-back iterations are paced by the host when kernels are short") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  // nccl-tests -g 2: one thread launches both GPUs: launch_base + 2 x launch_per_gpu per iteration.
+  const auto& p = models::ModelParams::defaults();
+  const RunResult r = rt.run(sendrecv_program({0, 1}, 8));
+  CHECK(r.per_iteration == p.launch_base + 2 * p.launch_per_gpu);
+}
+
+TEST_CASE("runtime: a send without a receive is reported, not hung") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  Program p;
+  p.comms.push_back({{0, 1}});
+  p.launches.push_back({0, {{0, 0, 0, {{OpSpec::Kind::Send, 1, 1024}}, "lonely send"}}});
+  CHECK_THROWS_WITH_AS(rt.run(p), doctest::Contains("GPU 0 stream 0 'lonely send' (iteration 0) waits for GPU 1"),
+                       SimulationError);
+}
+
+TEST_CASE("runtime: mismatched sizes and unknown GPUs are errors") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  Program p;
+  p.comms.push_back({{0, 1}});
+  p.launches.push_back({0, {{0, 0, 0, {{OpSpec::Kind::Send, 1, 1024}}, "send"}}});
+  p.launches.push_back({1, {{1, 0, 0, {{OpSpec::Kind::Recv, 0, 2048}}, "recv"}}});
+  CHECK_THROWS_WITH_AS(rt.run(p), doctest::Contains("which expects 2048"), SimulationError);
+  CHECK_THROWS_AS(rt.run(p2p_program(0, 7, 8)), UsageError);
+}
+
+TEST_CASE("runtime: without P2P and SHM a machine with no NIC has no transport") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto env = models::NcclEnv::parse({"NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1"});
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), env);
+  Runtime rt(t, *model);
+  CHECK_THROWS_WITH_AS(rt.run(p2p_program(0, 1, 1024)), doctest::Contains("has no NIC"), SimulationError);
+}
+
+TEST_CASE("runtime: the trace has kernel spans per GPU and link counters, in trace-event form") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  Trace trace;
+  rt.run(sendrecv_program({0, 1}, 1 << 20), &trace);
+  const auto j = trace.to_json();
+  REQUIRE(j.contains("traceEvents"));
+  int spans = 0, counters = 0, names = 0;
+  for (const auto& e : j["traceEvents"]) {
+    REQUIRE(e.contains("ph"));
+    REQUIRE(e.contains("pid"));
+    const std::string ph = e["ph"];
+    if (ph == "X") {
+      ++spans;
+      CHECK(e["dur"].get<double>() >= 0);
+      CHECK(e.contains("ts"));
+      CHECK(e.contains("tid"));
+    } else if (ph == "C") {
+      ++counters;
+      CHECK(e["args"]["utilisation_percent"].get<double>() >= 0);
+      CHECK(e["args"]["utilisation_percent"].get<double>() <= 100.0 + 1e-9);
+    } else if (ph == "M") {
+      ++names;
+    }
+  }
+  CHECK(spans >= 8);  // 4 iterations x 2 GPUs, plus transfers
+  CHECK(counters > 0);
+  CHECK(names >= 3);
+}
