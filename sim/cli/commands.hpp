@@ -9,5 +9,7 @@ namespace commsim::cli {
 void add_topo_command(CLI::App& app);
 /// Adds `commsim simulate ...` (p2p, sendrecv, exchange) to `app`.
 void add_simulate_command(CLI::App& app);
+/// Adds `commsim validate` (nccl-tests logs against predictions) to `app`.
+void add_validate_command(CLI::App& app);
 
 }  // namespace commsim::cli

@@ -15,6 +15,8 @@ EXAMPLES
   commsim topo show topologies/library/real/h200x4.topo        what the 4x H200 machine looks like
   commsim topo show my-node.topo --gpu H100 --format json     your machine, for scripts
   commsim topo gpus                                            the GPU generations commsim knows
+  commsim simulate sendrecv --topology T.topo --gpus 0-3        predicted nccl-tests sendrecv_perf
+  commsim validate --topology T.topo --nccl-tests LOG...        how far predictions are from measurements
   commsim <command> --help                                     details of one command
 
 EXIT STATUS
@@ -46,6 +48,7 @@ int main(int argc, char** argv) {
   app.get_formatter()->column_width(34);
   commsim::cli::add_topo_command(app);
   commsim::cli::add_simulate_command(app);
+  commsim::cli::add_validate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

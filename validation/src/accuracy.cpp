@@ -1,0 +1,167 @@
+// Grouping nccl-tests runs, simulating them, and error statistics.
+#include "commsim/validation/accuracy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "commsim/core/error.hpp"
+#include "commsim/core/text.hpp"
+#include "commsim/sim/workloads.hpp"
+
+namespace commsim::validation {
+namespace {
+
+/// "00000000:00:06.0" and "0000:00:06" both become "00:06".
+std::string normalize_bus(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto dot = s.rfind('.');
+  if (dot != std::string::npos && s.size() - dot <= 2) s.resize(dot);
+  const auto first = s.find(':');
+  if (first != std::string::npos && s.find(':', first + 1) != std::string::npos) s = s.substr(first + 1);
+  return s;
+}
+
+}  // namespace
+
+Regime regime_of(std::uint64_t bytes) {
+  if (bytes < 256 * 1024) return Regime::Latency;
+  if (bytes < 32ULL * 1024 * 1024) return Regime::Transition;
+  return Regime::Bandwidth;
+}
+
+const char* regime_name(Regime r) {
+  switch (r) {
+    case Regime::Latency: return "latency-bound (<256 KiB)";
+    case Regime::Transition: return "transition (256 KiB-32 MiB)";
+    case Regime::Bandwidth: return "bandwidth-bound (>=32 MiB)";
+  }
+  return "?";
+}
+
+std::string Comparison::label() const {
+  std::string s = workload + " gpus ";
+  for (std::size_t i = 0; i < gpus.size(); ++i) s += (i ? "," : "") + std::to_string(gpus[i]);
+  return s;
+}
+
+GpuMap GpuMap::from_csv(const std::string& path) {
+  const std::string text = read_file(path);
+  GpuMap m;
+  int bus_col = -1, index_col = -1;
+  for (const Line& l : split_lines(text)) {
+    std::vector<std::string> cells;
+    std::string cell;
+    for (char c : std::string(l.text) + ",") {
+      if (c == ',') {
+        const auto b = cell.find_first_not_of(' ');
+        cells.push_back(b == std::string::npos ? "" : cell.substr(b));
+        cell.clear();
+      } else {
+        cell += c;
+      }
+    }
+    if (bus_col < 0) {
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        if (cells[i].rfind("pci.bus_id", 0) == 0) bus_col = static_cast<int>(i);
+        if (cells[i] == "index") index_col = static_cast<int>(i);
+      }
+      if (bus_col < 0 || index_col < 0) throw InputError({path, l.number, 1}, "expected a CSV header with index and pci.bus_id");
+      continue;
+    }
+    if (cells.size() <= static_cast<std::size_t>(std::max(bus_col, index_col))) continue;
+    const int idx = std::atoi(cells[index_col].c_str());
+    if (idx < 0 || idx > 4096) throw InputError({path, l.number, 1}, "bad GPU index");
+    if (m.bus_ids.size() <= static_cast<std::size_t>(idx)) m.bus_ids.resize(idx + 1);
+    m.bus_ids[idx] = normalize_bus(cells[bus_col]);
+  }
+  return m;
+}
+
+int GpuMap::gpu_of(const NcclTestsDevice& d, const std::string& where) const {
+  if (!bus_ids.empty() && !d.bus_id.empty()) {
+    const std::string want = normalize_bus(d.bus_id);
+    for (std::size_t i = 0; i < bus_ids.size(); ++i) {
+      if (bus_ids[i] == want) return static_cast<int>(i);
+    }
+    throw InputError({where, 0, 0}, "device with PCI bus id " + d.bus_id + " is not in the GPU map");
+  }
+  return d.cuda_device;
+}
+
+std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runtime& runtime, const GpuMap& map,
+                                int iterations, int warmup) {
+  struct Group {
+    std::string op;
+    std::vector<int> gpus;
+    std::map<std::uint64_t, std::vector<double>> times;
+    std::map<std::uint64_t, std::string> source;
+  };
+  std::vector<Group> groups;
+  const int n_gpus = static_cast<int>(runtime.topology().gpus.size());
+  for (const NcclTestsRun& r : runs) {
+    const std::string where = r.file + ":" + std::to_string(r.line);
+    if (r.op != "sendrecv") {
+      throw InputError({r.file, r.line, 1}, "commsim cannot yet simulate nccl-tests '" + r.op + "' (supported: sendrecv)");
+    }
+    std::vector<int> gpus;
+    for (const NcclTestsDevice& d : r.devices) gpus.push_back(map.gpu_of(d, where));
+    if (gpus.empty()) throw InputError({r.file, r.line, 1}, "nccl-tests run lists no devices");
+    for (int g : gpus) {
+      if (g < 0 || g >= n_gpus) {
+        throw InputError({r.file, r.line, 1}, "the run used GPU " + std::to_string(g) + " but the topology has " +
+                                                  std::to_string(n_gpus) + " GPUs (mismatched topology?)");
+      }
+    }
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.op == r.op && g.gpus == gpus; });
+    if (it == groups.end()) {
+      groups.push_back({r.op, gpus, {}, {}});
+      it = groups.end() - 1;
+    }
+    for (const NcclTestsRow& row : r.rows) {
+      it->times[row.size].push_back(row.time_us);
+      it->source.emplace(row.size, r.file + ":" + std::to_string(row.line));
+    }
+  }
+  std::vector<Comparison> out;
+  for (const Group& g : groups) {
+    for (const auto& [bytes, ts] : g.times) {
+      std::vector<double> v = ts;
+      std::sort(v.begin(), v.end());
+      const double median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+      sim::Program p = sim::sendrecv_program(g.gpus, bytes);
+      p.iterations = iterations;
+      p.warmup = warmup;
+      const sim::RunResult res = runtime.run(p);
+      Comparison c;
+      c.workload = g.op;
+      c.gpus = g.gpus;
+      c.bytes = bytes;
+      c.measured_us = median;
+      c.predicted_us = static_cast<double>(res.per_iteration) / 1e6;
+      c.runs = static_cast<int>(v.size());
+      c.spread = (v.back() - v.front()) / median;
+      c.source = g.source.at(bytes);
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+ErrorStats stats(const std::vector<Comparison>& rows) {
+  ErrorStats s;
+  double sum = 0;
+  for (const Comparison& c : rows) {
+    const double e = std::fabs(c.error()) * 100;
+    sum += e;
+    if (e > s.worst) {
+      s.worst = e;
+      s.worst_bytes = c.bytes;
+    }
+  }
+  s.count = static_cast<int>(rows.size());
+  s.mape = rows.empty() ? 0 : sum / static_cast<double>(rows.size());
+  return s;
+}
+
+}  // namespace commsim::validation

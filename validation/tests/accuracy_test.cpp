@@ -1,0 +1,86 @@
+// The committed H200 parameter set against the committed nccl-tests sendrecv data: the accuracy bar, checked in CI.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "commsim/core/text.hpp"
+#include "commsim/models/params.hpp"
+#include "commsim/models/transfer.hpp"
+#include "commsim/topo/load.hpp"
+#include "commsim/validation/accuracy.hpp"
+
+using namespace commsim;
+using namespace commsim::validation;
+
+namespace {
+
+const std::string kDir = std::string(COMMSIM_SOURCE_DIR) + "/validation/data/h200x4/";
+
+std::vector<Comparison> run(const std::vector<std::string>& logs, const std::vector<std::string>& env = {}) {
+  topo::Diagnostics diag;
+  const topo::Topology t =
+      topo::load_topology(std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/real/h200x4.topo", {}, diag);
+  const auto params = models::ModelParams::load(std::string(COMMSIM_SOURCE_DIR) + "/models/params/h200.toml");
+  const auto model = models::make_transfer_model("nccl", params, models::NcclEnv::parse(env));
+  sim::Runtime rt(t, *model);
+  std::vector<NcclTestsRun> runs;
+  for (const auto& name : logs) {
+    for (auto& r : parse_nccl_tests(read_file(kDir + "nccl-tests/" + name), name)) runs.push_back(std::move(r));
+  }
+  return compare(runs, rt, GpuMap::from_csv(kDir + "meta/gpus.csv"));
+}
+
+}  // namespace
+
+TEST_CASE("accuracy: sendrecv on 2 and 4 H200s is within 10% MAPE and 25% at every size") {
+  const auto g2 = run({"sendrecv_g2_d01_r1.log", "sendrecv_g2_d01_r2.log", "sendrecv_g2_d01_r3.log"});
+  const auto g4 = run({"sendrecv_g4_r1.log", "sendrecv_g4_r2.log", "sendrecv_g4_r3.log"});
+  REQUIRE(g2.size() == 28);
+  REQUIRE(g4.size() == 28);
+  CHECK(g2[0].runs == 3);
+  CHECK(g4[0].gpus == std::vector<int>{0, 1, 2, 3});
+  const ErrorStats s2 = stats(g2), s4 = stats(g4);
+  MESSAGE("sendrecv 2 GPUs: MAPE " << s2.mape << "%, worst " << s2.worst << "% at " << s2.worst_bytes << " B");
+  MESSAGE("sendrecv 4 GPUs: MAPE " << s4.mape << "%, worst " << s4.worst << "% at " << s4.worst_bytes << " B");
+  CHECK(s2.mape <= 10.0);
+  CHECK(s4.mape <= 10.0);
+  CHECK(s2.worst <= 25.0);
+  CHECK(s4.worst <= 25.0);
+
+  // No silent regression: every headline figure stays within 1 percentage point of the committed baseline.
+  const auto baseline = nlohmann::json::parse(read_file(kDir + "accuracy-baseline.json"));
+  CHECK(s2.mape <= baseline["sendrecv_g2_mape"].get<double>() + 1.0);
+  CHECK(s4.mape <= baseline["sendrecv_g4_mape"].get<double>() + 1.0);
+}
+
+TEST_CASE("accuracy: held-out pairs (not used in the fit) stay within the bar") {
+  const auto other = run({"sendrecv_g2_d02.log", "sendrecv_g2_d03.log", "sendrecv_g2_d12.log", "sendrecv_g2_d13.log",
+                          "sendrecv_g2_d23.log"});
+  REQUIRE(other.size() == 5 * 28);
+  CHECK(other[0].gpus == std::vector<int>{0, 2});  // mapped by PCI bus id, not by CUDA device index
+  const ErrorStats s = stats(other);
+  MESSAGE("sendrecv, 5 held-out pairs: MAPE " << s.mape << "%, worst " << s.worst << "%");
+  CHECK(s.mape <= 10.0);
+  // These are single runs: below 1 MiB one run can jitter by up to 40% (an 18 us outlier at 128 KiB on GPUs 0,3
+  // where the other runs read 11 us), so the per-size bound applies where runs repeat within 2%.
+  std::vector<Comparison> large;
+  for (const auto& c : other) {
+    if (c.bytes >= (1u << 20)) large.push_back(c);
+  }
+  MESSAGE("  sizes >= 1 MiB: MAPE " << stats(large).mape << "%, worst " << stats(large).worst << "%");
+  CHECK(stats(large).worst <= 15.0);
+}
+
+TEST_CASE("accuracy: joining a 4-GPU log against a 2-GPU topology is refused") {
+  topo::Diagnostics diag;
+  const topo::Topology t = topo::load_topology(std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/real/a6000-workstation.topo",
+                                               {"A6000", ""}, diag);
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  sim::Runtime rt(t, *model);
+  const auto runs = parse_nccl_tests(read_file(kDir + "nccl-tests/sendrecv_g4_r1.log"), "g4.log");
+  CHECK_THROWS_WITH_AS(compare(runs, rt, GpuMap{}), doctest::Contains("mismatched topology"), InputError);
+}

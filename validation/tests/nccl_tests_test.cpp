@@ -1,0 +1,63 @@
+// Tests of the nccl-tests log parser on the committed logs and on damaged copies of them.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "commsim/core/error.hpp"
+#include "commsim/core/text.hpp"
+#include "commsim/validation/nccl_tests.hpp"
+
+using namespace commsim;
+using namespace commsim::validation;
+
+namespace {
+std::string data(const std::string& name) {
+  return read_file(std::string(COMMSIM_SOURCE_DIR) + "/validation/data/h200x4/nccl-tests/" + name);
+}
+}  // namespace
+
+TEST_CASE("nccl_tests: a sendrecv_perf log from the H200 machine") {
+  const auto runs = parse_nccl_tests(data("sendrecv_g4_r1.log"), "g4.log");
+  REQUIRE(runs.size() == 1);
+  const NcclTestsRun& r = runs[0];
+  CHECK(r.op == "sendrecv");
+  CHECK(r.version == "2.19.6");
+  CHECK(r.ngpus == 4);
+  REQUIRE(r.devices.size() == 4);
+  CHECK(r.devices[2].bus_id == "0000:00:08");
+  CHECK(r.devices[2].name == "NVIDIA H200");
+  REQUIRE(r.rows.size() == 28);
+  CHECK(r.rows.front().size == 8);
+  CHECK(r.rows.back().size == 1073741824);
+  CHECK(r.rows.back().time_us > 2900);
+  CHECK(r.rows.back().time_ip_us > 2900);
+}
+
+TEST_CASE("nccl_tests: several runs concatenated in one file") {
+  const std::string both = data("sendrecv_g2_d01_r1.log") + data("all_reduce_g2.log");
+  const auto runs = parse_nccl_tests(both, "both.log");
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].op == "sendrecv");
+  CHECK(runs[1].op == "all_reduce");
+  CHECK(runs[1].line > runs[0].line);
+}
+
+TEST_CASE("nccl_tests: truncated, corrupted and unsupported logs are located errors") {
+  const std::string full = data("sendrecv_g2_d01_r1.log");
+  // Cut in the middle of a data row.
+  const std::string cut = full.substr(0, full.find("   1048576") + 30);
+  CHECK_THROWS_WITH_AS(parse_nccl_tests(cut, "cut.log"), doctest::Contains("cut.log:"), InputError);
+  // A header with no rows.
+  const std::string header_only = full.substr(0, full.find("           8 "));
+  CHECK_THROWS_WITH_AS(parse_nccl_tests(header_only, "h.log"), doctest::Contains("no result rows"), InputError);
+  // A corrupted number.
+  std::string bad = full;
+  bad.replace(bad.find("2975.38"), 7, "29x5.38");
+  CHECK_THROWS_WITH_AS(parse_nccl_tests(bad, "bad.log"), doctest::Contains("bad.log:40:"), InputError);
+  // An old major version.
+  std::string old = full;
+  old.replace(old.find("version 2.19.6"), 14, "version 1.99.0");
+  CHECK_THROWS_WITH_AS(parse_nccl_tests(old, "old.log"), doctest::Contains("unsupported nccl-tests version"), InputError);
+  CHECK_THROWS_AS(parse_nccl_tests("hello\n", "x.log"), InputError);
+  CHECK_THROWS_AS(parse_nccl_tests("", "x.log"), InputError);
+}
