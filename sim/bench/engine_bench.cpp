@@ -1,0 +1,81 @@
+// Google Benchmark: simulator speed on the workloads the speed goals name (see sim/README.md for results).
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include "commsim/models/params.hpp"
+#include "commsim/models/transfer.hpp"
+#include "commsim/sim/runtime.hpp"
+#include "commsim/sim/workloads.hpp"
+#include "commsim/topo/load.hpp"
+
+using namespace commsim;
+
+namespace {
+
+topo::Topology load(const std::string& rel, const std::string& gpu = "") {
+  topo::Diagnostics diag;
+  return topo::load_topology(std::string(COMMSIM_SOURCE_DIR) + "/" + rel, {gpu, ""}, diag);
+}
+
+/// `commsim simulate p2p --pairs all` over 1 B .. 1 GiB (56 pairs x 31 sizes) on HGX H100, as the CLI runs it.
+void BM_P2pAllPairsHgxH100(benchmark::State& state) {
+  const auto t = load("topologies/library/real/hgx-h100.topo", "H100");
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  const auto sizes = sim::size_sweep(1, 1ULL << 30, 2);
+  std::uint64_t events = 0, runs = 0;
+  for (auto _ : state) {
+    sim::Runtime rt(t, *model);
+    for (int a = 0; a < 8; ++a) {
+      for (int b = 0; b < 8; ++b) {
+        if (a == b) continue;
+        for (auto bytes : sizes) {
+          events += rt.run(sim::p2p_program(a, b, bytes)).events;
+          ++runs;
+        }
+      }
+    }
+  }
+  state.counters["runs"] = benchmark::Counter(static_cast<double>(runs), benchmark::Counter::kAvgIterations);
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_P2pAllPairsHgxH100)->Unit(benchmark::kMillisecond);
+
+/// Contention-heavy: on two HGX H100 nodes, every GPU sends to every other GPU in one group (an all-to-all made
+/// of send/recv): 240 transfers of many channels share NVSwitch ports, PCIe switches, NICs and leaf switches.
+void BM_ContentionAllToAll16(benchmark::State& state) {
+  const auto t = load("topologies/library/whatif/hgx-h100-2nodes-ndr.toml");
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  const std::uint64_t bytes = static_cast<std::uint64_t>(state.range(0));
+  sim::Program p;
+  std::vector<int> all;
+  for (int g = 0; g < 16; ++g) all.push_back(g);
+  p.comms.push_back({all});
+  sim::LaunchSpec launch;
+  for (int g = 0; g < 16; ++g) {
+    sim::KernelSpec k{g, 0, 0, {}, "alltoall"};
+    for (int peer = 0; peer < 16; ++peer) {
+      if (peer == g) continue;
+      k.ops.push_back({sim::OpSpec::Kind::Send, peer, bytes});
+      k.ops.push_back({sim::OpSpec::Kind::Recv, peer, bytes});
+    }
+    launch.kernels.push_back(k);
+  }
+  p.launches.push_back(launch);
+  p.warmup = 0;
+  p.iterations = 1;
+  std::uint64_t events = 0, flows = 0;
+  for (auto _ : state) {
+    sim::Runtime rt(t, *model);
+    const auto r = rt.run(p);
+    events += r.events;
+    flows += r.flows;
+  }
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["flows"] = benchmark::Counter(static_cast<double>(flows), benchmark::Counter::kAvgIterations);
+}
+BENCHMARK(BM_ContentionAllToAll16)->Arg(1 << 20)->Arg(64 << 20)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
