@@ -1,7 +1,12 @@
-# Golden-output check: runs `commsim topo show INPUT --format FORMAT EXTRA` in WORKDIR and compares stdout with
-# GOLDEN. With -DUPDATE=1 it rewrites GOLDEN instead (the explicit update flag).
-separate_arguments(extra UNIX_COMMAND "${EXTRA}")
-execute_process(COMMAND ${COMMSIM} topo show ${INPUT} --format ${FORMAT} ${extra}
+# Golden-output check: runs `commsim topo show INPUT --format FORMAT EXTRA` (or `commsim ARGS` when ARGS is set) in
+# WORKDIR and compares stdout with GOLDEN. With -DUPDATE=1 it rewrites GOLDEN instead (the explicit update flag).
+if(DEFINED ARGS)
+  separate_arguments(command UNIX_COMMAND "${ARGS}")
+else()
+  separate_arguments(extra UNIX_COMMAND "${EXTRA}")
+  set(command topo show ${INPUT} --format ${FORMAT} ${extra})
+endif()
+execute_process(COMMAND ${COMMSIM} ${command}
                 WORKING_DIRECTORY ${WORKDIR} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "commsim exited with ${rc}:\n${err}")
