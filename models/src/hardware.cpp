@@ -29,8 +29,8 @@ std::string normalize(std::string_view name) {
 GpuSpec parse_gpu(const std::string& name, const toml::table& t, const std::string& file) {
   TomlFields f(t, file, "gpu." + name);
   f.reject_unknown_keys({"description", "aliases", "release", "sm", "nvlink_generation", "nvlink_links",
-                         "nvlink_link_bandwidth", "nvlink_signaling_rate", "nvswitch", "pcie_gen", "pcie_lanes",
-                         "nic_bandwidth"});
+                         "nvlink_link_bandwidth", "nvlink_signaling_rate", "nvswitch", "pcie_gen",
+                         "pcie_lanes", "nic_bandwidth"});
   GpuSpec g;
   g.name = name;
   g.description = f.string("description").value_or(name);
@@ -79,7 +79,8 @@ HardwareCatalog HardwareCatalog::parse(std::string_view toml_text, const std::st
   for (const auto& [k, v] : *pcie) {
     const std::string key(k.str());
     if (key.rfind("gen", 0) != 0 || key.size() < 4 || key.size() > 5 ||
-        !std::all_of(key.begin() + 3, key.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })) {
+        !std::all_of(key.begin() + 3, key.end(),
+                     [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })) {
       pf.fail(key, "keys of [pcie] are gen1 .. gen6");
     }
     c.pcie_x16_[std::stoi(key.substr(3))] = pf.required_bandwidth(key);
@@ -120,7 +121,8 @@ HardwareCatalog HardwareCatalog::parse(std::string_view toml_text, const std::st
     if (!v.is_table()) TomlFields(*gpus, file, "gpu").fail(k.str(), "expected a table");
     GpuSpec g = parse_gpu(std::string(k.str()), *v.as_table(), file);
     if (c.pcie_x16_.count(g.pcie_gen) == 0) {
-      TomlFields(*v.as_table(), file, "gpu." + g.name).fail("pcie_gen", "no [pcie] entry for this generation");
+      TomlFields(*v.as_table(), file, "gpu." + g.name)
+          .fail("pcie_gen", "no [pcie] entry for this generation");
     }
     c.gpus_.push_back(std::move(g));
   }
@@ -161,7 +163,8 @@ std::string HardwareCatalog::gpu_names() const {
 double HardwareCatalog::pcie_bandwidth(int gen, int lanes) const {
   auto it = pcie_x16_.find(gen);
   if (it == pcie_x16_.end()) throw ValueError("unknown PCIe generation " + std::to_string(gen));
-  if (lanes <= 0 || lanes > 32) throw ValueError("PCIe lane count " + std::to_string(lanes) + " out of range");
+  if (lanes <= 0 || lanes > 32)
+    throw ValueError("PCIe lane count " + std::to_string(lanes) + " out of range");
   return it->second * lanes / 16.0;
 }
 

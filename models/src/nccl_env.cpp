@@ -12,13 +12,24 @@
 namespace commsim::models {
 namespace {
 
-constexpr std::array<const char*, 11> kPathNames{"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET"};
+constexpr std::array<const char*, 11> kPathNames{"LOC", "NVL", "NVB", "C2C", "PIX", "PXB",
+                                                 "P2C", "PXN", "PHB", "SYS", "NET"};
 
-constexpr std::array<const char*, 15> kKeys{
-    "NCCL_P2P_DISABLE",     "NCCL_SHM_DISABLE",       "NCCL_P2P_LEVEL",         "NCCL_PROTO",
-    "NCCL_BUFFSIZE",        "NCCL_P2P_NVL_CHUNKSIZE", "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_P2P_NET_CHUNKSIZE",
-    "NCCL_P2P_LL_THRESHOLD", "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
-    "NCCL_ALGO",            "NCCL_NVLS_ENABLE",       "NCCL_DEBUG"};
+constexpr std::array<const char*, 15> kKeys{"NCCL_P2P_DISABLE",
+                                            "NCCL_SHM_DISABLE",
+                                            "NCCL_P2P_LEVEL",
+                                            "NCCL_PROTO",
+                                            "NCCL_BUFFSIZE",
+                                            "NCCL_P2P_NVL_CHUNKSIZE",
+                                            "NCCL_P2P_PCI_CHUNKSIZE",
+                                            "NCCL_P2P_NET_CHUNKSIZE",
+                                            "NCCL_P2P_LL_THRESHOLD",
+                                            "NCCL_NCHANNELS_PER_NET_PEER",
+                                            "NCCL_MIN_NCHANNELS",
+                                            "NCCL_MAX_NCHANNELS",
+                                            "NCCL_ALGO",
+                                            "NCCL_NVLS_ENABLE",
+                                            "NCCL_DEBUG"};
 
 std::string upper(std::string s) {
   for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -29,15 +40,17 @@ long long parse_int(const std::string& key, const std::string& value, long long 
   long long v = 0;
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   if (value.empty() || ec != std::errc() || p != value.data() + value.size() || v < lo || v > hi) {
-    throw UsageError("--nccl-env " + key + "=" + value + ": expected an integer between " + std::to_string(lo) +
-                     " and " + std::to_string(hi));
+    throw UsageError("--nccl-env " + key + "=" + value + ": expected an integer between " +
+                     std::to_string(lo) + " and " + std::to_string(hi));
   }
   return v;
 }
 
-std::uint64_t parse_bytes(const std::string& key, const std::string& value, std::uint64_t lo, std::uint64_t hi) {
+std::uint64_t parse_bytes(const std::string& key, const std::string& value, std::uint64_t lo,
+                          std::uint64_t hi) {
   std::uint64_t v = 0;
-  if (!value.empty() && std::all_of(value.begin(), value.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+  if (!value.empty() && std::all_of(value.begin(), value.end(),
+                                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
     v = static_cast<std::uint64_t>(parse_int(key, value, 0, static_cast<long long>(hi)));
   } else {
     try {
@@ -55,7 +68,9 @@ std::uint64_t parse_bytes(const std::string& key, const std::string& value, std:
 
 }  // namespace
 
-const char* path_type_name(PathType t) { return kPathNames[static_cast<std::size_t>(t)]; }
+const char* path_type_name(PathType t) {
+  return kPathNames[static_cast<std::size_t>(t)];
+}
 
 std::string NcclEnv::known_keys() {
   std::string out;
@@ -88,7 +103,9 @@ NcclEnv NcclEnv::parse(const std::vector<std::string>& settings) {
                                                       PathType::Phb, PathType::Sys, PathType::Sys};
         level = kOld[static_cast<std::size_t>(std::min<long long>(parse_int(key, v, 0, 1000), 5))];
       }
-      if (!level) throw UsageError("--nccl-env NCCL_P2P_LEVEL=" + value + ": valid levels: LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS, or 0-5");
+      if (!level)
+        throw UsageError("--nccl-env NCCL_P2P_LEVEL=" + value +
+                         ": valid levels: LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS, or 0-5");
       env.p2p_level = level;
     } else if (key == "NCCL_PROTO") {
       // NCCL_PROTO=LL,Simple enables those; NCCL_PROTO=^LL128 disables the listed ones.
@@ -108,8 +125,9 @@ NcclEnv NcclEnv::parse(const std::vector<std::string>& settings) {
         } else if (name == "SIMPLE") {
           simple = true;
         } else {
-          throw UsageError("--nccl-env NCCL_PROTO=" + value + ": unknown protocol '" + list.substr(start, end - start) +
-                           "'; valid: LL, LL128, Simple (comma-separated, optionally starting with ^ to exclude)");
+          throw UsageError(
+              "--nccl-env NCCL_PROTO=" + value + ": unknown protocol '" + list.substr(start, end - start) +
+              "'; valid: LL, LL128, Simple (comma-separated, optionally starting with ^ to exclude)");
         }
         start = end + 1;
       }
@@ -140,10 +158,13 @@ NcclEnv NcclEnv::parse(const std::vector<std::string>& settings) {
       for (const char* a : {"RING", "TREE", "^NVLS", "^NVLSTREE", "^COLLNET", "RING,TREE", "TREE,RING"}) {
         if (v == a) env.algo = v;
       }
-      if (!env.algo) throw UsageError("--nccl-env NCCL_ALGO=" + value + ": commsim models Ring and Tree (valid: Ring, Tree, Ring,Tree)");
+      if (!env.algo)
+        throw UsageError("--nccl-env NCCL_ALGO=" + value +
+                         ": commsim models Ring and Tree (valid: Ring, Tree, Ring,Tree)");
     } else if (key == "NCCL_NVLS_ENABLE") {
       if (parse_int(key, value, 0, 1) != 0) {
-        throw UsageError("--nccl-env NCCL_NVLS_ENABLE=1: NVLink SHARP is not modelled; commsim always assumes NVLS off");
+        throw UsageError(
+            "--nccl-env NCCL_NVLS_ENABLE=1: NVLink SHARP is not modelled; commsim always assumes NVLS off");
       }
     } else if (key == "NCCL_DEBUG") {
       // Accepted so users can paste their environment; it changes no timing.

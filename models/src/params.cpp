@@ -83,14 +83,17 @@ const std::vector<Field>& fields() {
 const ModelParams& ModelParams::defaults() {
   static const ModelParams p = [] {
     for (const auto& f : embedded_params()) {
-      if (f.path == "nccl-default.toml") return parse(f.contents, "models/params/nccl-default.toml", ModelParams{});
+      if (f.path == "nccl-default.toml")
+        return parse(f.contents, "models/params/nccl-default.toml", ModelParams{});
     }
     throw Error("models/params/nccl-default.toml was not embedded in this build");
   }();
   return p;
 }
 
-ModelParams ModelParams::load(const std::string& path) { return parse(read_file(path), path, defaults()); }
+ModelParams ModelParams::load(const std::string& path) {
+  return parse(read_file(path), path, defaults());
+}
 
 ModelParams ModelParams::parse(std::string_view toml_text, const std::string& file, const ModelParams& base) {
   require_text(toml_text, file, "a TOML parameter set");
@@ -100,7 +103,8 @@ ModelParams ModelParams::parse(std::string_view toml_text, const std::string& fi
   TomlFields top(root, file, "");
   std::vector<std::string_view> sections;
   for (const Field& f : fields()) {
-    if (std::find(sections.begin(), sections.end(), f.section) == sections.end()) sections.push_back(f.section);
+    if (std::find(sections.begin(), sections.end(), f.section) == sections.end())
+      sections.push_back(f.section);
   }
   for (const auto& [k, v] : root) {
     const std::string key(k.str());
@@ -124,9 +128,15 @@ ModelParams ModelParams::parse(std::string_view toml_text, const std::string& fi
       if (!field) sf.fail(name, "unknown key; valid keys in [" + key + "]: " + valid);
       double value = 0;
       switch (field->kind) {
-        case Kind::Size: value = static_cast<double>(*sf.size(name)); break;
-        case Kind::Bandwidth: value = *sf.bandwidth(name); break;
-        case Kind::Duration: value = static_cast<double>(*sf.duration(name)); break;
+        case Kind::Size:
+          value = static_cast<double>(*sf.size(name));
+          break;
+        case Kind::Bandwidth:
+          value = *sf.bandwidth(name);
+          break;
+        case Kind::Duration:
+          value = static_cast<double>(*sf.duration(name));
+          break;
         case Kind::Ratio: {
           const toml::node* n = v.as_table()->get(name);
           if (!n->is_number()) sf.fail(name, "expected a plain number (a ratio, no unit)");
@@ -158,7 +168,8 @@ ModelParams ModelParams::parse(std::string_view toml_text, const std::string& fi
   };
   require(p.steps >= 1, "[nccl] steps must be at least 1");
   require(p.buffsize >= static_cast<std::uint64_t>(p.steps), "[nccl] buffsize must hold every step");
-  require(p.p2p_nvl_chunksize > 0 && p.p2p_pci_chunksize > 0 && p.p2p_net_chunksize > 0, "chunk sizes must be > 0");
+  require(p.p2p_nvl_chunksize > 0 && p.p2p_pci_chunksize > 0 && p.p2p_net_chunksize > 0,
+          "chunk sizes must be > 0");
   require(p.max_channels >= 1, "[nccl] max_channels must be at least 1");
   require(p.simple.channel_bandwidth > 0 && p.ll.channel_bandwidth > 0, "channel bandwidths must be > 0");
   require(p.shm_bandwidth > 0 && p.shm_channel_bandwidth > 0 && p.net_channel_bandwidth > 0,

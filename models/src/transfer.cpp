@@ -10,7 +10,9 @@
 namespace commsim::models {
 namespace {
 
-std::uint64_t div_up(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+std::uint64_t div_up(std::uint64_t a, std::uint64_t b) {
+  return (a + b - 1) / b;
+}
 int pow2_up(int v) {
   int p = 1;
   while (p < v) p <<= 1;
@@ -39,12 +41,13 @@ class NcclModel final : public TransferModel {
         link_bw = pr.nvlink_bandwidth;
       }
     }
-    // Collective channels: NCCL's ring search finds nvlinks x (NCCL link rate) / (search speed) channels on an
-    // NVLink machine and duplicates them; elsewhere it settles on one ring pair.
+    // Collective channels: NCCL's ring search finds nvlinks x (NCCL link rate) / (search speed) channels on
+    // an NVLink machine and duplicates them; elsewhere it settles on one ring pair.
     int coll = p_.coll_channels_no_nvlink;
     if (c.all_nvlink && min_nvlinks < (1 << 30)) {
       const double nccl_link = p_.nccl_nvlink_bandwidth_sm90 * (link_bw > 0 ? link_bw / 25e9 : 1.0);
-      coll = 2 * std::max(1, static_cast<int>(std::floor(min_nvlinks * nccl_link / p_.ring_channel_bandwidth + 1e-9)));
+      coll = 2 * std::max(1, static_cast<int>(
+                                 std::floor(min_nvlinks * nccl_link / p_.ring_channel_bandwidth + 1e-9)));
     }
     if (env_.min_nchannels) coll = std::max(coll, *env_.min_nchannels);
     if (env_.max_nchannels) coll = std::min(coll, *env_.max_nchannels);
@@ -69,7 +72,7 @@ class NcclModel final : public TransferModel {
     }
     c.p2p_channels_per_peer = std::min(pow2_up(min_channels), c.p2p_channels);
     // Step size (src/init.cc): network, all-NVLink or PCIe chunk, capped by the buffer.
-    std::uint64_t chunk = nnodes > 1 ? env_.p2p_net_chunksize.value_or(p_.p2p_net_chunksize)
+    std::uint64_t chunk = nnodes > 1     ? env_.p2p_net_chunksize.value_or(p_.p2p_net_chunksize)
                           : c.all_nvlink ? env_.p2p_nvl_chunksize.value_or(p_.p2p_nvl_chunksize)
                                          : env_.p2p_pci_chunksize.value_or(p_.p2p_pci_chunksize);
     const std::uint64_t buff = env_.buffsize.value_or(p_.buffsize);
@@ -97,7 +100,8 @@ class NcclModel final : public TransferModel {
     const bool ll = env_.proto_ll && bytes <= static_cast<std::uint64_t>(max_ch) * comm.ll_threshold;
     t.protocol = ll ? Protocol::Ll : Protocol::Simple;
     const ProtocolParams& proto = ll ? p_.ll : p_.simple;
-    const std::uint64_t step = ll ? p_.ll_buffsize / static_cast<std::uint64_t>(p_.steps) : comm.p2p_chunksize;
+    const std::uint64_t step =
+        ll ? p_.ll_buffsize / static_cast<std::uint64_t>(p_.steps) : comm.p2p_chunksize;
     const std::uint64_t chunk_data = ll ? step / 2 : step;
     t.chunk = std::max<std::uint64_t>(chunk_data, 1);
 
@@ -107,7 +111,8 @@ class NcclModel final : public TransferModel {
       const bool multi = comm.nnodes > 1;
       const std::uint64_t min_part = std::max<std::uint64_t>(multi ? step / 2 : step / 8, 1);
       const std::uint64_t max_part = multi ? step : step * 32;
-      n = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(min_ch), div_up(bytes, min_part)));
+      n = static_cast<int>(
+          std::min<std::uint64_t>(static_cast<std::uint64_t>(min_ch), div_up(bytes, min_part)));
       std::uint64_t part = std::max(min_part, div_up(bytes, static_cast<std::uint64_t>(n)));
       while (part > max_part && n <= max_ch / 2) {
         n *= 2;
@@ -135,11 +140,13 @@ class NcclModel final : public TransferModel {
     t.channel_rate = rate * wire;
 
     // Parts as NCCL splits them (ncclP2pPartBounds: 4 KiB aligned).
-    const std::uint64_t part_bytes = bytes == 0 ? 0 : ((div_up(bytes, static_cast<std::uint64_t>(n)) + 4095) / 4096) * 4096;
+    const std::uint64_t part_bytes =
+        bytes == 0 ? 0 : ((div_up(bytes, static_cast<std::uint64_t>(n)) + 4095) / 4096) * 4096;
     for (int i = 0; i < n; ++i) {
       ChannelPart cp;
       const std::uint64_t beg = std::min<std::uint64_t>(static_cast<std::uint64_t>(i) * part_bytes, bytes);
-      const std::uint64_t end = std::min<std::uint64_t>(static_cast<std::uint64_t>(i + 1) * part_bytes, bytes);
+      const std::uint64_t end =
+          std::min<std::uint64_t>(static_cast<std::uint64_t>(i + 1) * part_bytes, bytes);
       cp.bytes = end - beg;
       cp.wire_bytes = static_cast<double>(cp.bytes) * wire;
       cp.steps = cp.bytes == 0 ? (i == 0 ? 1 : 0) : static_cast<int>(div_up(cp.bytes, t.chunk));
@@ -155,17 +162,24 @@ class NcclModel final : public TransferModel {
 
   double link_efficiency(LinkClass link) const override {
     switch (link) {
-      case LinkClass::NvLink: return p_.nvlink_efficiency;
-      case LinkClass::Pcie: return p_.pcie_efficiency;
-      case LinkClass::Network: return p_.net_nic_efficiency;
-      case LinkClass::NetworkTcp: return p_.net_tcp_efficiency;
+      case LinkClass::NvLink:
+        return p_.nvlink_efficiency;
+      case LinkClass::Pcie:
+        return p_.pcie_efficiency;
+      case LinkClass::Network:
+        return p_.net_nic_efficiency;
+      case LinkClass::NetworkTcp:
+        return p_.net_tcp_efficiency;
       case LinkClass::Host:
-      case LinkClass::Smp: return 1.0;
+      case LinkClass::Smp:
+        return 1.0;
     }
     return 1.0;
   }
   double link_saturation(LinkClass link) const override {
-    return link == LinkClass::NvLink ? p_.nvlink_saturation : link == LinkClass::Pcie ? p_.pcie_saturation : 0.0;
+    return link == LinkClass::NvLink ? p_.nvlink_saturation
+           : link == LinkClass::Pcie ? p_.pcie_saturation
+                                     : 0.0;
   }
   Picoseconds host_launch_time(int gpus) const override { return p_.launch_base + gpus * p_.launch_per_gpu; }
   Picoseconds kernel_launch_latency() const override { return p_.kernel_launch_latency; }
@@ -213,33 +227,43 @@ std::unique_ptr<TransferModel> make(const ModelParams& p, const NcclEnv& e) {
 }
 
 const std::array<TransferModelInfo, 2> kModels{{
-    {"nccl", "NCCL 2.28 send/recv: transport rule, channels per peer and op, LL/Simple, chunked pipeline, "
-             "launch and protocol overheads",
+    {"nccl",
+     "NCCL 2.28 send/recv: transport rule, channels per peer and op, LL/Simple, chunked pipeline, "
+     "launch and protocol overheads",
      &make<NcclModel>},
-    {"ideal", "lower bound: every transfer one stream at the route's peak bandwidth, no overheads", &make<IdealModel>},
+    {"ideal", "lower bound: every transfer one stream at the route's peak bandwidth, no overheads",
+     &make<IdealModel>},
 }};
 
 }  // namespace
 
 const char* transport_name(Transport t) {
   switch (t) {
-    case Transport::P2p: return "P2P";
-    case Transport::Shm: return "SHM";
-    case Transport::Net: return "NET";
+    case Transport::P2p:
+      return "P2P";
+    case Transport::Shm:
+      return "SHM";
+    case Transport::Net:
+      return "NET";
   }
   return "?";
 }
 
 const char* protocol_name(Protocol p) {
   switch (p) {
-    case Protocol::Ll: return "LL";
-    case Protocol::Ll128: return "LL128";
-    case Protocol::Simple: return "Simple";
+    case Protocol::Ll:
+      return "LL";
+    case Protocol::Ll128:
+      return "LL128";
+    case Protocol::Simple:
+      return "Simple";
   }
   return "?";
 }
 
-std::span<const TransferModelInfo> transfer_models() { return kModels; }
+std::span<const TransferModelInfo> transfer_models() {
+  return kModels;
+}
 
 std::unique_ptr<TransferModel> make_transfer_model(std::string_view name, const ModelParams& params,
                                                    const NcclEnv& env) {

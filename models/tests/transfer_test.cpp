@@ -35,7 +35,7 @@ std::unique_ptr<TransferModel> nccl(std::vector<std::string> env = {}) {
 TEST_CASE("transfer: NCCL's channel counts on an 18-link NVSwitch machine (as its INFO log reports)") {
   const auto m = nccl();
   const CommInfo c = comm(*m, 4, nvswitch_pair());
-  CHECK(c.coll_channels == 24);          // 12 rings at 30 GB/s, duplicated
+  CHECK(c.coll_channels == 24);  // 12 rings at 30 GB/s, duplicated
   CHECK(c.p2p_channels == 32);
   CHECK(c.p2p_channels_per_peer == 32);
   CHECK(c.p2p_chunksize == 512 * 1024);  // all NVLink: NCCL_P2P_NVL_CHUNKSIZE
@@ -73,7 +73,7 @@ TEST_CASE("transfer: LL up to channels x NCCL_P2P_LL_THRESHOLD, Simple above") {
   CHECK(m->plan(threshold + 1, p, c, true).protocol == Protocol::Simple);
   // LL moves 8 data bytes per 16-byte line: twice the bytes on the wire.
   const auto ll = m->plan(4096, p, c, true);
-  CHECK(ll.parts[0].wire_bytes == doctest::Approx(2.0 * ll.parts[0].bytes));
+  CHECK(ll.parts[0].wire_bytes == doctest::Approx(2.0 * static_cast<double>(ll.parts[0].bytes)));
   // NCCL_PROTO without LL removes LL; a lower threshold moves the switch point.
   CHECK(nccl({"NCCL_PROTO=Simple"})->plan(4096, p, c, true).protocol == Protocol::Simple);
   const auto lowered = nccl({"NCCL_P2P_LL_THRESHOLD=1024"});
@@ -104,12 +104,15 @@ TEST_CASE("transfer: PCIe and network peers get 2 channels per peer, and PCIe ch
   const CommInfo c = comm(*m, 2, pix);
   CHECK(c.p2p_channels_per_peer == 2);
   CHECK(c.p2p_chunksize == 128 * 1024);
-  CHECK(nccl({"NCCL_BUFFSIZE=262144"})->comm_info(2, 1, std::vector<PairInfo>(2, pix)).p2p_chunksize == 32768);
+  CHECK(nccl({"NCCL_BUFFSIZE=262144"})->comm_info(2, 1, std::vector<PairInfo>(2, pix)).p2p_chunksize ==
+        32768);
   PairInfo remote;
   remote.same_node = false;
   const CommInfo net = m->comm_info(16, 2, std::vector<PairInfo>(16, remote));
   CHECK(net.p2p_channels_per_peer <= 2);
-  CHECK(nccl({"NCCL_NCHANNELS_PER_NET_PEER=1"})->comm_info(16, 2, std::vector<PairInfo>(16, remote)).p2p_channels_per_peer == 1);
+  CHECK(nccl({"NCCL_NCHANNELS_PER_NET_PEER=1"})
+            ->comm_info(16, 2, std::vector<PairInfo>(16, remote))
+            .p2p_channels_per_peer == 1);
 }
 
 TEST_CASE("transfer: NCCL_MIN/MAX_NCHANNELS clamp the channels") {
@@ -127,13 +130,14 @@ TEST_CASE("transfer: the model registry names every model and rejects unknown on
     CHECK(!info.description.empty());
     CHECK(make_transfer_model(info.name, ModelParams::defaults(), {}) != nullptr);
   }
-  CHECK_THROWS_WITH_AS(make_transfer_model("magic", ModelParams::defaults(), {}), doctest::Contains("valid models: nccl"),
-                       UsageError);
+  CHECK_THROWS_WITH_AS(make_transfer_model("magic", ModelParams::defaults(), {}),
+                       doctest::Contains("valid models: nccl"), UsageError);
 }
 
 TEST_CASE("nccl_env: unknown knobs and bad values are usage errors that list what is valid") {
   CHECK_THROWS_WITH_AS(NcclEnv::parse({"NCCL_FOO=1"}), doctest::Contains("NCCL_P2P_DISABLE"), UsageError);
-  CHECK_THROWS_WITH_AS(NcclEnv::parse({"NCCL_PROTO=LL256"}), doctest::Contains("valid: LL, LL128, Simple"), UsageError);
+  CHECK_THROWS_WITH_AS(NcclEnv::parse({"NCCL_PROTO=LL256"}), doctest::Contains("valid: LL, LL128, Simple"),
+                       UsageError);
   CHECK_THROWS_AS(NcclEnv::parse({"NCCL_P2P_DISABLE=yes"}), UsageError);
   CHECK_THROWS_AS(NcclEnv::parse({"NCCL_P2P_LEVEL=FAR"}), UsageError);
   CHECK_THROWS_AS(NcclEnv::parse({"NCCL_BUFFSIZE=12"}), UsageError);
@@ -147,15 +151,19 @@ TEST_CASE("nccl_env: unknown knobs and bad values are usage errors that list wha
 }
 
 TEST_CASE("params: fitted sets overlay the defaults; unknown keys and unit-less values are located errors") {
-  const ModelParams p = ModelParams::parse("[simple]\nchannel_bandwidth = \"21GBps\"\n", "x.toml", ModelParams::defaults());
+  const ModelParams p =
+      ModelParams::parse("[simple]\nchannel_bandwidth = \"21GBps\"\n", "x.toml", ModelParams::defaults());
   CHECK(p.simple.channel_bandwidth == doctest::Approx(21e9));
   CHECK(p.ll.channel_bandwidth == ModelParams::defaults().ll.channel_bandwidth);
-  CHECK_THROWS_WITH_AS(ModelParams::parse("[simple]\nchannel_bandwidth = 21\n", "x.toml", ModelParams::defaults()),
-                       doctest::Contains("x.toml:2:21"), InputError);
-  CHECK_THROWS_WITH_AS(ModelParams::parse("[simple]\nchanel_bandwidth = \"21GBps\"\n", "x.toml", ModelParams::defaults()),
-                       doctest::Contains("unknown key"), InputError);
-  CHECK_THROWS_WITH_AS(ModelParams::parse("[simple]\nbase_latency = \"\"\n", "x.toml", ModelParams::defaults()),
-                       doctest::Contains("empty duration"), InputError);
+  CHECK_THROWS_WITH_AS(
+      ModelParams::parse("[simple]\nchannel_bandwidth = 21\n", "x.toml", ModelParams::defaults()),
+      doctest::Contains("x.toml:2:21"), InputError);
+  CHECK_THROWS_WITH_AS(
+      ModelParams::parse("[simple]\nchanel_bandwidth = \"21GBps\"\n", "x.toml", ModelParams::defaults()),
+      doctest::Contains("unknown key"), InputError);
+  CHECK_THROWS_WITH_AS(
+      ModelParams::parse("[simple]\nbase_latency = \"\"\n", "x.toml", ModelParams::defaults()),
+      doctest::Contains("empty duration"), InputError);
   CHECK_THROWS_WITH_AS(ModelParams::parse("[magic]\nx = 1\n", "x.toml", ModelParams::defaults()),
                        doctest::Contains("unknown key or section"), InputError);
 }

@@ -18,7 +18,8 @@ topo::Topology load(const std::string& rel, const std::string& gpu = "") {
   return topo::load_topology(std::string(COMMSIM_SOURCE_DIR) + "/" + rel, {gpu, ""}, diag);
 }
 
-/// `commsim simulate p2p --pairs all` over 1 B .. 1 GiB (56 pairs x 31 sizes) on HGX H100, as the CLI runs it.
+/// `commsim simulate p2p --pairs all` over 1 B .. 1 GiB (56 pairs x 31 sizes) on HGX H100, as the CLI runs
+/// it.
 void BM_P2pAllPairsHgxH100(benchmark::State& state) {
   const auto t = load("topologies/library/real/hgx-h100.topo", "H100");
   const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
@@ -41,8 +42,9 @@ void BM_P2pAllPairsHgxH100(benchmark::State& state) {
 }
 BENCHMARK(BM_P2pAllPairsHgxH100)->Unit(benchmark::kMillisecond);
 
-/// Contention-heavy: on two HGX H100 nodes, every GPU sends to every other GPU in one group (an all-to-all made
-/// of send/recv): 240 transfers of many channels share NVSwitch ports, PCIe switches, NICs and leaf switches.
+/// Contention-heavy: on two HGX H100 nodes, every GPU sends to every other GPU in one group (an all-to-all
+/// made of send/recv): 240 transfers of many channels share NVSwitch ports, PCIe switches, NICs and leaf
+/// switches.
 void BM_ContentionAllToAll16(benchmark::State& state) {
   const auto t = load("topologies/library/whatif/hgx-h100-2nodes-ndr.toml");
   const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
@@ -72,7 +74,8 @@ void BM_ContentionAllToAll16(benchmark::State& state) {
     flows += r.flows;
   }
   state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
-  state.counters["flows"] = benchmark::Counter(static_cast<double>(flows), benchmark::Counter::kAvgIterations);
+  state.counters["flows"] =
+      benchmark::Counter(static_cast<double>(flows), benchmark::Counter::kAvgIterations);
 }
 BENCHMARK(BM_ContentionAllToAll16)->Arg(1 << 20)->Arg(64 << 20)->Unit(benchmark::kMillisecond);
 

@@ -39,7 +39,8 @@ SEE ALSO
 int main(int argc, char** argv) {
   CLI::App app{
       "commsim predicts how long GPU communication takes on a machine you have or one you are planning.\n"
-      "It reads real topologies (`nvidia-smi topo -m`) or what-if TOML clusters and models NVLink, NVSwitch,\n"
+      "It reads real topologies (`nvidia-smi topo -m`) or what-if TOML clusters and models NVLink, "
+      "NVSwitch,\n"
       "PCIe, host memory and InfiniBand/RoCE/TCP fabrics the way NCCL uses them.",
       "commsim"};
   app.footer(kFooter);

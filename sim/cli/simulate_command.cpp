@@ -91,7 +91,8 @@ void run_workload(const std::string& workload, const SimOptions& o) {
   const auto& hw = models::HardwareCatalog::builtin();
   if (!o.gpu.empty()) hw.gpu(o.gpu);
   const models::NcclEnv env = models::NcclEnv::parse(o.nccl_env);
-  const models::ModelParams params = o.params.empty() ? models::ModelParams::defaults() : models::ModelParams::load(o.params);
+  const models::ModelParams params =
+      o.params.empty() ? models::ModelParams::defaults() : models::ModelParams::load(o.params);
   const auto model = models::make_transfer_model(o.model, params, env);
   if (o.iterations < 1 || o.iterations > 1000) throw UsageError("--iterations must be between 1 and 1000");
   if (o.warmup < 0 || o.warmup > 100) throw UsageError("--warmup must be between 0 and 100");
@@ -129,9 +130,7 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     const double algbw = t_us > 0 ? static_cast<double>(bytes) / (t_us * 1e3) : 0.0;
     return std::pair{t_us, algbw};
   };
-  auto first_op = [](const sim::RunResult& r) {
-    return r.ops.empty() ? sim::OpRecord{} : r.ops.front();
-  };
+  auto first_op = [](const sim::RunResult& r) { return r.ops.empty() ? sim::OpRecord{} : r.ops.front(); };
 
   if (workload == "p2p") {
     std::vector<std::pair<int, int>> pairs;
@@ -149,7 +148,8 @@ void run_workload(const std::string& workload, const SimOptions& o) {
       sim::parse_gpu_list(std::to_string(o.dst), n);
       pairs.push_back({o.src, o.dst});
     }
-    table.columns = {"src", "dst", "bytes", "time_us", "algbw_gbps", "busbw_gbps", "transport", "protocol", "channels"};
+    table.columns = {"src",        "dst",       "bytes",    "time_us", "algbw_gbps",
+                     "busbw_gbps", "transport", "protocol", "channels"};
     table.units = {"", "", "B", "us", "GB/s", "GB/s", "", "", ""};
     Progress progress(pairs.size() * sizes.size());
     for (const auto& [a, b] : pairs) {
@@ -165,7 +165,8 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     }
   } else if (workload == "sendrecv") {
     const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
-    table.columns = {"bytes", "time_us", "algbw_gbps", "busbw_gbps", "ngpus", "transport", "protocol", "channels"};
+    table.columns = {"bytes", "time_us",   "algbw_gbps", "busbw_gbps",
+                     "ngpus", "transport", "protocol",   "channels"};
     table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
     table.metadata["gpus"] = gpus;
     Progress progress(sizes.size());
@@ -173,7 +174,8 @@ void run_workload(const std::string& workload, const SimOptions& o) {
       const auto r = run(sim::sendrecv_program(gpus, bytes));
       const auto [t, bw] = timing(bytes, r);
       const auto op = first_op(r);
-      table.rows.push_back({static_cast<std::int64_t>(bytes), t, bw, bw, static_cast<std::int64_t>(gpus.size()),
+      table.rows.push_back({static_cast<std::int64_t>(bytes), t, bw, bw,
+                            static_cast<std::int64_t>(gpus.size()),
                             std::string(models::transport_name(op.transport)),
                             std::string(models::protocol_name(op.protocol)), std::int64_t{op.channels}});
       progress.step();
@@ -183,7 +185,8 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     if (pr.size() != 2) throw UsageError("--pair takes two GPUs, e.g. --pair 0,1");
     if (o.mode.empty()) throw UsageError("exchange needs --mode sequential|overlapped|batched");
     const sim::ExchangeMode mode = sim::parse_exchange_mode(o.mode);
-    table.columns = {"bytes", "time_us", "algbw_gbps", "busbw_gbps", "mode", "transport", "protocol", "channels"};
+    table.columns = {"bytes", "time_us",   "algbw_gbps", "busbw_gbps",
+                     "mode",  "transport", "protocol",   "channels"};
     table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
     table.metadata["pair"] = pr;
     table.metadata["mode"] = o.mode;
@@ -192,7 +195,8 @@ void run_workload(const std::string& workload, const SimOptions& o) {
       const auto r = run(sim::exchange_program(pr[0], pr[1], mode, bytes));
       const auto [t, bw] = timing(bytes, r);
       const auto op = first_op(r);
-      table.rows.push_back({static_cast<std::int64_t>(bytes), t, bw, bw, std::string(sim::exchange_mode_name(mode)),
+      table.rows.push_back({static_cast<std::int64_t>(bytes), t, bw, bw,
+                            std::string(sim::exchange_mode_name(mode)),
                             std::string(models::transport_name(op.transport)),
                             std::string(models::protocol_name(op.protocol)), std::int64_t{op.channels}});
       progress.step();
@@ -202,31 +206,37 @@ void run_workload(const std::string& workload, const SimOptions& o) {
 }
 
 void add_common(CLI::App* app, SimOptions& o) {
-  app->add_option("--topology", o.topology, "Topology: `nvidia-smi topo -m` output or a what-if .toml")->required();
+  app->add_option("--topology", o.topology, "Topology: `nvidia-smi topo -m` output or a what-if .toml")
+      ->required();
   app->add_option("--gpu", o.gpu, "GPU generation (`commsim topo gpus`); default: what the topology says");
   app->add_option("--params", o.params,
                   "Parameter set (TOML) over the defaults, e.g. models/params/h200.toml;\ndefault: "
                   "models/params/nccl-default.toml");
   std::string models_help = "Transfer model:";
-  for (const auto& m : models::transfer_models()) models_help += "\n  " + std::string(m.name) + ": " + std::string(m.description);
+  for (const auto& m : models::transfer_models())
+    models_help += "\n  " + std::string(m.name) + ": " + std::string(m.description);
   app->add_option("--model", o.model, models_help)->capture_default_str();
-  app->add_option("--nccl-env", o.nccl_env,
-                  "NCCL knob as a what-if, repeatable: KEY=VALUE, e.g. NCCL_PROTO=Simple,\nNCCL_P2P_DISABLE=1, "
-                  "NCCL_BUFFSIZE=8MiB. Known: " + models::NcclEnv::known_keys())
+  app->add_option(
+         "--nccl-env", o.nccl_env,
+         "NCCL knob as a what-if, repeatable: KEY=VALUE, e.g. NCCL_PROTO=Simple,\nNCCL_P2P_DISABLE=1, "
+         "NCCL_BUFFSIZE=8MiB. Known: " +
+             models::NcclEnv::known_keys())
       ->allow_extra_args(false);
   app->add_option("--min-bytes", o.min_bytes, "Smallest size, with a unit")->capture_default_str();
   app->add_option("--max-bytes", o.max_bytes, "Largest size, with a unit")->capture_default_str();
   app->add_option("--factor", o.factor, "Multiply the size by this between steps")->capture_default_str();
   app->add_option("--iterations", o.iterations, "Timed iterations per size (back to back, as nccl-tests -n)")
       ->capture_default_str();
-  app->add_option("--warmup", o.warmup, "Untimed iterations before them (nccl-tests -w)")->capture_default_str();
+  app->add_option("--warmup", o.warmup, "Untimed iterations before them (nccl-tests -w)")
+      ->capture_default_str();
   app->add_option("--format", o.format, "Output format")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
   app->add_option("-o,--out", o.out, "Write results to this file (atomically) instead of standard output");
-  app->add_option("--trace", o.trace,
-                  "Write the simulated timeline as Chrome trace-event JSON (open in\nPerfetto): kernels per GPU "
-                  "and stream, link utilisation counters");
+  app->add_option(
+      "--trace", o.trace,
+      "Write the simulated timeline as Chrome trace-event JSON (open in\nPerfetto): kernels per GPU "
+      "and stream, link utilisation counters");
 }
 
 }  // namespace
@@ -246,12 +256,15 @@ OUTPUT
     const char* help;
   };
   const Workload workloads[] = {
-      {"p2p", "Unidirectional send from --src to --dst (or every directed pair with\n--pairs all), one host "
-              "thread per GPU"},
-      {"sendrecv", "nccl-tests sendrecv_perf over --gpus: every rank sends to the next and\nreceives from the "
-                   "previous in one group"},
-      {"exchange", "Bidirectional exchange between --pair A,B with --mode sequential (one\nstream), overlapped "
-                   "(separate communicators and streams) or batched\n(one group)"},
+      {"p2p",
+       "Unidirectional send from --src to --dst (or every directed pair with\n--pairs all), one host "
+       "thread per GPU"},
+      {"sendrecv",
+       "nccl-tests sendrecv_perf over --gpus: every rank sends to the next and\nreceives from the "
+       "previous in one group"},
+      {"exchange",
+       "Bidirectional exchange between --pair A,B with --mode sequential (one\nstream), overlapped "
+       "(separate communicators and streams) or batched\n(one group)"},
   };
   for (const Workload& w : workloads) {
     auto opts = std::make_shared<SimOptions>();
@@ -269,7 +282,9 @@ OUTPUT
       sub->add_option("--mode", opts->mode, "sequential, overlapped or batched")->required();
     }
     sub->footer("\nEXAMPLE\n  commsim simulate " + name + " --topology topologies/library/real/h200x4.topo " +
-                (name == "p2p" ? "--src 0 --dst 1" : name == "sendrecv" ? "--gpus 0-3" : "--pair 0,1 --mode batched") +
+                (name == "p2p"        ? "--src 0 --dst 1"
+                 : name == "sendrecv" ? "--gpus 0-3"
+                                      : "--pair 0,1 --mode batched") +
                 " --params models/params/h200.toml");
     sub->callback([opts, name] { run_workload(name, *opts); });
   }

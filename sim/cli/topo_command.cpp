@@ -25,7 +25,8 @@ struct ShowOptions {
 void run_show(const ShowOptions& o) {
   topo::Diagnostics diag;
   topo::LoadOptions load{o.gpu, o.nvlink};
-  if (!o.gpu.empty()) models::HardwareCatalog::builtin().gpu(o.gpu);  // unknown names fail before reading files
+  if (!o.gpu.empty())
+    models::HardwareCatalog::builtin().gpu(o.gpu);  // unknown names fail before reading files
   const topo::Topology t = topo::load_topology(o.file, load, diag);
   std::string text;
   if (o.format == "json") {
@@ -47,7 +48,8 @@ void run_show(const ShowOptions& o) {
 }  // namespace
 
 void add_topo_command(CLI::App& app) {
-  CLI::App* topo = app.add_subcommand("topo", "Inspect machine topologies, the GPU catalogue and bundled presets");
+  CLI::App* topo =
+      app.add_subcommand("topo", "Inspect machine topologies, the GPU catalogue and bundled presets");
   topo->require_subcommand(1);
 
   auto opts = std::make_shared<ShowOptions>();
@@ -59,9 +61,10 @@ void add_topo_command(CLI::App& app) {
                    "`nvidia-smi topo -m` output (a sibling FILE.nvlink holding\n"
                    "`nvidia-smi nvlink -s` is read too), or a what-if cluster in\nTOML (*.toml)")
       ->required();
-  show->add_option("--gpu", opts->gpu,
-                   "GPU generation: H100, H200, B200, A100, V100, L40S, ...\n(`commsim topo gpus` lists them). "
-                   "Default: what the input\nsays, else the documented rule for what the matrix shows");
+  show->add_option(
+      "--gpu", opts->gpu,
+      "GPU generation: H100, H200, B200, A100, V100, L40S, ...\n(`commsim topo gpus` lists them). "
+      "Default: what the input\nsays, else the documented rule for what the matrix shows");
   show->add_option("--nvlink", opts->nvlink, "`nvidia-smi nvlink -s` output of the same machine");
   show->add_option("--format", opts->format, "Output format")
       ->check(CLI::IsMember({"text", "json", "dot"}))
@@ -79,7 +82,8 @@ JSON
   SYS) or NET between machines; "bandwidth_gbps" is the route's peak per-direction bandwidth in GB/s.)");
   show->callback([opts] { run_show(*opts); });
 
-  CLI::App* gpus = topo->add_subcommand("gpus", "List the GPU generations commsim knows, with their link constants");
+  CLI::App* gpus =
+      topo->add_subcommand("gpus", "List the GPU generations commsim knows, with their link constants");
   gpus->callback([] {
     const auto& hw = models::HardwareCatalog::builtin();
     std::printf("%-10s %-5s %-4s %-7s %-10s %-8s %-6s %-9s %s\n", "gpu", "year", "sm", "nvlink", "per link",

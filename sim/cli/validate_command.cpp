@@ -1,4 +1,5 @@
-// `commsim validate`: join measured results with predictions and print the error, per configuration and regime.
+// `commsim validate`: join measured results with predictions and print the error, per configuration and
+// regime.
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -32,7 +33,8 @@ struct ValidateOptions {
 void run_validate(const ValidateOptions& o) {
   if (o.nccl_tests.empty()) throw UsageError("validate needs --nccl-tests FILE...");
   const models::NcclEnv env = models::NcclEnv::parse(o.nccl_env);
-  const models::ModelParams params = o.params.empty() ? models::ModelParams::defaults() : models::ModelParams::load(o.params);
+  const models::ModelParams params =
+      o.params.empty() ? models::ModelParams::defaults() : models::ModelParams::load(o.params);
   const auto model = models::make_transfer_model(o.model, params, env);
   topo::Diagnostics diag;
   const topo::Topology t = topo::load_topology(o.topology, {o.gpu, ""}, diag);
@@ -42,12 +44,15 @@ void run_validate(const ValidateOptions& o) {
   for (const auto& f : o.nccl_tests) {
     for (auto& r : validation::parse_nccl_tests(read_file(f), f)) runs.push_back(std::move(r));
   }
-  const validation::GpuMap map = o.gpu_map.empty() ? validation::GpuMap{} : validation::GpuMap::from_csv(o.gpu_map);
+  const validation::GpuMap map =
+      o.gpu_map.empty() ? validation::GpuMap{} : validation::GpuMap::from_csv(o.gpu_map);
   const auto rows = validation::compare(runs, rt, map);
 
   std::printf("commsim validate: %zu nccl-tests run(s), %zu sizes compared; model %s, parameters %s%s\n",
               runs.size(), rows.size(), o.model.c_str(), params.name.c_str(),
-              env.settings.empty() ? "" : (", NCCL env " + env.settings.front() + (env.settings.size() > 1 ? " ..." : "")).c_str());
+              env.settings.empty()
+                  ? ""
+                  : (", NCCL env " + env.settings.front() + (env.settings.size() > 1 ? " ..." : "")).c_str());
   std::map<std::string, std::vector<validation::Comparison>> by_label;
   for (const auto& c : rows) by_label[c.label()].push_back(c);
   for (const auto& [label, cs] : by_label) {
@@ -55,12 +60,13 @@ void run_validate(const ValidateOptions& o) {
     if (o.per_size) {
       std::printf("  %12s %12s %12s %8s %8s\n", "bytes", "measured_us", "predicted_us", "error", "spread");
       for (const auto& c : cs) {
-        std::printf("  %12llu %12.2f %12.2f %+7.1f%% %7.1f%%\n", static_cast<unsigned long long>(c.bytes), c.measured_us,
-                    c.predicted_us, 100 * c.error(), 100 * c.spread);
+        std::printf("  %12llu %12.2f %12.2f %+7.1f%% %7.1f%%\n", static_cast<unsigned long long>(c.bytes),
+                    c.measured_us, c.predicted_us, 100 * c.error(), 100 * c.spread);
       }
     }
     std::printf("  %-30s %6s %8s %10s %14s\n", "regime", "sizes", "MAPE", "worst", "meas. spread");
-    for (auto regime : {validation::Regime::Latency, validation::Regime::Transition, validation::Regime::Bandwidth}) {
+    for (auto regime :
+         {validation::Regime::Latency, validation::Regime::Transition, validation::Regime::Bandwidth}) {
       std::vector<validation::Comparison> sub;
       double spread = 0;
       for (const auto& c : cs) {
@@ -71,8 +77,8 @@ void run_validate(const ValidateOptions& o) {
       }
       if (sub.empty()) continue;
       const auto s = validation::stats(sub);
-      std::printf("  %-30s %6d %7.1f%% %9.1f%% %13.1f%%\n", validation::regime_name(regime), s.count, s.mape, s.worst,
-                  100 * spread / static_cast<double>(sub.size()));
+      std::printf("  %-30s %6d %7.1f%% %9.1f%% %13.1f%%\n", validation::regime_name(regime), s.count, s.mape,
+                  s.worst, 100 * spread / static_cast<double>(sub.size()));
     }
     const auto s = validation::stats(cs);
     std::printf("  %-30s %6d %7.1f%% %9.1f%%  (worst at %llu B)\n", "all sizes", s.count, s.mape, s.worst,
@@ -84,9 +90,9 @@ void run_validate(const ValidateOptions& o) {
     for (const auto& c : rows) {
       std::string gpus;
       for (std::size_t i = 0; i < c.gpus.size(); ++i) gpus += (i ? " " : "") + std::to_string(c.gpus[i]);
-      csv << c.workload << "," << gpus << "," << c.bytes << "," << c.measured_us << "," << c.predicted_us << ","
-          << 100 * c.error() << "," << c.runs << "," << 100 * c.spread << "," << validation::regime_name(validation::regime_of(c.bytes))
-          << "," << c.source << "\n";
+      csv << c.workload << "," << gpus << "," << c.bytes << "," << c.measured_us << "," << c.predicted_us
+          << "," << 100 * c.error() << "," << c.runs << "," << 100 * c.spread << ","
+          << validation::regime_name(validation::regime_of(c.bytes)) << "," << c.source << "\n";
     }
     write_file_atomic(o.csv, csv.str());
   }
@@ -94,7 +100,8 @@ void run_validate(const ValidateOptions& o) {
   std::map<std::string, std::vector<validation::Comparison>> by_workload;
   for (const auto& c : rows) by_workload[c.workload].push_back(c);
   std::printf("\n");
-  for (const auto& [w, cs] : by_workload) std::printf("MAPE %.1f%% %s\n", validation::stats(cs).mape, w.c_str());
+  for (const auto& [w, cs] : by_workload)
+    std::printf("MAPE %.1f%% %s\n", validation::stats(cs).mape, w.c_str());
   std::printf("MAPE %.1f%% overall\n", validation::stats(rows).mape);
 }
 
@@ -102,20 +109,24 @@ void run_validate(const ValidateOptions& o) {
 
 void add_validate_command(CLI::App& app) {
   auto o = std::make_shared<ValidateOptions>();
-  CLI::App* v = app.add_subcommand("validate",
-                                   "Compare predictions with measurements: simulate exactly what was measured\n"
-                                   "and report the error per configuration and size regime");
-  v->add_option("--nccl-tests", o->nccl_tests, "nccl-tests text logs (several runs per file are fine; repeats of a\n"
-                                                  "configuration are combined by their median)")
+  CLI::App* v =
+      app.add_subcommand("validate",
+                         "Compare predictions with measurements: simulate exactly what was measured\n"
+                         "and report the error per configuration and size regime");
+  v->add_option("--nccl-tests", o->nccl_tests,
+                "nccl-tests text logs (several runs per file are fine; repeats of a\n"
+                "configuration are combined by their median)")
       ->required();
   v->add_option("--topology", o->topology, "Topology of the measured machine")->required();
   v->add_option("--gpu", o->gpu, "GPU generation, as for simulate");
   v->add_option("--params", o->params, "Parameter set (TOML) over the defaults");
-  v->add_option("--model", o->model, "Transfer model (see `commsim simulate p2p --help`)")->capture_default_str();
+  v->add_option("--model", o->model, "Transfer model (see `commsim simulate p2p --help`)")
+      ->capture_default_str();
   v->add_option("--nccl-env", o->nccl_env, "NCCL knobs the measurement ran with, KEY=VALUE, repeatable");
-  v->add_option("--gpu-map", o->gpu_map,
-                "CSV from `nvidia-smi --query-gpu=index,pci.bus_id --format=csv`: maps\nthe logs' PCI bus ids to "
-                "topology GPUs (else CUDA device numbers are used)");
+  v->add_option(
+      "--gpu-map", o->gpu_map,
+      "CSV from `nvidia-smi --query-gpu=index,pci.bus_id --format=csv`: maps\nthe logs' PCI bus ids to "
+      "topology GPUs (else CUDA device numbers are used)");
   v->add_option("--csv", o->csv, "Write every joined row to this CSV file");
   v->add_flag("--per-size", o->per_size, "Print every size, not only the per-regime summary");
   v->footer(R"(

@@ -8,7 +8,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
-    (void)commsim::topo::parse_nvlink_status(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.nvlink");
+    (void)commsim::topo::parse_nvlink_status(std::string_view(reinterpret_cast<const char*>(data), size),
+                                             "fuzz.nvlink");
   } catch (const commsim::Error&) {
   }
   return 0;

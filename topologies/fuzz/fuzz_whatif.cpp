@@ -8,7 +8,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  // Cap node counts so one input cannot ask for a 100,000-node cluster: that is a size, not a parser, question.
+  // Cap node counts so one input cannot ask for a 100,000-node cluster: that is a size, not a parser,
+  // question.
   if (text.find("count") != std::string_view::npos) {
     for (std::size_t i = text.find("count"); i != std::string_view::npos; i = text.find("count", i + 1)) {
       std::size_t j = i + 5;

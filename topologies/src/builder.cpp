@@ -5,10 +5,10 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <optional>
 #include <functional>
 #include <map>
 #include <numeric>
+#include <optional>
 
 #include "commsim/core/error.hpp"
 
@@ -130,8 +130,8 @@ std::pair<const GpuSpec*, std::string> default_gpu_for(const TopoMatrix& m, cons
   return {newest(hw, [](const GpuSpec&) { return true; }), "no catalogue GPU matches: the newest GPU"};
 }
 
-void add_matrix_node(Topology& topo, const TopoMatrix& m, const NodeBuildOptions& opt, const HardwareCatalog& hw,
-                     Diagnostics& diag) {
+void add_matrix_node(Topology& topo, const TopoMatrix& m, const NodeBuildOptions& opt,
+                     const HardwareCatalog& hw, Diagnostics& diag) {
   const std::string source = opt.source.empty() ? m.file : opt.source;
   // 1. Which GPU.
   GpuSpec spec;
@@ -235,9 +235,10 @@ void add_matrix_node(Topology& topo, const TopoMatrix& m, const NodeBuildOptions
       const MatrixCell& c = m.cell(a, b);
       info.codes[a][b] = code_name(c.code, c.nvlinks);
       if (c.code == PairCode::NvLink && c.nvlinks > spec.nvlink_links && !ov.nvlink_links) {
-        throw InputError(located(m, a, b).where,
-                         "NV" + std::to_string(c.nvlinks) + " is more NVLinks than a " + spec.name + " has (" +
-                             std::to_string(spec.nvlink_links) + "); is the GPU (" + origin + ") right?");
+        throw InputError(located(m, a, b).where, "NV" + std::to_string(c.nvlinks) +
+                                                     " is more NVLinks than a " + spec.name + " has (" +
+                                                     std::to_string(spec.nvlink_links) + "); is the GPU (" +
+                                                     origin + ") right?");
       }
     }
   }
@@ -270,7 +271,8 @@ void add_matrix_node(Topology& topo, const TopoMatrix& m, const NodeBuildOptions
         const MatrixCell& c = m.cell(a, b);
         if (c.code != PairCode::NvLink) continue;
         total += c.nvlinks;
-        if (a < b) topo.add_link(vtx[a], vtx[b], {LinkKind::NvLink, c.nvlinks * link_bw, lat.nvlink, c.nvlinks, 0});
+        if (a < b)
+          topo.add_link(vtx[a], vtx[b], {LinkKind::NvLink, c.nvlinks * link_bw, lat.nvlink, c.nvlinks, 0});
       }
       if (total > spec.nvlink_links) {
         int first = a == 0 ? 1 : 0;
@@ -280,16 +282,17 @@ void add_matrix_node(Topology& topo, const TopoMatrix& m, const NodeBuildOptions
             break;
           }
         }
-        throw InputError(located(m, a, first).where,
-                         m.devices[a].label + " has " + std::to_string(total) + " NVLinks in bundles, more than a " +
-                             spec.name + " has (" + std::to_string(spec.nvlink_links) + ")");
+        throw InputError(located(m, a, first).where, m.devices[a].label + " has " + std::to_string(total) +
+                                                         " NVLinks in bundles, more than a " + spec.name +
+                                                         " has (" + std::to_string(spec.nvlink_links) + ")");
       }
       gpu_info(a).nvlinks = total;
       gpu_info(a).nvlink_bandwidth = total * link_bw;
     }
   }
 
-  // 5. PCIe tree: NUMA domains (not SYS), host bridges (not NODE), switch trees (PIX/PXB), leaf switches (PIX).
+  // 5. PCIe tree: NUMA domains (not SYS), host bridges (not NODE), switch trees (PIX/PXB), leaf switches
+  // (PIX).
   auto rank = [&](int a, int b) { return pcie_rank(m.cell(a, b).code); };
   std::vector<int> all(d_count);
   std::iota(all.begin(), all.end(), 0);
@@ -309,8 +312,8 @@ void add_matrix_node(Topology& topo, const TopoMatrix& m, const NodeBuildOptions
   for (int d = 0; d < d_count; ++d) {
     const MatrixDevice& dev = m.devices[d];
     std::string key = numa_number(dev.numa_affinity) ? "numa:" + dev.numa_affinity
-                      : !dev.cpu_affinity.empty()   ? "cpu:" + dev.cpu_affinity
-                                                    : "";
+                      : !dev.cpu_affinity.empty()    ? "cpu:" + dev.cpu_affinity
+                                                     : "";
     if (!key.empty()) {
       informed[d] = true;
       auto [it, fresh] = first_with_key.emplace(key, d);
@@ -333,7 +336,8 @@ void add_matrix_node(Topology& topo, const TopoMatrix& m, const NodeBuildOptions
   auto uplink = [&](const std::vector<int>& members, Vertex child, Vertex parent) {
     int gen = 0;
     for (int d : members) gen = std::max(gen, pcie_of(d).first);
-    topo.add_link(child, parent, {LinkKind::Pcie, hw.pcie_bandwidth(gen, 16), lat.pcie + lat.pcie_switch, 16, gen});
+    topo.add_link(child, parent,
+                  {LinkKind::Pcie, hw.pcie_bandwidth(gen, 16), lat.pcie + lat.pcie_switch, 16, gen});
   };
 
   std::vector<int> implied_leaf(d_count, -1), implied_tree(d_count, -1), implied_hb(d_count, -1),
@@ -350,7 +354,8 @@ void add_matrix_node(Topology& topo, const TopoMatrix& m, const NodeBuildOptions
         break;
       }
     }
-    const Vertex cpu = topo.add_vertex({VertexKind::Cpu, opt.name_prefix + "cpu" + std::to_string(k), node, numa_id});
+    const Vertex cpu =
+        topo.add_vertex({VertexKind::Cpu, opt.name_prefix + "cpu" + std::to_string(k), node, numa_id});
     for (const Vertex other : cpus) {
       topo.add_link(cpu, other, {LinkKind::Smp, host.smp_bandwidth, lat.smp, 0, 0});
     }
@@ -364,8 +369,8 @@ void add_matrix_node(Topology& topo, const TopoMatrix& m, const NodeBuildOptions
       }
     }
     for (const auto& hb : groups_of(hb_uf, dom)) {
-      const Vertex bridge =
-          topo.add_vertex({VertexKind::HostBridge, opt.name_prefix + "hostbridge" + std::to_string(hb_count), node, -1});
+      const Vertex bridge = topo.add_vertex(
+          {VertexKind::HostBridge, opt.name_prefix + "hostbridge" + std::to_string(hb_count), node, -1});
       for (int d : hb) implied_hb[d] = hb_count;
       ++hb_count;
       topo.add_link(bridge, cpu, {LinkKind::HostLink, host.root_complex_bandwidth, lat.host_bridge, 0, 0});
@@ -411,11 +416,11 @@ void add_matrix_node(Topology& topo, const TopoMatrix& m, const NodeBuildOptions
     for (int b = a + 1; b < d_count; ++b) {
       const int r = rank(a, b);
       if (r == 0) continue;
-      const int implied = implied_numa[a] != implied_numa[b]                   ? 5
-                          : implied_hb[a] != implied_hb[b]                     ? 4
+      const int implied = implied_numa[a] != implied_numa[b]                          ? 5
+                          : implied_hb[a] != implied_hb[b]                            ? 4
                           : implied_tree[a] < 0 || implied_tree[a] != implied_tree[b] ? 3
-                          : implied_leaf[a] != implied_leaf[b]                 ? 2
-                                                                               : 1;
+                          : implied_leaf[a] != implied_leaf[b]                        ? 2
+                                                                                      : 1;
       if (implied != r) {
         if (mismatches++ == 0) {
           static const char* names[] = {"-", "PIX", "PXB", "PHB", "NODE", "SYS"};

@@ -56,7 +56,8 @@ double parse_ratio(const TomlFields& f, std::string_view key) {
 }
 
 void add_fabric(Topology& topo, const TomlFields& f, const models::HardwareCatalog& hw) {
-  f.reject_unknown_keys({"kind", "link_bandwidth", "hop_latency", "rails", "nodes_per_leaf", "oversubscription"});
+  f.reject_unknown_keys(
+      {"kind", "link_bandwidth", "hop_latency", "rails", "nodes_per_leaf", "oversubscription"});
   FabricInfo fab;
   fab.kind = f.required_string("kind");
   try {
@@ -72,8 +73,9 @@ void add_fabric(Topology& topo, const TomlFields& f, const models::HardwareCatal
   }
   for (const NicInfo& n : topo.nics) nic_bw = std::max(nic_bw, n.bandwidth);
   if (min_nics == 0) {
-    f.fail("", "every machine on a fabric needs at least one NIC; a node source has none (add NIC columns to "
-               "its topo file or choose a preset with NICs)");
+    f.fail("",
+           "every machine on a fabric needs at least one NIC; a node source has none (add NIC columns to "
+           "its topo file or choose a preset with NICs)");
   }
   fab.link_bandwidth = f.bandwidth("link_bandwidth").value_or(nic_bw);
   fab.rails = static_cast<int>(f.integer("rails").value_or(max_nics));
@@ -130,7 +132,8 @@ const std::vector<Preset>& presets() {
     const toml::table root = models::parse_toml(library_file("presets.toml"), file);
     std::vector<Preset> out;
     for (const auto& [k, v] : root) {
-      if (!v.is_table()) throw InputError({file, 0, 0}, "preset '" + std::string(k.str()) + "' is not a table");
+      if (!v.is_table())
+        throw InputError({file, 0, 0}, "preset '" + std::string(k.str()) + "' is not a table");
       TomlFields f(*v.as_table(), file, "preset " + std::string(k.str()));
       f.reject_unknown_keys({"description", "gpu", "topo", "nvlink"});
       out.push_back({std::string(k.str()), f.string("description").value_or(""), f.required_string("gpu"),
@@ -152,7 +155,8 @@ Topology load_whatif(std::string_view text, const std::string& file, const std::
   topo.name = top.string("name").value_or(fs::path(file).stem().string());
 
   const toml::array* nodes = root["nodes"].as_array();
-  if (!nodes || nodes->empty()) top.fail("nodes", "missing [[nodes]]: a what-if needs at least one node group");
+  if (!nodes || nodes->empty())
+    top.fail("nodes", "missing [[nodes]]: a what-if needs at least one node group");
   struct Source {
     TopoMatrix matrix;
     std::unique_ptr<NvlinkStatus> nvlink;
@@ -174,7 +178,8 @@ Topology load_whatif(std::string_view text, const std::string& file, const std::
     std::string origin = options.gpu.empty() ? "what-if file" : "--gpu";
     std::string key, source_name, matrix_text, matrix_file, nvlink_text, nvlink_file;
     if (preset_name) {
-      auto it = std::find_if(presets().begin(), presets().end(), [&](const Preset& p) { return p.name == *preset_name; });
+      auto it = std::find_if(presets().begin(), presets().end(),
+                             [&](const Preset& p) { return p.name == *preset_name; });
       if (it == presets().end()) {
         std::string names;
         for (const Preset& p : presets()) names += (names.empty() ? "" : ", ") + p.name;
@@ -232,7 +237,8 @@ Topology load_whatif(std::string_view text, const std::string& file, const std::
     nb.source = source_name;
     if (const toml::table* o = f.subtable("overrides")) {
       TomlFields of(*o, file, "[nodes.overrides]");
-      of.reject_unknown_keys({"nvlink_links", "nvlink_link_bandwidth", "pcie_gen", "pcie_lanes", "nic_bandwidth"});
+      of.reject_unknown_keys(
+          {"nvlink_links", "nvlink_link_bandwidth", "pcie_gen", "pcie_lanes", "nic_bandwidth"});
       if (auto v = of.integer("nvlink_links")) {
         if (*v < 0 || *v > 64) of.fail("nvlink_links", "must be between 0 and 64");
         nb.overrides.nvlink_links = static_cast<int>(*v);
@@ -247,12 +253,14 @@ Topology load_whatif(std::string_view text, const std::string& file, const std::
         nb.overrides.pcie_gen = static_cast<int>(*v);
       }
       if (auto v = of.integer("pcie_lanes")) {
-        if (*v != 1 && *v != 2 && *v != 4 && *v != 8 && *v != 16) of.fail("pcie_lanes", "must be 1, 2, 4, 8 or 16");
+        if (*v != 1 && *v != 2 && *v != 4 && *v != 8 && *v != 16)
+          of.fail("pcie_lanes", "must be 1, 2, 4, 8 or 16");
         nb.overrides.pcie_lanes = static_cast<int>(*v);
       }
       nb.overrides.nic_bandwidth = of.bandwidth("nic_bandwidth");
     }
-    if (!gpu.empty() && !hw.find_gpu(gpu)) f.fail("gpu", "unknown GPU '" + gpu + "'; known GPUs: " + hw.gpu_names());
+    if (!gpu.empty() && !hw.find_gpu(gpu))
+      f.fail("gpu", "unknown GPU '" + gpu + "'; known GPUs: " + hw.gpu_names());
     for (std::int64_t i = 0; i < count; ++i) {
       total_nodes++;
       if (total_nodes > 100000) f.fail("count", "more than 100000 nodes in total");

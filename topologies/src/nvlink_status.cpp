@@ -93,17 +93,18 @@ NvlinkStatus parse_nvlink_status(std::string_view text, const std::string& file)
       }
       const auto unit = value.find(" GB/s");
       double gbps = 0;
-      auto [p, ec] = std::from_chars(value.data(), value.data() + (unit == std::string_view::npos ? 0 : unit), gbps);
+      auto [p, ec] =
+          std::from_chars(value.data(), value.data() + (unit == std::string_view::npos ? 0 : unit), gbps);
       if (unit == std::string_view::npos || ec != std::errc() || p != value.data() + unit ||
           unit + 5 != value.size() || !(gbps > 0) || gbps > 10000) {
-        throw InputError({file, line.number, vcol},
-                         "bad link speed '" + std::string(value) + "'; expected e.g. '26.562 GB/s' or '<inactive>'");
+        throw InputError({file, line.number, vcol}, "bad link speed '" + std::string(value) +
+                                                        "'; expected e.g. '26.562 GB/s' or '<inactive>'");
       }
       rates.push_back(gbps * 1e9);
       continue;
     }
-    throw InputError(at, "unrecognised line; expected 'GPU n: ...' or 'Link n: ...' as printed by " +
-                             std::string(kWhat));
+    throw InputError(
+        at, "unrecognised line; expected 'GPU n: ...' or 'Link n: ...' as printed by " + std::string(kWhat));
   }
   if (out.gpus.empty()) throw InputError({file, 1, 1}, "no 'GPU n:' lines; expected " + std::string(kWhat));
   return out;

@@ -21,7 +21,9 @@ std::string gbps(double bytes_per_s) {
   return buf;
 }
 
-std::string pad(const std::string& s, std::size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
+std::string pad(const std::string& s, std::size_t w) {
+  return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
+}
 
 std::string link_label(const LinkInfo& l) {
   std::string s = kind_name(l.kind);
@@ -67,22 +69,39 @@ nlohmann::json to_json(const Topology& topo, const Diagnostics& diag) {
   j["nodes"] = json::array();
   for (std::size_t i = 0; i < topo.nodes.size(); ++i) {
     const NodeInfo& n = topo.nodes[i];
-    j["nodes"].push_back({{"index", i}, {"name", n.name}, {"source", n.source}, {"gpu_model", n.gpu_model},
-                          {"gpu_model_origin", n.gpu_origin}, {"nvlink_fabric", n.nvlink_fabric},
-                          {"gpus", n.gpus}, {"nics", n.nics}});
+    j["nodes"].push_back({{"index", i},
+                          {"name", n.name},
+                          {"source", n.source},
+                          {"gpu_model", n.gpu_model},
+                          {"gpu_model_origin", n.gpu_origin},
+                          {"nvlink_fabric", n.nvlink_fabric},
+                          {"gpus", n.gpus},
+                          {"nics", n.nics}});
   }
   j["gpus"] = json::array();
   for (const GpuInfo& g : topo.gpus) {
-    j["gpus"].push_back({{"index", g.index}, {"name", g.name}, {"node", g.node}, {"local_index", g.local_index},
-                         {"model", g.model}, {"numa", g.numa}, {"cpu_affinity", g.cpu_affinity},
-                         {"nvlinks", g.nvlinks}, {"nvlink_bandwidth_gbps", round_to(g.nvlink_bandwidth / 1e9, 3)},
-                         {"pcie_gen", g.pcie_gen}, {"pcie_lanes", g.pcie_lanes}});
+    j["gpus"].push_back({{"index", g.index},
+                         {"name", g.name},
+                         {"node", g.node},
+                         {"local_index", g.local_index},
+                         {"model", g.model},
+                         {"numa", g.numa},
+                         {"cpu_affinity", g.cpu_affinity},
+                         {"nvlinks", g.nvlinks},
+                         {"nvlink_bandwidth_gbps", round_to(g.nvlink_bandwidth / 1e9, 3)},
+                         {"pcie_gen", g.pcie_gen},
+                         {"pcie_lanes", g.pcie_lanes}});
   }
   j["nics"] = json::array();
   for (const NicInfo& n : topo.nics) {
-    j["nics"].push_back({{"index", n.index}, {"name", n.name}, {"device", n.device}, {"node", n.node},
-                         {"local_index", n.local_index}, {"numa", n.numa},
-                         {"bandwidth_gbps", round_to(n.bandwidth / 1e9, 3)}, {"rail", n.rail}});
+    j["nics"].push_back({{"index", n.index},
+                         {"name", n.name},
+                         {"device", n.device},
+                         {"node", n.node},
+                         {"local_index", n.local_index},
+                         {"numa", n.numa},
+                         {"bandwidth_gbps", round_to(n.bandwidth / 1e9, 3)},
+                         {"rail", n.rail}});
   }
   const Graph& g = topo.graph();
   j["switches"] = json::array();
@@ -95,22 +114,33 @@ nlohmann::json to_json(const Topology& topo, const Diagnostics& diag) {
   }
   j["links"] = json::array();
   for_each_link(topo, [&](Vertex a, Vertex b, const LinkInfo& l) {
-    j["links"].push_back({{"a", g[a].name}, {"b", g[b].name}, {"kind", kind_name(l.kind)}, {"width", l.width},
-                          {"pcie_gen", l.pcie_gen}, {"bandwidth_gbps", round_to(l.bandwidth / 1e9, 3)},
+    j["links"].push_back({{"a", g[a].name},
+                          {"b", g[b].name},
+                          {"kind", kind_name(l.kind)},
+                          {"width", l.width},
+                          {"pcie_gen", l.pcie_gen},
+                          {"bandwidth_gbps", round_to(l.bandwidth / 1e9, 3)},
                           {"latency_us", round_to(static_cast<double>(l.latency) / 1e6, 4)}});
   });
   j["paths"] = json::array();
   for (const PathEntry& p : gpu_paths(topo)) {
-    j["paths"].push_back({{"src", p.src}, {"dst", p.dst}, {"type", p.type},
+    j["paths"].push_back({{"src", p.src},
+                          {"dst", p.dst},
+                          {"type", p.type},
                           {"bandwidth_gbps", round_to(p.bandwidth / 1e9, 3)},
-                          {"latency_us", round_to(static_cast<double>(p.latency) / 1e6, 4)}, {"hops", p.hops}});
+                          {"latency_us", round_to(static_cast<double>(p.latency) / 1e6, 4)},
+                          {"hops", p.hops}});
   }
   if (topo.fabric) {
     const FabricInfo& f = *topo.fabric;
-    j["fabric"] = {{"kind", f.kind}, {"link_bandwidth_gbps", round_to(f.link_bandwidth / 1e9, 3)},
-                   {"hop_latency_us", round_to(static_cast<double>(f.hop_latency) / 1e6, 4)}, {"rails", f.rails},
-                   {"nodes_per_leaf", f.nodes_per_leaf}, {"oversubscription", f.oversubscription},
-                   {"leaves", f.leaves}, {"spine", f.spine}};
+    j["fabric"] = {{"kind", f.kind},
+                   {"link_bandwidth_gbps", round_to(f.link_bandwidth / 1e9, 3)},
+                   {"hop_latency_us", round_to(static_cast<double>(f.hop_latency) / 1e6, 4)},
+                   {"rails", f.rails},
+                   {"nodes_per_leaf", f.nodes_per_leaf},
+                   {"oversubscription", f.oversubscription},
+                   {"leaves", f.leaves},
+                   {"spine", f.spine}};
   } else {
     j["fabric"] = nullptr;
   }
@@ -122,7 +152,8 @@ nlohmann::json to_json(const Topology& topo, const Diagnostics& diag) {
 std::string to_text(const Topology& topo, const Diagnostics& diag) {
   std::ostringstream o;
   o << "Topology  " << topo.name << "  (" << topo.source << ")\n";
-  o << "Machines  " << topo.nodes.size() << "   GPUs " << topo.gpus.size() << "   NICs " << topo.nics.size() << "\n";
+  o << "Machines  " << topo.nodes.size() << "   GPUs " << topo.gpus.size() << "   NICs " << topo.nics.size()
+    << "\n";
   // Machines: identical ones are summarised on one line.
   std::map<std::string, int> kinds;
   std::vector<std::string> order;
@@ -131,10 +162,12 @@ std::string to_text(const Topology& topo, const Diagnostics& diag) {
                                : n.nvlink_fabric == "direct" ? "direct NVLink bundles"
                                                              : "no NVLink";
     std::string line = std::to_string(n.gpus.size()) + "x " + n.gpu_model + ", " + fabric + ", " +
-                       std::to_string(n.nics.size()) + (n.nics.size() == 1 ? " NIC" : " NICs") + "\n      from " + n.source + "; GPU from " + n.gpu_origin;
+                       std::to_string(n.nics.size()) + (n.nics.size() == 1 ? " NIC" : " NICs") +
+                       "\n      from " + n.source + "; GPU from " + n.gpu_origin;
     if (kinds[line]++ == 0) order.push_back(line);
   }
-  for (const auto& line : order) o << "  " << kinds[line] << " machine" << (kinds[line] > 1 ? "s" : "") << " of " << line << "\n";
+  for (const auto& line : order)
+    o << "  " << kinds[line] << " machine" << (kinds[line] > 1 ? "s" : "") << " of " << line << "\n";
   if (topo.fabric) {
     const FabricInfo& f = *topo.fabric;
     char ratio[32];
@@ -152,8 +185,9 @@ std::string to_text(const Topology& topo, const Diagnostics& diag) {
     << pad("pcie", 11) << "nvlink\n";
   for (const GpuInfo& g : topo.gpus) {
     if (g.node != 0) break;
-    const std::string nv = g.nvlinks > 0 ? std::to_string(g.nvlinks) + " links, " + format_bandwidth(g.nvlink_bandwidth)
-                                         : std::string("none");
+    const std::string nv = g.nvlinks > 0
+                               ? std::to_string(g.nvlinks) + " links, " + format_bandwidth(g.nvlink_bandwidth)
+                               : std::string("none");
     o << "  " << pad(g.name, 10) << pad(g.model, 8) << pad(g.numa >= 0 ? std::to_string(g.numa) : "-", 6)
       << pad(g.cpu_affinity.empty() ? "-" : g.cpu_affinity, 18)
       << pad("gen" + std::to_string(g.pcie_gen) + " x" + std::to_string(g.pcie_lanes), 11) << nv << "\n";
@@ -173,7 +207,8 @@ std::string to_text(const Topology& topo, const Diagnostics& diag) {
   o << "\nInferred switches and hosts" << (many ? " of " + topo.nodes[0].name : std::string()) << "\n";
   for (auto [v, end] = boost::vertices(g); v != end; ++v) {
     const VertexInfo& info = g[*v];
-    if (info.kind == VertexKind::Gpu || info.kind == VertexKind::Nic || info.kind == VertexKind::NetSwitch) continue;
+    if (info.kind == VertexKind::Gpu || info.kind == VertexKind::Nic || info.kind == VertexKind::NetSwitch)
+      continue;
     if (info.node != 0) continue;
     std::vector<std::string> peers;
     for (auto [e, eend] = boost::out_edges(*v, g); e != eend; ++e) {
@@ -193,7 +228,8 @@ std::string to_text(const Topology& topo, const Diagnostics& diag) {
   }
   const std::size_t n = topo.gpus.size();
   auto at = [&](int s, int d) -> const PathEntry& {
-    const std::size_t idx = static_cast<std::size_t>(s) * (n - 1) + static_cast<std::size_t>(d) - (d > s ? 1 : 0);
+    const std::size_t idx =
+        static_cast<std::size_t>(s) * (n - 1) + static_cast<std::size_t>(d) - (d > s ? 1 : 0);
     return paths[idx];
   };
   o << "\nGPU paths" << (many ? " within " + topo.nodes[0].name : std::string())
@@ -222,8 +258,9 @@ std::string to_text(const Topology& topo, const Diagnostics& diag) {
     }
     o << "\nPaths between machines: " << net_pairs << " ordered GPU pairs, by peak per-direction bandwidth\n";
     for (const auto& [key, val] : classes) {
-      o << "  NET  " << pad(gbps(static_cast<double>(key.second) * 1e6) + " GB/s", 14) << pad(std::to_string(val.first) + " pairs", 14)
-        << "max latency " << format_duration(val.second) << "\n";
+      o << "  NET  " << pad(gbps(static_cast<double>(key.second) * 1e6) + " GB/s", 14)
+        << pad(std::to_string(val.first) + " pairs", 14) << "max latency " << format_duration(val.second)
+        << "\n";
     }
   }
   if (!topo.notes.empty()) {
@@ -255,28 +292,52 @@ std::string to_dot(const Topology& topo) {
   for (const auto& [node, vs] : by_node) {
     const std::string indent = node >= 0 ? "    " : "  ";
     if (node >= 0) {
-      o << "  subgraph " << quote("cluster_" + std::to_string(node)) << " {\n    label="
-        << quote(topo.nodes[node].name + " (" + topo.nodes[node].gpu_model + ")") << ";\n";
+      o << "  subgraph " << quote("cluster_" + std::to_string(node))
+        << " {\n    label=" << quote(topo.nodes[node].name + " (" + topo.nodes[node].gpu_model + ")")
+        << ";\n";
     }
     for (Vertex v : vs) {
       const VertexInfo& info = g[v];
       const char* shape = "box";
       const char* color = "white";
       switch (info.kind) {
-        case VertexKind::Gpu: shape = "box"; color = "palegreen"; break;
-        case VertexKind::Nic: shape = "box"; color = "lightblue"; break;
-        case VertexKind::NvSwitch: shape = "hexagon"; color = "gold"; break;
-        case VertexKind::PcieSwitch: shape = "ellipse"; color = "lightgrey"; break;
-        case VertexKind::HostBridge: shape = "ellipse"; color = "white"; break;
-        case VertexKind::Cpu: shape = "octagon"; color = "salmon"; break;
-        case VertexKind::NetSwitch: shape = "diamond"; color = "lightcyan"; break;
+        case VertexKind::Gpu:
+          shape = "box";
+          color = "palegreen";
+          break;
+        case VertexKind::Nic:
+          shape = "box";
+          color = "lightblue";
+          break;
+        case VertexKind::NvSwitch:
+          shape = "hexagon";
+          color = "gold";
+          break;
+        case VertexKind::PcieSwitch:
+          shape = "ellipse";
+          color = "lightgrey";
+          break;
+        case VertexKind::HostBridge:
+          shape = "ellipse";
+          color = "white";
+          break;
+        case VertexKind::Cpu:
+          shape = "octagon";
+          color = "salmon";
+          break;
+        case VertexKind::NetSwitch:
+          shape = "diamond";
+          color = "lightcyan";
+          break;
       }
-      o << indent << quote(info.name) << " [shape=" << shape << ", style=filled, fillcolor=" << color << "];\n";
+      o << indent << quote(info.name) << " [shape=" << shape << ", style=filled, fillcolor=" << color
+        << "];\n";
     }
     if (node >= 0) o << "  }\n";
   }
   for_each_link(topo, [&](Vertex a, Vertex b, const LinkInfo& l) {
-    o << "  " << quote(g[a].name) << " -- " << quote(g[b].name) << " [label=" << quote(link_label(l)) << "];\n";
+    o << "  " << quote(g[a].name) << " -- " << quote(g[b].name) << " [label=" << quote(link_label(l))
+      << "];\n";
   });
   o << "}\n";
   return o.str();

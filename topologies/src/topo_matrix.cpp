@@ -1,4 +1,5 @@
-// Parsing `nvidia-smi topo -m` as real machines print it (tabs or spaces, escape codes, legends, NIC columns).
+// Parsing `nvidia-smi topo -m` as real machines print it (tabs or spaces, escape codes, legends, NIC
+// columns).
 #include "commsim/topo/topo_matrix.hpp"
 
 #include <algorithm>
@@ -131,8 +132,8 @@ enum class ColumnKind { Gpu, Nic, CpuAffinity, NumaAffinity, GpuNumaId };
 struct Column {
   ColumnKind kind;
   std::string name;
-  int start = 0;      ///< 1-based file column of the header text
-  int device = -1;    ///< index into devices for Gpu/Nic columns
+  int start = 0;    ///< 1-based file column of the header text
+  int device = -1;  ///< index into devices for Gpu/Nic columns
 };
 
 MatrixCell parse_cell(const Field& f, int line, const std::string& file) {
@@ -166,38 +167,55 @@ MatrixCell parse_cell(const Field& f, int line, const std::string& file) {
   return c;
 }
 
-bool same_cell(const MatrixCell& a, const MatrixCell& b) { return a.code == b.code && a.nvlinks == b.nvlinks; }
+bool same_cell(const MatrixCell& a, const MatrixCell& b) {
+  return a.code == b.code && a.nvlinks == b.nvlinks;
+}
 
 }  // namespace
 
 std::string code_name(PairCode code, int nvlinks) {
   switch (code) {
-    case PairCode::Self: return "X";
-    case PairCode::NvLink: return "NV" + std::to_string(nvlinks);
-    case PairCode::Pix: return "PIX";
-    case PairCode::Pxb: return "PXB";
-    case PairCode::Phb: return "PHB";
-    case PairCode::Node: return "NODE";
-    case PairCode::Sys: return "SYS";
-    case PairCode::Unknown: break;
+    case PairCode::Self:
+      return "X";
+    case PairCode::NvLink:
+      return "NV" + std::to_string(nvlinks);
+    case PairCode::Pix:
+      return "PIX";
+    case PairCode::Pxb:
+      return "PXB";
+    case PairCode::Phb:
+      return "PHB";
+    case PairCode::Node:
+      return "NODE";
+    case PairCode::Sys:
+      return "SYS";
+    case PairCode::Unknown:
+      break;
   }
   return "-";
 }
 
 int pcie_rank(PairCode code) {
   switch (code) {
-    case PairCode::Pix: return 1;
-    case PairCode::Pxb: return 2;
-    case PairCode::Phb: return 3;
-    case PairCode::Node: return 4;
-    case PairCode::Sys: return 5;
-    default: return 0;
+    case PairCode::Pix:
+      return 1;
+    case PairCode::Pxb:
+      return 2;
+    case PairCode::Phb:
+      return 3;
+    case PairCode::Node:
+      return 4;
+    case PairCode::Sys:
+      return 5;
+    default:
+      return 0;
   }
 }
 
 int TopoMatrix::gpu_count() const {
-  return static_cast<int>(std::count_if(devices.begin(), devices.end(),
-                                        [](const MatrixDevice& d) { return d.kind == MatrixDevice::Kind::Gpu; }));
+  return static_cast<int>(std::count_if(devices.begin(), devices.end(), [](const MatrixDevice& d) {
+    return d.kind == MatrixDevice::Kind::Gpu;
+  }));
 }
 
 bool looks_like_topo_matrix(std::string_view text) {
@@ -206,7 +224,8 @@ bool looks_like_topo_matrix(std::string_view text) {
     for (std::size_t i = 0; i < l.text.size(); ++i) {
       if (l.text[i] == '\x1b' && i + 1 < l.text.size() && l.text[i + 1] == '[') {
         std::size_t j = i + 2;
-        while (j < l.text.size() && (std::isdigit(static_cast<unsigned char>(l.text[j])) || l.text[j] == ';')) ++j;
+        while (j < l.text.size() && (std::isdigit(static_cast<unsigned char>(l.text[j])) || l.text[j] == ';'))
+          ++j;
         i = j;
         continue;
       }
@@ -238,7 +257,8 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
     auto fields = split_spaces(lines[h], 2);
     // The header starts with a GPU column and, unlike a row, has no X cell.
     const bool gpu_first = !fields.empty() && numbered(fields[0].text, "GPU").has_value();
-    if (gpu_first && std::none_of(fields.begin(), fields.end(), [](const Field& f) { return f.text == "X"; })) {
+    if (gpu_first &&
+        std::none_of(fields.begin(), fields.end(), [](const Field& f) { return f.text == "X"; })) {
       header = lines[h].text.find('\t') != std::string::npos ? split_tabs(lines[h]) : fields;
       break;
     }
@@ -286,13 +306,15 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
       d.index = static_cast<int>(nics.size());
       nics.push_back(d);
     } else {
-      throw InputError({file, header_line, f.column},
-                       "unknown column '" + f.text +
-                           "'; expected GPU#, NIC#, a NIC device name, CPU Affinity, NUMA Affinity or GPU NUMA ID");
+      throw InputError(
+          {file, header_line, f.column},
+          "unknown column '" + f.text +
+              "'; expected GPU#, NIC#, a NIC device name, CPU Affinity, NUMA Affinity or GPU NUMA ID");
     }
     const bool is_device = c.kind == ColumnKind::Gpu || c.kind == ColumnKind::Nic;
     if (is_device && attributes_started) {
-      throw InputError({file, header_line, f.column}, "device column '" + f.text + "' after the affinity columns");
+      throw InputError({file, header_line, f.column},
+                       "device column '" + f.text + "' after the affinity columns");
     }
     attributes_started = attributes_started || !is_device;
     columns.push_back(c);
@@ -345,22 +367,22 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
     dev.has_row = true;
     const std::size_t need = device_of_column.size();
     if (fields.size() < need + 1) {
-      throw InputError({file, l.number, l.end_col},
-                       "short row '" + label + "': expected " + std::to_string(need) + " matrix cells, found " +
-                           std::to_string(fields.size() - 1));
+      throw InputError({file, l.number, l.end_col}, "short row '" + label + "': expected " +
+                                                        std::to_string(need) + " matrix cells, found " +
+                                                        std::to_string(fields.size() - 1));
     }
     for (std::size_t k = 0; k < need; ++k) {
       MatrixCell c = parse_cell(fields[k + 1], l.number, file);
       const int col = device_of_column[k];
       const bool diagonal = col == row;
       if (diagonal != (c.code == PairCode::Self)) {
-        throw InputError(c.where, diagonal ? "diagonal cell of '" + label + "' must be X, found '" +
-                                                 fields[k + 1].text + "'"
-                                           : "X off the diagonal (row '" + label + "', column '" +
-                                                 m.devices[col].label + "')");
+        throw InputError(
+            c.where, diagonal
+                         ? "diagonal cell of '" + label + "' must be X, found '" + fields[k + 1].text + "'"
+                         : "X off the diagonal (row '" + label + "', column '" + m.devices[col].label + "')");
       }
-      const bool nic_pair = m.devices[row].kind == MatrixDevice::Kind::Nic ||
-                            m.devices[col].kind == MatrixDevice::Kind::Nic;
+      const bool nic_pair =
+          m.devices[row].kind == MatrixDevice::Kind::Nic || m.devices[col].kind == MatrixDevice::Kind::Nic;
       if (c.code == PairCode::NvLink && nic_pair) {
         throw InputError(c.where, "NVLink code '" + fields[k + 1].text + "' between '" + label + "' and '" +
                                       m.devices[col].label + "': NICs have no NVLinks");
@@ -378,8 +400,9 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
                                          rest.end(), [](const Field& f) { return f.text.empty(); });
       if (!all_empty) {
         const Field& extra = rest[attribute_columns.size()];
-        throw InputError({file, l.number, extra.column},
-                         "row '" + label + "' has more cells than the header has columns ('" + extra.text + "')");
+        throw InputError(
+            {file, l.number, extra.column},
+            "row '" + label + "' has more cells than the header has columns ('" + extra.text + "')");
       }
     }
     for (std::size_t k = 0; k < rest.size(); ++k) {
@@ -396,10 +419,17 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
       }
       if (slot >= attribute_columns.size()) continue;
       switch (attribute_columns[slot]->kind) {
-        case ColumnKind::CpuAffinity: dev.cpu_affinity = rest[k].text; break;
-        case ColumnKind::NumaAffinity: dev.numa_affinity = rest[k].text; break;
-        case ColumnKind::GpuNumaId: dev.gpu_numa_id = rest[k].text; break;
-        default: break;
+        case ColumnKind::CpuAffinity:
+          dev.cpu_affinity = rest[k].text;
+          break;
+        case ColumnKind::NumaAffinity:
+          dev.numa_affinity = rest[k].text;
+          break;
+        case ColumnKind::GpuNumaId:
+          dev.gpu_numa_id = rest[k].text;
+          break;
+        default:
+          break;
       }
     }
   }
@@ -426,9 +456,10 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
       }
       if (m.devices[b].has_row && a > b && !same_cell(ab, ba)) {
         throw InputError(ab.where, "asymmetric matrix: " + m.devices[a].label + "/" + m.devices[b].label +
-                                       " is " + code_name(ab.code, ab.nvlinks) + " but " + m.devices[b].label +
-                                       "/" + m.devices[a].label + " (line " + std::to_string(ba.where.line) +
-                                       ") is " + code_name(ba.code, ba.nvlinks));
+                                       " is " + code_name(ab.code, ab.nvlinks) + " but " +
+                                       m.devices[b].label + "/" + m.devices[a].label + " (line " +
+                                       std::to_string(ba.where.line) + ") is " +
+                                       code_name(ba.code, ba.nvlinks));
       }
     }
   }

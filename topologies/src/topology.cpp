@@ -10,29 +10,43 @@ namespace commsim::topo {
 
 std::string kind_name(VertexKind kind) {
   switch (kind) {
-    case VertexKind::Gpu: return "gpu";
-    case VertexKind::Nic: return "nic";
-    case VertexKind::NvSwitch: return "nvswitch";
-    case VertexKind::PcieSwitch: return "pcie_switch";
-    case VertexKind::HostBridge: return "host_bridge";
-    case VertexKind::Cpu: return "cpu";
-    case VertexKind::NetSwitch: return "net_switch";
+    case VertexKind::Gpu:
+      return "gpu";
+    case VertexKind::Nic:
+      return "nic";
+    case VertexKind::NvSwitch:
+      return "nvswitch";
+    case VertexKind::PcieSwitch:
+      return "pcie_switch";
+    case VertexKind::HostBridge:
+      return "host_bridge";
+    case VertexKind::Cpu:
+      return "cpu";
+    case VertexKind::NetSwitch:
+      return "net_switch";
   }
   return "?";
 }
 
 std::string kind_name(LinkKind kind) {
   switch (kind) {
-    case LinkKind::NvLink: return "nvlink";
-    case LinkKind::Pcie: return "pcie";
-    case LinkKind::HostLink: return "host";
-    case LinkKind::Smp: return "smp";
-    case LinkKind::Network: return "network";
+    case LinkKind::NvLink:
+      return "nvlink";
+    case LinkKind::Pcie:
+      return "pcie";
+    case LinkKind::HostLink:
+      return "host";
+    case LinkKind::Smp:
+      return "smp";
+    case LinkKind::Network:
+      return "network";
   }
   return "?";
 }
 
-Vertex Topology::add_vertex(VertexInfo info) { return boost::add_vertex(std::move(info), graph_); }
+Vertex Topology::add_vertex(VertexInfo info) {
+  return boost::add_vertex(std::move(info), graph_);
+}
 
 void Topology::add_link(Vertex a, Vertex b, const LinkInfo& info) {
   boost::add_edge(a, b, info, graph_);
@@ -48,15 +62,20 @@ std::string Topology::pair_code(int src_gpu, int dst_gpu) const {
 
 namespace {
 
-/// Routing cost of one hop: NVLink first, then PCIe; between machines a GPU uses its nearest NIC and the fabric
-/// rather than a PCIe detour through the CPUs to another NIC.
+/// Routing cost of one hop: NVLink first, then PCIe; between machines a GPU uses its nearest NIC and the
+/// fabric rather than a PCIe detour through the CPUs to another NIC.
 std::int64_t hop_cost(LinkKind kind) {
   switch (kind) {
-    case LinkKind::NvLink: return 1;
-    case LinkKind::Pcie: return 100;
-    case LinkKind::HostLink: return 100;
-    case LinkKind::Network: return 50;
-    case LinkKind::Smp: return 1000;
+    case LinkKind::NvLink:
+      return 1;
+    case LinkKind::Pcie:
+      return 100;
+    case LinkKind::HostLink:
+      return 100;
+    case LinkKind::Network:
+      return 50;
+    case LinkKind::Smp:
+      return 1000;
   }
   return 1;
 }
@@ -118,6 +137,8 @@ std::vector<Route> Topology::routes_within(Vertex src, bool use_fabric) const {
   return routes;
 }
 
-Route Topology::route(Vertex src, Vertex dst) const { return routes_from(src).at(dst); }
+Route Topology::route(Vertex src, Vertex dst) const {
+  return routes_from(src).at(dst);
+}
 
 }  // namespace commsim::topo

@@ -1,4 +1,5 @@
-// Model tests on small topologies with closed-form answers: NVSwitch sharing, NVLink bundles, PCIe trees, GPU rule.
+// Model tests on small topologies with closed-form answers: NVSwitch sharing, NVLink bundles, PCIe trees, GPU
+// rule.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -14,9 +15,13 @@ using namespace commsim::topo;
 
 namespace {
 
-const models::HardwareCatalog& hw() { return models::HardwareCatalog::builtin(); }
+const models::HardwareCatalog& hw() {
+  return models::HardwareCatalog::builtin();
+}
 
-std::string lib(const std::string& rel) { return std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/" + rel; }
+std::string lib(const std::string& rel) {
+  return std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/" + rel;
+}
 
 Topology build(const std::string& text, const std::string& gpu, Diagnostics& diag) {
   Topology t;
@@ -85,8 +90,8 @@ TEST_CASE("builder: PCIe trees from PIX/PXB/PHB/SYS (8-GPU PCIe server)") {
   CHECK(diag.warnings().empty());  // the inferred tree reproduces every cell
   const auto paths = gpu_paths(t);
   CHECK(path(paths, 0, 1).type == "PIX");
-  CHECK(path(paths, 0, 1).hops == 2);                 // GPU -> leaf switch -> GPU
-  CHECK(path(paths, 0, 2).hops == 4);                 // GPU -> leaf -> parent -> leaf -> GPU
+  CHECK(path(paths, 0, 1).hops == 2);  // GPU -> leaf switch -> GPU
+  CHECK(path(paths, 0, 2).hops == 4);  // GPU -> leaf -> parent -> leaf -> GPU
   CHECK(path(paths, 0, 1).bandwidth == doctest::Approx(31.5e9));
   CHECK(path(paths, 0, 4).type == "SYS");
   int cpus = 0, switches = 0;
@@ -99,9 +104,13 @@ TEST_CASE("builder: PCIe trees from PIX/PXB/PHB/SYS (8-GPU PCIe server)") {
 }
 
 TEST_CASE("builder: the default GPU rule when the input does not name the GPU") {
-  auto guess = [](const char* text) { return default_gpu_for(parse_topo_matrix(text, "t"), hw()).first->name; };
-  CHECK(guess("\tGPU0\tGPU1\tGPU2\nGPU0\t X \tNV18\tNV18\nGPU1\tNV18\t X \tNV18\nGPU2\tNV18\tNV18\t X \n") == "B200");
-  CHECK(guess("\tGPU0\tGPU1\tGPU2\nGPU0\t X \tNV12\tNV12\nGPU1\tNV12\t X \tNV12\nGPU2\tNV12\tNV12\t X \n") == "A100");
+  auto guess = [](const char* text) {
+    return default_gpu_for(parse_topo_matrix(text, "t"), hw()).first->name;
+  };
+  CHECK(guess("\tGPU0\tGPU1\tGPU2\nGPU0\t X \tNV18\tNV18\nGPU1\tNV18\t X \tNV18\nGPU2\tNV18\tNV18\t X \n") ==
+        "B200");
+  CHECK(guess("\tGPU0\tGPU1\tGPU2\nGPU0\t X \tNV12\tNV12\nGPU1\tNV12\t X \tNV12\nGPU2\tNV12\tNV12\t X \n") ==
+        "A100");
   CHECK(guess("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\t X \n") == "A6000");
   CHECK(guess("\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPIX\t X \n") == "L40S");
   Diagnostics diag;
@@ -114,7 +123,8 @@ TEST_CASE("builder: the default GPU rule when the input does not name the GPU") 
 TEST_CASE("builder: four GPUs with NV4 to each other on a 12-link A100 are a direct mesh, not a switch") {
   Diagnostics diag;
   const Topology t = build(
-      "\tGPU0\tGPU1\tGPU2\tGPU3\nGPU0\t X \tNV4\tNV4\tNV4\nGPU1\tNV4\t X \tNV4\tNV4\nGPU2\tNV4\tNV4\t X \tNV4\n"
+      "\tGPU0\tGPU1\tGPU2\tGPU3\nGPU0\t X \tNV4\tNV4\tNV4\nGPU1\tNV4\t X \tNV4\tNV4\nGPU2\tNV4\tNV4\t X "
+      "\tNV4\n"
       "GPU3\tNV4\tNV4\tNV4\t X \n",
       "A100", diag);
   CHECK(t.nodes[0].nvlink_fabric == "direct");
@@ -144,12 +154,13 @@ TEST_CASE("builder: NIC placement follows PIX cells (HGX H100)") {
 
 TEST_CASE("builder: an absurd NUMA affinity is ignored, not a crash (fuzzer regression)") {
   Diagnostics diag;
-  const Topology t = build("\tGPU0\tGPU1\tNUMA Affinity\nGPU0\t X \tSYS\t99999999999999999999\nGPU1\tSYS\t X \t0\n",
-                           "L40S", diag);
+  const Topology t = build(
+      "\tGPU0\tGPU1\tNUMA Affinity\nGPU0\t X \tSYS\t99999999999999999999\nGPU1\tSYS\t X \t0\n", "L40S", diag);
   CHECK(t.gpus[0].numa == -1);
   CHECK(t.gpus[1].numa == 0);
   // A device PIX to one whose NUMA node is known is inferred to be on the same node.
   Diagnostics diag2;
-  const Topology u = build("\tGPU0\tGPU1\tNUMA Affinity\nGPU0\t X \tPIX\tN/A\nGPU1\tPIX\t X \t3\n", "L40S", diag2);
+  const Topology u =
+      build("\tGPU0\tGPU1\tNUMA Affinity\nGPU0\t X \tPIX\tN/A\nGPU1\tPIX\t X \t3\n", "L40S", diag2);
   CHECK(u.gpus[0].numa == 3);
 }

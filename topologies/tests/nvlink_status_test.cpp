@@ -19,19 +19,22 @@ TEST_CASE("nvlink_status: the captured 4x H200 output") {
 }
 
 TEST_CASE("nvlink_status: inactive links count as down") {
-  const auto st = parse_nvlink_status("GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-x)\n\t Link 0: 25 GB/s\n"
-                                      "\t Link 1: <inactive>\n", "f");
+  const auto st = parse_nvlink_status(
+      "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-x)\n\t Link 0: 25 GB/s\n"
+      "\t Link 1: <inactive>\n",
+      "f");
   CHECK(st.gpus[0].active_links() == 1);
   CHECK(st.gpus[0].link_rate.size() == 2);
 }
 
 TEST_CASE("nvlink_status: malformed lines are located") {
-  CHECK_THROWS_WITH_AS(parse_nvlink_status("GPU 0: X\n\t Link 0: 25 GB\n", "f"), doctest::Contains("f:2:11"), InputError);
-  CHECK_THROWS_WITH_AS(parse_nvlink_status("\t Link 0: 25 GB/s\n", "f"), doctest::Contains("before any 'GPU n:'"),
+  CHECK_THROWS_WITH_AS(parse_nvlink_status("GPU 0: X\n\t Link 0: 25 GB\n", "f"), doctest::Contains("f:2:11"),
                        InputError);
-  CHECK_THROWS_WITH_AS(parse_nvlink_status("GPU 0: X\n\t Link 1: 25 GB/s\n", "f"), doctest::Contains("out of order"),
-                       InputError);
-  CHECK_THROWS_WITH_AS(parse_nvlink_status("something else\n", "f"), doctest::Contains("f:1:1: error: unrecognised"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(parse_nvlink_status("\t Link 0: 25 GB/s\n", "f"),
+                       doctest::Contains("before any 'GPU n:'"), InputError);
+  CHECK_THROWS_WITH_AS(parse_nvlink_status("GPU 0: X\n\t Link 1: 25 GB/s\n", "f"),
+                       doctest::Contains("out of order"), InputError);
+  CHECK_THROWS_WITH_AS(parse_nvlink_status("something else\n", "f"),
+                       doctest::Contains("f:1:1: error: unrecognised"), InputError);
   CHECK_THROWS_AS(parse_nvlink_status("", "f"), InputError);
 }

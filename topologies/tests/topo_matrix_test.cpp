@@ -11,7 +11,9 @@ using namespace commsim;
 using namespace commsim::topo;
 
 namespace {
-std::string library(const std::string& rel) { return read_file(std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/" + rel); }
+std::string library(const std::string& rel) {
+  return read_file(std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/" + rel);
+}
 }  // namespace
 
 TEST_CASE("topo_matrix: tab-separated output with escape codes and the empty NUMA field (h200x4)") {
@@ -82,8 +84,9 @@ TEST_CASE("topo_matrix: malformed matrices name file, line and column") {
                        doctest::Contains("f:3:6: error: asymmetric matrix"), InputError);
   CHECK_THROWS_WITH_AS(parse_topo_matrix("\tGPU1\tGPU0\nGPU1\t X \tPIX\n", "f"),
                        doctest::Contains("GPU columns must be GPU0, GPU1"), InputError);
-  CHECK_THROWS_WITH_AS(parse_topo_matrix("\tGPU0\tGPU1\tBogus Column\nGPU0\t X \tPIX\t1\nGPU1\tPIX\t X \t1\n", "f"),
-                       doctest::Contains("unknown column 'Bogus Column'"), InputError);
+  CHECK_THROWS_WITH_AS(
+      parse_topo_matrix("\tGPU0\tGPU1\tBogus Column\nGPU0\t X \tPIX\t1\nGPU1\tPIX\t X \t1\n", "f"),
+      doctest::Contains("unknown column 'Bogus Column'"), InputError);
   CHECK_THROWS_WITH_AS(parse_topo_matrix("\tGPU0\tGPU1\nGPU0\t X \t\nGPU1\tPIX\t X \n", "f"),
                        doctest::Contains("f:2:10: error: empty matrix cell"), InputError);
   CHECK_THROWS_WITH_AS(parse_topo_matrix("\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU0\tPIX\t X \n", "f"),

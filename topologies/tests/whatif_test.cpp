@@ -17,7 +17,9 @@ Topology whatif(const std::string& text, Diagnostics& diag) {
                      models::HardwareCatalog::builtin());
 }
 
-Route gpu_route(const Topology& t, int a, int b) { return t.route(t.gpus[a].vertex, t.gpus[b].vertex); }
+Route gpu_route(const Topology& t, int a, int b) {
+  return t.route(t.gpus[a].vertex, t.gpus[b].vertex);
+}
 
 }  // namespace
 
@@ -32,7 +34,8 @@ kind = "infiniband"
 link_bandwidth = "400Gbps"
 hop_latency = "0.6us"
 rails = 8
-)", diag);
+)",
+                            diag);
   CHECK(diag.warnings().empty());
   REQUIRE(t.gpus.size() == 16);
   REQUIRE(t.fabric.has_value());
@@ -66,7 +69,8 @@ link_bandwidth = "400Gbps"
 rails = 2
 nodes_per_leaf = 2
 oversubscription = "2:1"
-)", diag);
+)",
+                            diag);
   CHECK(t.fabric->leaves == 4);
   CHECK(t.fabric->oversubscription == doctest::Approx(2.0));
   CHECK(t.fabric->hop_latency == 1'000'000);  // the catalogue's RoCE default
@@ -91,15 +95,16 @@ gpu = "H200"
 [nodes.overrides]
 nvlink_link_bandwidth = "50GBps"
 pcie_gen = 6
-)", diag);
+)",
+                            diag);
   CHECK(gpu_route(t, 0, 1).bandwidth == doctest::Approx(900e9));
   CHECK(t.gpus[0].pcie_gen == 6);
 }
 
 TEST_CASE("whatif: the bundled 128-node cluster has 1,024 GPUs on 32 leaves") {
   Diagnostics diag;
-  const Topology t = load_topology(std::string(COMMSIM_SOURCE_DIR) +
-                                       "/topologies/library/whatif/hgx-h100-128nodes-ndr.toml", {}, diag);
+  const Topology t = load_topology(
+      std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/whatif/hgx-h100-128nodes-ndr.toml", {}, diag);
   CHECK(t.gpus.size() == 1024);
   CHECK(t.nics.size() == 1024);
   CHECK(t.fabric->leaves == 32);
@@ -108,13 +113,14 @@ TEST_CASE("whatif: the bundled 128-node cluster has 1,024 GPUs on 32 leaves") {
 
 TEST_CASE("whatif: every quantity needs a unit, and errors point at the value") {
   Diagnostics diag;
-  CHECK_THROWS_WITH_AS(whatif("[[nodes]]\npreset = \"h200x4\"\n[nodes.overrides]\nnic_bandwidth = 400\n", diag),
-                       doctest::Contains("w.toml:4:17: error"), InputError);
-  CHECK_THROWS_WITH_AS(whatif("[[nodes]]\npreset = \"h200x4\"\ncount = 0\n", diag), doctest::Contains("w.toml:3:9"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      whatif("[[nodes]]\npreset = \"h200x4\"\n[nodes.overrides]\nnic_bandwidth = 400\n", diag),
+      doctest::Contains("w.toml:4:17: error"), InputError);
+  CHECK_THROWS_WITH_AS(whatif("[[nodes]]\npreset = \"h200x4\"\ncount = 0\n", diag),
+                       doctest::Contains("w.toml:3:9"), InputError);
   CHECK_THROWS_WITH_AS(whatif("[[nodes]]\npreset = \"h200x4\"\ntopo_file = \"x.topo\"\n", diag),
                        doctest::Contains("exactly one of preset"), InputError);
-  CHECK_THROWS_WITH_AS(whatif("[[nodes]]\ntopo_file = \"missing.topo\"\n", diag), doctest::Contains("cannot open"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(whatif("[[nodes]]\ntopo_file = \"missing.topo\"\n", diag),
+                       doctest::Contains("cannot open"), InputError);
   CHECK_THROWS_WITH_AS(whatif("name = \"x\"\n", diag), doctest::Contains("missing [[nodes]]"), InputError);
 }

@@ -32,9 +32,12 @@ Regime regime_of(std::uint64_t bytes) {
 
 const char* regime_name(Regime r) {
   switch (r) {
-    case Regime::Latency: return "latency-bound (<256 KiB)";
-    case Regime::Transition: return "transition (256 KiB-32 MiB)";
-    case Regime::Bandwidth: return "bandwidth-bound (>=32 MiB)";
+    case Regime::Latency:
+      return "latency-bound (<256 KiB)";
+    case Regime::Transition:
+      return "transition (256 KiB-32 MiB)";
+    case Regime::Bandwidth:
+      return "bandwidth-bound (>=32 MiB)";
   }
   return "?";
 }
@@ -66,7 +69,8 @@ GpuMap GpuMap::from_csv(const std::string& path) {
         if (cells[i].rfind("pci.bus_id", 0) == 0) bus_col = static_cast<int>(i);
         if (cells[i] == "index") index_col = static_cast<int>(i);
       }
-      if (bus_col < 0 || index_col < 0) throw InputError({path, l.number, 1}, "expected a CSV header with index and pci.bus_id");
+      if (bus_col < 0 || index_col < 0)
+        throw InputError({path, l.number, 1}, "expected a CSV header with index and pci.bus_id");
       continue;
     }
     if (cells.size() <= static_cast<std::size_t>(std::max(bus_col, index_col))) continue;
@@ -89,8 +93,8 @@ int GpuMap::gpu_of(const NcclTestsDevice& d, const std::string& where) const {
   return d.cuda_device;
 }
 
-std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runtime& runtime, const GpuMap& map,
-                                int iterations, int warmup) {
+std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runtime& runtime,
+                                const GpuMap& map, int iterations, int warmup) {
   struct Group {
     std::string op;
     std::vector<int> gpus;
@@ -102,18 +106,21 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
   for (const NcclTestsRun& r : runs) {
     const std::string where = r.file + ":" + std::to_string(r.line);
     if (r.op != "sendrecv") {
-      throw InputError({r.file, r.line, 1}, "commsim cannot yet simulate nccl-tests '" + r.op + "' (supported: sendrecv)");
+      throw InputError({r.file, r.line, 1},
+                       "commsim cannot yet simulate nccl-tests '" + r.op + "' (supported: sendrecv)");
     }
     std::vector<int> gpus;
     for (const NcclTestsDevice& d : r.devices) gpus.push_back(map.gpu_of(d, where));
     if (gpus.empty()) throw InputError({r.file, r.line, 1}, "nccl-tests run lists no devices");
     for (int g : gpus) {
       if (g < 0 || g >= n_gpus) {
-        throw InputError({r.file, r.line, 1}, "the run used GPU " + std::to_string(g) + " but the topology has " +
-                                                  std::to_string(n_gpus) + " GPUs (mismatched topology?)");
+        throw InputError({r.file, r.line, 1}, "the run used GPU " + std::to_string(g) +
+                                                  " but the topology has " + std::to_string(n_gpus) +
+                                                  " GPUs (mismatched topology?)");
       }
     }
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.op == r.op && g.gpus == gpus; });
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const Group& g) { return g.op == r.op && g.gpus == gpus; });
     if (it == groups.end()) {
       groups.push_back({r.op, gpus, {}, {}});
       it = groups.end() - 1;

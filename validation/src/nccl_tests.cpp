@@ -59,15 +59,18 @@ std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::str
         auto pos = body.find("version");
         const auto vw = words(body.substr(pos + 7));
         run->version = vw.empty() ? "" : vw[0];
-        if (run->version.empty() || !std::isdigit(static_cast<unsigned char>(run->version[0])) || run->version[0] < '2') {
-          throw InputError({file, l.number, 1}, "unsupported nccl-tests version '" + run->version + "'; commsim reads 2.x");
+        if (run->version.empty() || !std::isdigit(static_cast<unsigned char>(run->version[0])) ||
+            run->version[0] < '2') {
+          throw InputError({file, l.number, 1},
+                           "unsupported nccl-tests version '" + run->version + "'; commsim reads 2.x");
         }
       } else if (body.find("Collective test starting:") != std::string_view::npos) {
         if (!run || !run->op.empty()) start_run(l.number);
         std::string op = words(body.substr(body.find(':') + 1)).at(0);
         if (op.size() > 5 && op.substr(op.size() - 5) == "_perf") op.resize(op.size() - 5);
         run->op = op;
-      } else if (body.find("nThread") != std::string_view::npos && body.find("nGpus") != std::string_view::npos) {
+      } else if (body.find("nThread") != std::string_view::npos &&
+                 body.find("nGpus") != std::string_view::npos) {
         if (!run) start_run(l.number);
         const auto hw = words(body);
         for (std::size_t i = 0; i + 1 < hw.size(); ++i) {
@@ -100,7 +103,8 @@ std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::str
     NcclTestsRow r;
     r.line = l.number;
     if (w.size() < 8 || !to_u64(w[0], r.size) || !to_u64(w[1], r.count)) {
-      throw InputError({file, l.number, 1}, "cannot read this nccl-tests result row (corrupted or truncated)");
+      throw InputError({file, l.number, 1},
+                       "cannot read this nccl-tests result row (corrupted or truncated)");
     }
     r.type = w[2];
     r.redop = w[3];
@@ -113,7 +117,8 @@ std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::str
     if (time_columns >= 2) {
       if (w.size() < 12 || !to_double(w[9], r.time_ip_us) || !to_double(w[10], r.algbw_ip_gbps) ||
           !to_double(w[11], r.busbw_ip_gbps)) {
-        throw InputError({file, l.number, static_cast<int>(t.size()) + 1}, "truncated nccl-tests row: in-place columns missing");
+        throw InputError({file, l.number, static_cast<int>(t.size()) + 1},
+                         "truncated nccl-tests row: in-place columns missing");
       }
     }
     if (!run->rows.empty() && r.size <= run->rows.back().size) {
@@ -121,10 +126,13 @@ std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::str
     }
     run->rows.push_back(r);
   }
-  if (runs.empty()) throw InputError({file, 1, 1}, "no nccl-tests run found (no '# nccl-tests version' header)");
-  if (runs.back().rows.empty()) throw InputError({file, runs.back().line, 1}, "nccl-tests run has no result rows (truncated log?)");
+  if (runs.empty())
+    throw InputError({file, 1, 1}, "no nccl-tests run found (no '# nccl-tests version' header)");
+  if (runs.back().rows.empty())
+    throw InputError({file, runs.back().line, 1}, "nccl-tests run has no result rows (truncated log?)");
   for (const auto& r : runs) {
-    if (r.op.empty()) throw InputError({file, r.line, 1}, "nccl-tests run without '# Collective test starting:' line");
+    if (r.op.empty())
+      throw InputError({file, r.line, 1}, "nccl-tests run without '# Collective test starting:' line");
   }
   return runs;
 }

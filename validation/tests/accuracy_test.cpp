@@ -1,4 +1,5 @@
-// The committed H200 parameter set against the committed nccl-tests sendrecv data: the accuracy bar, checked in CI.
+// The committed H200 parameter set against the committed nccl-tests sendrecv data: the accuracy bar, checked
+// in CI.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -29,7 +30,8 @@ std::vector<Comparison> run(const std::vector<std::string>& logs, const std::vec
   sim::Runtime rt(t, *model);
   std::vector<NcclTestsRun> runs;
   for (const auto& name : logs) {
-    for (auto& r : parse_nccl_tests(read_file(kDir + "nccl-tests/" + name), name)) runs.push_back(std::move(r));
+    for (auto& r : parse_nccl_tests(read_file(kDir + "nccl-tests/" + name), name))
+      runs.push_back(std::move(r));
   }
   return compare(runs, rt, GpuMap::from_csv(kDir + "meta/gpus.csv"));
 }
@@ -44,8 +46,10 @@ TEST_CASE("accuracy: sendrecv on 2 and 4 H200s is within 10% MAPE and 25% at eve
   CHECK(g2[0].runs == 3);
   CHECK(g4[0].gpus == std::vector<int>{0, 1, 2, 3});
   const ErrorStats s2 = stats(g2), s4 = stats(g4);
-  MESSAGE("sendrecv 2 GPUs: MAPE " << s2.mape << "%, worst " << s2.worst << "% at " << s2.worst_bytes << " B");
-  MESSAGE("sendrecv 4 GPUs: MAPE " << s4.mape << "%, worst " << s4.worst << "% at " << s4.worst_bytes << " B");
+  MESSAGE("sendrecv 2 GPUs: MAPE " << s2.mape << "%, worst " << s2.worst << "% at " << s2.worst_bytes
+                                   << " B");
+  MESSAGE("sendrecv 4 GPUs: MAPE " << s4.mape << "%, worst " << s4.worst << "% at " << s4.worst_bytes
+                                   << " B");
   CHECK(s2.mape <= 10.0);
   CHECK(s4.mape <= 10.0);
   CHECK(s2.worst <= 25.0);
@@ -58,15 +62,15 @@ TEST_CASE("accuracy: sendrecv on 2 and 4 H200s is within 10% MAPE and 25% at eve
 }
 
 TEST_CASE("accuracy: held-out pairs (not used in the fit) stay within the bar") {
-  const auto other = run({"sendrecv_g2_d02.log", "sendrecv_g2_d03.log", "sendrecv_g2_d12.log", "sendrecv_g2_d13.log",
-                          "sendrecv_g2_d23.log"});
+  const auto other = run({"sendrecv_g2_d02.log", "sendrecv_g2_d03.log", "sendrecv_g2_d12.log",
+                          "sendrecv_g2_d13.log", "sendrecv_g2_d23.log"});
   REQUIRE(other.size() == 5 * 28);
   CHECK(other[0].gpus == std::vector<int>{0, 2});  // mapped by PCI bus id, not by CUDA device index
   const ErrorStats s = stats(other);
   MESSAGE("sendrecv, 5 held-out pairs: MAPE " << s.mape << "%, worst " << s.worst << "%");
   CHECK(s.mape <= 10.0);
-  // These are single runs: below 1 MiB one run can jitter by up to 40% (an 18 us outlier at 128 KiB on GPUs 0,3
-  // where the other runs read 11 us), so the per-size bound applies where runs repeat within 2%.
+  // These are single runs: below 1 MiB one run can jitter by up to 40% (an 18 us outlier at 128 KiB on GPUs
+  // 0,3 where the other runs read 11 us), so the per-size bound applies where runs repeat within 2%.
   std::vector<Comparison> large;
   for (const auto& c : other) {
     if (c.bytes >= (1u << 20)) large.push_back(c);
@@ -77,8 +81,9 @@ TEST_CASE("accuracy: held-out pairs (not used in the fit) stay within the bar") 
 
 TEST_CASE("accuracy: joining a 4-GPU log against a 2-GPU topology is refused") {
   topo::Diagnostics diag;
-  const topo::Topology t = topo::load_topology(std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/real/a6000-workstation.topo",
-                                               {"A6000", ""}, diag);
+  const topo::Topology t =
+      topo::load_topology(std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/real/a6000-workstation.topo",
+                          {"A6000", ""}, diag);
   const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
   sim::Runtime rt(t, *model);
   const auto runs = parse_nccl_tests(read_file(kDir + "nccl-tests/sendrecv_g4_r1.log"), "g4.log");

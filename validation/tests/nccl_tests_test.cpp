@@ -49,7 +49,8 @@ TEST_CASE("nccl_tests: truncated, corrupted and unsupported logs are located err
   CHECK_THROWS_WITH_AS(parse_nccl_tests(cut, "cut.log"), doctest::Contains("cut.log:"), InputError);
   // A header with no rows.
   const std::string header_only = full.substr(0, full.find("           8 "));
-  CHECK_THROWS_WITH_AS(parse_nccl_tests(header_only, "h.log"), doctest::Contains("no result rows"), InputError);
+  CHECK_THROWS_WITH_AS(parse_nccl_tests(header_only, "h.log"), doctest::Contains("no result rows"),
+                       InputError);
   // A corrupted number.
   std::string bad = full;
   bad.replace(bad.find("2975.38"), 7, "29x5.38");
@@ -57,7 +58,8 @@ TEST_CASE("nccl_tests: truncated, corrupted and unsupported logs are located err
   // An old major version.
   std::string old = full;
   old.replace(old.find("version 2.19.6"), 14, "version 1.99.0");
-  CHECK_THROWS_WITH_AS(parse_nccl_tests(old, "old.log"), doctest::Contains("unsupported nccl-tests version"), InputError);
+  CHECK_THROWS_WITH_AS(parse_nccl_tests(old, "old.log"), doctest::Contains("unsupported nccl-tests version"),
+                       InputError);
   CHECK_THROWS_AS(parse_nccl_tests("hello\n", "x.log"), InputError);
   CHECK_THROWS_AS(parse_nccl_tests("", "x.log"), InputError);
 }

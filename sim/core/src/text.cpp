@@ -74,7 +74,8 @@ void require_text(std::string_view text, const std::string& file, const std::str
         len = 0;
       }
       bool ok = len > 0 && i + len <= text.size();
-      for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+      for (std::size_t k = 1; ok && k < len; ++k)
+        ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
       if (!ok) throw InputError({file, line, col}, "invalid UTF-8 (binary data?); expected " + what);
     }
     if (!std::isspace(c)) only_space = false;

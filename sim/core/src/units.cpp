@@ -19,26 +19,30 @@ struct UnitEntry {
 };
 
 constexpr std::array kSizeUnits{
-    UnitEntry{"B", 1.0},       UnitEntry{"KB", 1e3},         UnitEntry{"MB", 1e6},
-    UnitEntry{"GB", 1e9},      UnitEntry{"TB", 1e12},        UnitEntry{"KiB", 1024.0},
+    UnitEntry{"B", 1.0},         UnitEntry{"KB", 1e3},           UnitEntry{"MB", 1e6},
+    UnitEntry{"GB", 1e9},        UnitEntry{"TB", 1e12},          UnitEntry{"KiB", 1024.0},
     UnitEntry{"MiB", 1048576.0}, UnitEntry{"GiB", 1073741824.0}, UnitEntry{"TiB", 1099511627776.0},
 };
 
 constexpr std::array kBandwidthUnits{
-    UnitEntry{"Bps", 1.0},      UnitEntry{"KBps", 1e3},          UnitEntry{"MBps", 1e6},
-    UnitEntry{"GBps", 1e9},     UnitEntry{"TBps", 1e12},         UnitEntry{"KiBps", 1024.0},
-    UnitEntry{"MiBps", 1048576.0}, UnitEntry{"GiBps", 1073741824.0}, UnitEntry{"B/s", 1.0},
-    UnitEntry{"KB/s", 1e3},     UnitEntry{"MB/s", 1e6},          UnitEntry{"GB/s", 1e9},
-    UnitEntry{"TB/s", 1e12},    UnitEntry{"KiB/s", 1024.0},      UnitEntry{"MiB/s", 1048576.0},
-    UnitEntry{"GiB/s", 1073741824.0}, UnitEntry{"bps", 0.125},   UnitEntry{"Kbps", 125.0},
-    UnitEntry{"Mbps", 125e3},   UnitEntry{"Gbps", 125e6},        UnitEntry{"Tbps", 125e9},
-    UnitEntry{"b/s", 0.125},    UnitEntry{"Kb/s", 125.0},        UnitEntry{"Mb/s", 125e3},
-    UnitEntry{"Gb/s", 125e6},   UnitEntry{"Tb/s", 125e9},
+    UnitEntry{"Bps", 1.0},         UnitEntry{"KBps", 1e3},
+    UnitEntry{"MBps", 1e6},        UnitEntry{"GBps", 1e9},
+    UnitEntry{"TBps", 1e12},       UnitEntry{"KiBps", 1024.0},
+    UnitEntry{"MiBps", 1048576.0}, UnitEntry{"GiBps", 1073741824.0},
+    UnitEntry{"B/s", 1.0},         UnitEntry{"KB/s", 1e3},
+    UnitEntry{"MB/s", 1e6},        UnitEntry{"GB/s", 1e9},
+    UnitEntry{"TB/s", 1e12},       UnitEntry{"KiB/s", 1024.0},
+    UnitEntry{"MiB/s", 1048576.0}, UnitEntry{"GiB/s", 1073741824.0},
+    UnitEntry{"bps", 0.125},       UnitEntry{"Kbps", 125.0},
+    UnitEntry{"Mbps", 125e3},      UnitEntry{"Gbps", 125e6},
+    UnitEntry{"Tbps", 125e9},      UnitEntry{"b/s", 0.125},
+    UnitEntry{"Kb/s", 125.0},      UnitEntry{"Mb/s", 125e3},
+    UnitEntry{"Gb/s", 125e6},      UnitEntry{"Tb/s", 125e9},
 };
 
 constexpr std::array kDurationUnits{
-    UnitEntry{"ps", 1.0}, UnitEntry{"ns", 1e3}, UnitEntry{"us", 1e6}, UnitEntry{"\xC2\xB5s", 1e6},
-    UnitEntry{"ms", 1e9}, UnitEntry{"s", 1e12},
+    UnitEntry{"ps", 1.0},        UnitEntry{"ns", 1e3}, UnitEntry{"us", 1e6},
+    UnitEntry{"\xC2\xB5s", 1e6}, UnitEntry{"ms", 1e9}, UnitEntry{"s", 1e12},
 };
 
 std::string_view trim(std::string_view s) {
@@ -61,8 +65,9 @@ std::string unit_list(const std::array<UnitEntry, N>& units) {
 template <std::size_t N>
 double parse_quantity(std::string_view text, const std::array<UnitEntry, N>& units, const char* kind) {
   const std::string_view s = trim(text);
-  if (s.empty()) throw ValueError(std::string("empty ") + kind + " (expected a number with a unit, e.g. " +
-                                  std::string(units[3].name) + ")");
+  if (s.empty())
+    throw ValueError(std::string("empty ") + kind + " (expected a number with a unit, e.g. " +
+                     std::string(units[3].name) + ")");
   std::size_t i = 0;
   if (s[i] == '+' || s[i] == '-') ++i;
   while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
@@ -79,27 +84,28 @@ double parse_quantity(std::string_view text, const std::array<UnitEntry, N>& uni
   if (!number.empty() && number[0] == '+') ++first;
   auto [ptr, ec] = std::from_chars(first, number.data() + number.size(), value);
   if (number.empty() || ec != std::errc() || ptr != number.data() + number.size()) {
-    throw ValueError("'" + std::string(s) + "' is not a " + kind + ": expected a number followed by a unit (" +
-                     unit_list(units) + ")");
+    throw ValueError("'" + std::string(s) + "' is not a " + kind +
+                     ": expected a number followed by a unit (" + unit_list(units) + ")");
   }
   if (!std::isfinite(value)) throw ValueError("'" + std::string(s) + "' is not a finite " + kind);
   if (value < 0) throw ValueError(std::string(kind) + " '" + std::string(s) + "' is negative");
   if (unit.empty()) {
-    throw ValueError(std::string(kind) + " '" + std::string(s) + "' has no unit; write it with one of: " +
-                     unit_list(units));
+    throw ValueError(std::string(kind) + " '" + std::string(s) +
+                     "' has no unit; write it with one of: " + unit_list(units));
   }
   for (const auto& u : units) {
     if (u.name == unit) return value * u.factor;
   }
-  throw ValueError("unknown " + std::string(kind) + " unit '" + std::string(unit) + "' in '" + std::string(s) +
-                   "'; valid units: " + unit_list(units));
+  throw ValueError("unknown " + std::string(kind) + " unit '" + std::string(unit) + "' in '" +
+                   std::string(s) + "'; valid units: " + unit_list(units));
 }
 
 }  // namespace
 
 std::uint64_t parse_size(std::string_view text) {
   const double bytes = parse_quantity(text, kSizeUnits, "size");
-  if (bytes >= 9.2e18) throw ValueError("size '" + std::string(trim(text)) + "' overflows 64-bit byte counts");
+  if (bytes >= 9.2e18)
+    throw ValueError("size '" + std::string(trim(text)) + "' overflows 64-bit byte counts");
   const double rounded = std::round(bytes);
   if (std::fabs(bytes - rounded) > 1e-6 * std::max(1.0, bytes)) {
     throw ValueError("size '" + std::string(trim(text)) + "' is not a whole number of bytes");
@@ -115,7 +121,8 @@ double parse_bandwidth(std::string_view text) {
 
 Picoseconds parse_duration(std::string_view text) {
   const double ps = parse_quantity(text, kDurationUnits, "duration");
-  if (ps >= 9.2e18) throw ValueError("duration '" + std::string(trim(text)) + "' overflows 64-bit picoseconds");
+  if (ps >= 9.2e18)
+    throw ValueError("duration '" + std::string(trim(text)) + "' overflows 64-bit picoseconds");
   return static_cast<Picoseconds>(std::llround(ps));
 }
 
@@ -152,8 +159,8 @@ std::string format_duration(Picoseconds ps) {
 }
 
 std::string format_size(std::uint64_t bytes) {
-  static constexpr std::array<std::pair<std::uint64_t, const char*>, 4> kUnits{{
-      {1ULL << 40, "TiB"}, {1ULL << 30, "GiB"}, {1ULL << 20, "MiB"}, {1ULL << 10, "KiB"}}};
+  static constexpr std::array<std::pair<std::uint64_t, const char*>, 4> kUnits{
+      {{1ULL << 40, "TiB"}, {1ULL << 30, "GiB"}, {1ULL << 20, "MiB"}, {1ULL << 10, "KiB"}}};
   for (const auto& [factor, name] : kUnits) {
     if (bytes >= factor && bytes % factor == 0) return std::to_string(bytes / factor) + " " + name;
   }

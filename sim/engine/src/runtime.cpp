@@ -1,4 +1,5 @@
-// The NCCL runtime model: host threads issue kernels onto streams; matched send/recv pairs become channel flows.
+// The NCCL runtime model: host threads issue kernels onto streams; matched send/recv pairs become channel
+// flows.
 #include "commsim/sim/runtime.hpp"
 
 #include <algorithm>
@@ -73,11 +74,21 @@ Runtime::Runtime(const topo::Topology& topo, const models::TransferModel& model)
     const topo::LinkInfo& l = g[*e];
     LinkClass cls = LinkClass::Host;
     switch (l.kind) {
-      case topo::LinkKind::NvLink: cls = LinkClass::NvLink; break;
-      case topo::LinkKind::Pcie: cls = LinkClass::Pcie; break;
-      case topo::LinkKind::HostLink: cls = LinkClass::Host; break;
-      case topo::LinkKind::Smp: cls = LinkClass::Smp; break;
-      case topo::LinkKind::Network: cls = tcp ? LinkClass::NetworkTcp : LinkClass::Network; break;
+      case topo::LinkKind::NvLink:
+        cls = LinkClass::NvLink;
+        break;
+      case topo::LinkKind::Pcie:
+        cls = LinkClass::Pcie;
+        break;
+      case topo::LinkKind::HostLink:
+        cls = LinkClass::Host;
+        break;
+      case topo::LinkKind::Smp:
+        cls = LinkClass::Smp;
+        break;
+      case topo::LinkKind::Network:
+        cls = tcp ? LinkClass::NetworkTcp : LinkClass::Network;
+        break;
     }
     impl_->edge_resource[&l] = static_cast<int>(impl_->resources.size());
     impl_->resources.push_back({l.bandwidth * model.link_efficiency(cls),
@@ -135,7 +146,8 @@ struct Posted {
 }  // namespace
 
 RunResult Runtime::run(const Program& program, Trace* trace) {
-  if (program.iterations < 1 || program.warmup < 0) throw UsageError("a run needs at least one measured iteration");
+  if (program.iterations < 1 || program.warmup < 0)
+    throw UsageError("a run needs at least one measured iteration");
   EventQueue q;
   FlowNetwork net(q);
   for (const ResourceDef& r : impl_->resources) net.add_resource(r.capacity, r.name, r.saturation);
@@ -168,7 +180,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     comms.push_back(model_.comm_info(static_cast<int>(c.gpus.size()), static_cast<int>(nodes.size()), pairs));
   }
 
-  // Host threads issue every iteration's launches back to back; kernels become ready after the launch latency.
+  // Host threads issue every iteration's launches back to back; kernels become ready after the launch
+  // latency.
   std::vector<KernelInstance> kernels;
   std::map<int, Picoseconds> thread_time;
   std::map<std::pair<int, int>, std::deque<int>> streams;
@@ -181,7 +194,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
       t += model_.host_launch_time(static_cast<int>(gpus.size()));
       for (const KernelSpec& k : l.kernels) {
         check_gpu(k.gpu, "a kernel");
-        if (k.comm < 0 || static_cast<std::size_t>(k.comm) >= comms.size()) throw UsageError("kernel on an unknown communicator");
+        if (k.comm < 0 || static_cast<std::size_t>(k.comm) >= comms.size())
+          throw UsageError("kernel on an unknown communicator");
         KernelInstance ki;
         ki.spec = &k;
         ki.iteration = it;
@@ -232,8 +246,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     const int comm = sk.spec->comm;
     const std::uint64_t bytes = op.bytes;
     if (kernels[r.kernel].spec->ops[r.op].bytes != bytes) {
-      throw SimulationError("GPU " + std::to_string(src) + " sends " + std::to_string(bytes) + " bytes to GPU " +
-                            std::to_string(dst) + ", which expects " +
+      throw SimulationError("GPU " + std::to_string(src) + " sends " + std::to_string(bytes) +
+                            " bytes to GPU " + std::to_string(dst) + ", which expects " +
                             std::to_string(kernels[r.kernel].spec->ops[r.op].bytes));
     }
     const models::PairInfo& info = pair(src, dst);
@@ -277,14 +291,17 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
         int best = -1;
         for (const topo::NicInfo& nic : topo_.nics) {
           if (nic.node != topo_.gpus[src].node || rs[nic.vertex].edges.empty()) continue;
-          if (best < 0 || rs[nic.vertex].edges.size() < rs[topo_.nics[best].vertex].edges.size()) best = nic.index;
+          if (best < 0 || rs[nic.vertex].edges.size() < rs[topo_.nics[best].vertex].edges.size())
+            best = nic.index;
         }
         if (best < 0) {
-          throw SimulationError(topo_.gpus[src].name + " -> " + topo_.gpus[dst].name +
-                                ": P2P and SHM are disabled and the machine has no NIC for the NET transport");
+          throw SimulationError(
+              topo_.gpus[src].name + " -> " + topo_.gpus[dst].name +
+              ": P2P and SHM are disabled and the machine has no NIC for the NET transport");
         }
         pc.net = impl_->resources_of(rs[topo_.nics[best].vertex]);
-        auto back = impl_->resources_of(impl_->routes_from(topo_, topo_.nics[best].vertex).at(topo_.gpus[dst].vertex));
+        auto back = impl_->resources_of(
+            impl_->routes_from(topo_, topo_.nics[best].vertex).at(topo_.gpus[dst].vertex));
         pc.net.insert(pc.net.end(), back.begin(), back.end());
         pc.net_done = true;
       }
@@ -310,9 +327,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
       for (const models::ChannelPart& part : plan_ptr->parts) {
         ++result.flows;
         const Picoseconds overhead = part.overhead;
-        net.start(*path, part.wire_bytes, plan_ptr->channel_rate, [&q, overhead, finish] {
-          q.after(overhead, finish);
-        });
+        net.start(*path, part.wire_bytes, plan_ptr->channel_rate,
+                  [&q, overhead, finish] { q.after(overhead, finish); });
       }
     });
   };
@@ -368,8 +384,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   for (const KernelInstance& ki : kernels) {
     if (ki.end >= 0) continue;
     if (++stuck > 8) continue;
-    waits << "\n  GPU " << ki.spec->gpu << " stream " << ki.spec->stream << " '" << ki.spec->name << "' (iteration "
-          << ki.iteration << ")";
+    waits << "\n  GPU " << ki.spec->gpu << " stream " << ki.spec->stream << " '" << ki.spec->name
+          << "' (iteration " << ki.iteration << ")";
     if (ki.start < 0) {
       waits << " never started: an earlier kernel on its stream did not finish";
       continue;
@@ -380,14 +396,15 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
           if (&kernels[p.kernel] != &ki) continue;
           const bool is_send = table == &sends;
           waits << (is_send ? " waits for GPU " : " waits for a send from GPU ")
-                << (is_send ? std::get<2>(key) : std::get<1>(key))
-                << (is_send ? " to receive" : "") << " on communicator " << std::get<0>(key);
+                << (is_send ? std::get<2>(key) : std::get<1>(key)) << (is_send ? " to receive" : "")
+                << " on communicator " << std::get<0>(key);
         }
       }
     }
   }
   if (stuck > 0) {
-    throw SimulationError("the schedule deadlocks: " + std::to_string(stuck) + " kernel(s) cannot finish" + waits.str());
+    throw SimulationError("the schedule deadlocks: " + std::to_string(stuck) + " kernel(s) cannot finish" +
+                          waits.str());
   }
   const Picoseconds first = program.warmup > 0 ? result.iteration_end[program.warmup - 1] : 0;
   result.per_iteration = (result.iteration_end.back() - first) / program.iterations;

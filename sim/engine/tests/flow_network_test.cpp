@@ -12,7 +12,9 @@ using namespace commsim::sim;
 
 namespace {
 constexpr double kGB = 1e9;
-double seconds(Picoseconds t) { return static_cast<double>(t) / 1e12; }
+double seconds(Picoseconds t) {
+  return static_cast<double>(t) / 1e12;
+}
 }  // namespace
 
 TEST_CASE("event_queue: equal times run in insertion order, later times after") {
@@ -21,7 +23,10 @@ TEST_CASE("event_queue: equal times run in insertion order, later times after") 
   q.at(5, [&] { order.push_back(3); });
   q.at(1, [&] { order.push_back(1); });
   q.at(5, [&] { order.push_back(4); });
-  q.at(1, [&] { order.push_back(2); q.after(4, [&] { order.push_back(5); }); });
+  q.at(1, [&] {
+    order.push_back(2);
+    q.after(4, [&] { order.push_back(5); });
+  });
   q.run();
   CHECK(order == std::vector<int>{1, 2, 3, 4, 5});
   CHECK(q.now() == 5);
@@ -45,8 +50,8 @@ TEST_CASE("flow_network: two flows on one link share it equally until one ends")
   net.start({link}, 1 * kGB, 0, [&] { a = q.now(); });
   net.start({link}, 3 * kGB, 0, [&] { b = q.now(); });
   q.run();
-  CHECK(seconds(a) == doctest::Approx(0.2));   // 1 GB at 5 GB/s
-  CHECK(seconds(b) == doctest::Approx(0.4));   // 1 GB at 5 GB/s, then 2 GB at 10 GB/s
+  CHECK(seconds(a) == doctest::Approx(0.2));  // 1 GB at 5 GB/s
+  CHECK(seconds(b) == doctest::Approx(0.4));  // 1 GB at 5 GB/s, then 2 GB at 10 GB/s
 }
 
 TEST_CASE("flow_network: the two directions of a full-duplex link are independent") {

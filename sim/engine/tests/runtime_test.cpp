@@ -20,7 +20,8 @@ topo::Topology tiny(const char* matrix, const char* gpu) {
   topo::Diagnostics diag;
   topo::NodeBuildOptions o;
   o.gpu = gpu;
-  topo::add_matrix_node(t, topo::parse_topo_matrix(matrix, "tiny.topo"), o, models::HardwareCatalog::builtin(), diag);
+  topo::add_matrix_node(t, topo::parse_topo_matrix(matrix, "tiny.topo"), o,
+                        models::HardwareCatalog::builtin(), diag);
   return t;
 }
 
@@ -42,7 +43,8 @@ TEST_CASE("runtime: under the ideal model one send takes latency + bytes / link 
   CHECK(r.ops[0].transport == models::Transport::P2p);
 }
 
-TEST_CASE("runtime: full duplex makes an overlapped exchange as fast as one direction, sequential twice as slow") {
+TEST_CASE(
+    "runtime: full duplex makes an overlapped exchange as fast as one direction, sequential twice as slow") {
   const auto t = tiny(kBridge, "A6000");
   const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
   Runtime rt(t, *model);
@@ -75,7 +77,8 @@ TEST_CASE("runtime: a send without a receive is reported, not hung") {
   Program p;
   p.comms.push_back({{0, 1}});
   p.launches.push_back({0, {{0, 0, 0, {{OpSpec::Kind::Send, 1, 1024}}, "lonely send"}}});
-  CHECK_THROWS_WITH_AS(rt.run(p), doctest::Contains("GPU 0 stream 0 'lonely send' (iteration 0) waits for GPU 1"),
+  CHECK_THROWS_WITH_AS(rt.run(p),
+                       doctest::Contains("GPU 0 stream 0 'lonely send' (iteration 0) waits for GPU 1"),
                        SimulationError);
 }
 

@@ -53,9 +53,11 @@ std::vector<int> parse_gpu_list(std::string_view spec, int gpu_count) {
   auto number = [&](std::string_view t) {
     int v = 0;
     auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (t.empty() || ec != std::errc() || p != t.data() + t.size()) throw bad("'" + std::string(t) + "' is not a GPU index");
+    if (t.empty() || ec != std::errc() || p != t.data() + t.size())
+      throw bad("'" + std::string(t) + "' is not a GPU index");
     if (v < 0 || v >= gpu_count) {
-      throw UsageError("GPU " + std::string(t) + " is not in the topology, which has GPUs 0-" + std::to_string(gpu_count - 1));
+      throw UsageError("GPU " + std::string(t) + " is not in the topology, which has GPUs 0-" +
+                       std::to_string(gpu_count - 1));
     }
     return v;
   };
@@ -87,21 +89,29 @@ ExchangeMode parse_exchange_mode(std::string_view name) {
   if (name == "sequential") return ExchangeMode::Sequential;
   if (name == "overlapped") return ExchangeMode::Overlapped;
   if (name == "batched") return ExchangeMode::Batched;
-  throw UsageError("unknown --mode '" + std::string(name) + "'; valid modes: sequential, overlapped, batched");
+  throw UsageError("unknown --mode '" + std::string(name) +
+                   "'; valid modes: sequential, overlapped, batched");
 }
 
 const char* exchange_mode_name(ExchangeMode m) {
   switch (m) {
-    case ExchangeMode::Sequential: return "sequential";
-    case ExchangeMode::Overlapped: return "overlapped";
-    case ExchangeMode::Batched: return "batched";
+    case ExchangeMode::Sequential:
+      return "sequential";
+    case ExchangeMode::Overlapped:
+      return "overlapped";
+    case ExchangeMode::Batched:
+      return "batched";
   }
   return "?";
 }
 
 namespace {
-OpSpec send(int peer, std::uint64_t bytes) { return {OpSpec::Kind::Send, peer, bytes}; }
-OpSpec recv(int peer, std::uint64_t bytes) { return {OpSpec::Kind::Recv, peer, bytes}; }
+OpSpec send(int peer, std::uint64_t bytes) {
+  return {OpSpec::Kind::Send, peer, bytes};
+}
+OpSpec recv(int peer, std::uint64_t bytes) {
+  return {OpSpec::Kind::Recv, peer, bytes};
+}
 }  // namespace
 
 Program p2p_program(int src, int dst, std::uint64_t bytes) {
@@ -121,8 +131,8 @@ Program sendrecv_program(const std::vector<int>& gpus, std::uint64_t bytes) {
   group.thread = 0;
   const std::size_t n = gpus.size();
   for (std::size_t r = 0; r < n; ++r) {
-    group.kernels.push_back({gpus[r], 0, 0, {send(gpus[(r + 1) % n], bytes), recv(gpus[(r + n - 1) % n], bytes)},
-                             "sendrecv"});
+    group.kernels.push_back(
+        {gpus[r], 0, 0, {send(gpus[(r + 1) % n], bytes), recv(gpus[(r + n - 1) % n], bytes)}, "sendrecv"});
   }
   p.launches.push_back(group);
   return p;
@@ -199,7 +209,8 @@ std::string ResultTable::to_table() const {
   }
   o << "\n";
   for (const auto& t : text) {
-    for (std::size_t i = 0; i < t.size(); ++i) o << (i ? "  " : "") << std::string(width[i] - t[i].size(), ' ') << t[i];
+    for (std::size_t i = 0; i < t.size(); ++i)
+      o << (i ? "  " : "") << std::string(width[i] - t[i].size(), ' ') << t[i];
     o << "\n";
   }
   return o.str();

@@ -17,15 +17,15 @@ struct GpuSpec {
   std::vector<std::string> aliases;
   std::string description;
   int release_year = 0;
-  int sm = 0;                          ///< compute capability x 10 (90 for Hopper)
-  int nvlink_generation = 0;           ///< 0 when the GPU has no NVLink
-  int nvlink_links = 0;                ///< full NVLink count of one GPU
-  double nvlink_link_bandwidth = 0;    ///< data rate of one link, bytes/s per direction
-  double nvlink_signaling_rate = 0;    ///< what `nvidia-smi nvlink -s` prints per link, bytes/s
-  bool nvswitch = false;               ///< ships on NVSwitch baseboards
+  int sm = 0;                        ///< compute capability x 10 (90 for Hopper)
+  int nvlink_generation = 0;         ///< 0 when the GPU has no NVLink
+  int nvlink_links = 0;              ///< full NVLink count of one GPU
+  double nvlink_link_bandwidth = 0;  ///< data rate of one link, bytes/s per direction
+  double nvlink_signaling_rate = 0;  ///< what `nvidia-smi nvlink -s` prints per link, bytes/s
+  bool nvswitch = false;             ///< ships on NVSwitch baseboards
   int pcie_gen = 4;
   int pcie_lanes = 16;
-  double nic_bandwidth = 0;            ///< the platform's default NIC, bytes/s per direction
+  double nic_bandwidth = 0;  ///< the platform's default NIC, bytes/s per direction
 };
 
 /// Latency of one hop of each link kind, picoseconds.

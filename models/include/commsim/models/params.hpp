@@ -11,13 +11,13 @@ namespace commsim::models {
 
 /// Per-protocol costs. Bandwidths are bytes/s per direction; latencies picoseconds.
 struct ProtocolParams {
-  Picoseconds base_latency = 0;   ///< per operation, once both sides are ready
-  Picoseconds step_overhead = 0;  ///< per chunk step on one channel (Simple)
+  Picoseconds base_latency = 0;     ///< per operation, once both sides are ready
+  Picoseconds step_overhead = 0;    ///< per chunk step on one channel (Simple)
   Picoseconds channel_latency = 0;  ///< per channel the operation spreads over (work setup, flag traffic)
-  double channel_bandwidth = 0;   ///< one channel's data rate
-  double fill_bandwidth = 0;      ///< rate of the pipeline's last stage (the receiver's copy out of the FIFO);
-                                  ///< the first chunk of each channel pays chunk / fill_bandwidth extra (0: none)
-  double wire_efficiency = 1.0;   ///< data bytes per wire byte (LL: 0.5)
+  double channel_bandwidth = 0;     ///< one channel's data rate
+  double fill_bandwidth = 0;  ///< rate of the pipeline's last stage (the receiver's copy out of the FIFO);
+                              ///< the first chunk of each channel pays chunk / fill_bandwidth extra (0: none)
+  double wire_efficiency = 1.0;  ///< data bytes per wire byte (LL: 0.5)
 };
 
 /// Every tunable of the transfer model. `defaults()` is models/params/nccl-default.toml (embedded).

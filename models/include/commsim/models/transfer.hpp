@@ -1,5 +1,6 @@
-// Transfer cost models: how NCCL moves one send/recv (transport, protocol, channels, chunks, rates, overheads).
-// Models answer questions; they never schedule events. The simulator turns a TransferPlan into flows.
+// Transfer cost models: how NCCL moves one send/recv (transport, protocol, channels, chunks, rates,
+// overheads). Models answer questions; they never schedule events. The simulator turns a TransferPlan into
+// flows.
 #pragma once
 
 #include <cstdint>
@@ -29,28 +30,28 @@ struct PairInfo {
   int nvlinks = 0;                ///< NVLinks on the path (per GPU for NVSwitch), 0 if none
   double nvlink_bandwidth = 0;    ///< peak bytes/s of one NVLink of this GPU, per direction
   bool same_node = true;
-  bool tcp = false;               ///< the machines are joined by TCP sockets
-  Picoseconds path_latency = 0;   ///< one-way latency of the route
+  bool tcp = false;              ///< the machines are joined by TCP sockets
+  Picoseconds path_latency = 0;  ///< one-way latency of the route
 };
 
 /// Communicator facts NCCL derives at init (channels, chunk size), for one communicator.
 struct CommInfo {
   int nranks = 2;
   int nnodes = 1;
-  bool all_nvlink = true;          ///< every pair of local ranks is NVLink-connected
-  int coll_channels = 2;           ///< comm->nChannels
-  int p2p_channels = 2;            ///< comm->p2pnChannels
-  int p2p_channels_per_peer = 2;   ///< comm->p2pnChannelsPerPeer
-  std::uint64_t p2p_chunksize = 0; ///< Simple step size for send/recv, bytes
-  std::uint64_t ll_threshold = 0;  ///< per-channel LL threshold, bytes
+  bool all_nvlink = true;           ///< every pair of local ranks is NVLink-connected
+  int coll_channels = 2;            ///< comm->nChannels
+  int p2p_channels = 2;             ///< comm->p2pnChannels
+  int p2p_channels_per_peer = 2;    ///< comm->p2pnChannelsPerPeer
+  std::uint64_t p2p_chunksize = 0;  ///< Simple step size for send/recv, bytes
+  std::uint64_t ll_threshold = 0;   ///< per-channel LL threshold, bytes
 };
 
 /// One channel's share of an operation.
 struct ChannelPart {
-  std::uint64_t bytes = 0;       ///< user data bytes
-  double wire_bytes = 0;         ///< bytes on the links (LL doubles them)
-  int steps = 0;                 ///< chunk steps
-  Picoseconds overhead = 0;      ///< per-channel fixed time (step handshakes, pipeline fill)
+  std::uint64_t bytes = 0;   ///< user data bytes
+  double wire_bytes = 0;     ///< bytes on the links (LL doubles them)
+  int steps = 0;             ///< chunk steps
+  Picoseconds overhead = 0;  ///< per-channel fixed time (step handshakes, pipeline fill)
 };
 
 /// How one send/recv moves: the simulator starts one flow per non-empty part, each capped at `channel_rate`.

@@ -1,4 +1,5 @@
-// Infers a machine's link graph from an `nvidia-smi topo -m` matrix: NVSwitch or NVLink bundles, PCIe tree, NICs.
+// Infers a machine's link graph from an `nvidia-smi topo -m` matrix: NVSwitch or NVLink bundles, PCIe tree,
+// NICs.
 #pragma once
 
 #include <optional>
@@ -32,12 +33,12 @@ class Diagnostics {
 };
 
 struct NodeBuildOptions {
-  std::string gpu;                      ///< --gpu NAME; empty to take it from nvlink -s or the default rule
-  std::string gpu_origin;               ///< how `gpu` was chosen, for the summary ("--gpu", "what-if file", ...)
-  const NvlinkStatus* nvlink = nullptr; ///< optional `nvidia-smi nvlink -s` of the same machine
+  std::string gpu;         ///< --gpu NAME; empty to take it from nvlink -s or the default rule
+  std::string gpu_origin;  ///< how `gpu` was chosen, for the summary ("--gpu", "what-if file", ...)
+  const NvlinkStatus* nvlink = nullptr;  ///< optional `nvidia-smi nvlink -s` of the same machine
   NodeOverrides overrides;
-  std::string name_prefix;              ///< prefix of vertex names, "" for one machine, "n3/" in clusters
-  std::string source;                   ///< file or preset name, for messages
+  std::string name_prefix;  ///< prefix of vertex names, "" for one machine, "n3/" in clusters
+  std::string source;       ///< file or preset name, for messages
 };
 
 /// The default GPU for a matrix that does not say which GPU it has (documented in topologies/README.md):
@@ -45,7 +46,7 @@ struct NodeBuildOptions {
 /// equals the largest per-GPU bundle total; no NVLink -> the newest GPU without NVLink.
 /// Returns the GPU and a one-line reason.
 std::pair<const models::GpuSpec*, std::string> default_gpu_for(const TopoMatrix& m,
-                                                                const models::HardwareCatalog& hw);
+                                                               const models::HardwareCatalog& hw);
 
 /// Adds one machine described by `m` to `topo` as a new node. Throws InputError (with the matrix cell's
 /// location) when the matrix contradicts the GPU, e.g. more NVLinks than the GPU has.

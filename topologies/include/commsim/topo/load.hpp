@@ -1,4 +1,5 @@
-// Loading a topology from any supported file: `nvidia-smi topo -m` text or a what-if TOML cluster description.
+// Loading a topology from any supported file: `nvidia-smi topo -m` text or a what-if TOML cluster
+// description.
 #pragma once
 
 #include <string>

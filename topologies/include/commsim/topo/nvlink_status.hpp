@@ -9,10 +9,10 @@ namespace commsim::topo {
 
 struct NvlinkGpuStatus {
   int index = 0;
-  std::string name;              ///< e.g. "NVIDIA H200"
-  std::string uuid;              ///< may be empty
-  std::vector<double> link_rate; ///< bytes/s per link as printed; 0 for <inactive> links
-  int line = 0;                  ///< line of the "GPU n:" header
+  std::string name;               ///< e.g. "NVIDIA H200"
+  std::string uuid;               ///< may be empty
+  std::vector<double> link_rate;  ///< bytes/s per link as printed; 0 for <inactive> links
+  int line = 0;                   ///< line of the "GPU n:" header
 
   int active_links() const;
 };

@@ -14,15 +14,15 @@ namespace commsim::topo {
 struct PathEntry {
   int src = 0;
   int dst = 0;
-  std::string type;        ///< nvidia-smi code ("NV18", "PIX", "SYS") or "NET" across machines
-  double bandwidth = 0;    ///< bytes/s per direction, bottleneck of the route
+  std::string type;      ///< nvidia-smi code ("NV18", "PIX", "SYS") or "NET" across machines
+  double bandwidth = 0;  ///< bytes/s per direction, bottleneck of the route
   Picoseconds latency = 0;
   int hops = 0;
 };
 std::vector<PathEntry> gpu_paths(const Topology& topo);
 
-/// JSON document: {"schema", "name", "source", "nodes", "gpus", "nics", "switches", "links", "paths", "fabric",
-/// "notes", "warnings"}. Bandwidths are *_gbps in GB/s (1e9 bytes/s) per direction; latencies *_us.
+/// JSON document: {"schema", "name", "source", "nodes", "gpus", "nics", "switches", "links", "paths",
+/// "fabric", "notes", "warnings"}. Bandwidths are *_gbps in GB/s (1e9 bytes/s) per direction; latencies *_us.
 nlohmann::json to_json(const Topology& topo, const Diagnostics& diag);
 /// Human summary: machines, GPUs, NICs, inferred switches and the GPU path matrix.
 std::string to_text(const Topology& topo, const Diagnostics& diag);

@@ -16,27 +16,27 @@ enum class PairCode { Unknown, Self, NvLink, Pix, Pxb, Phb, Node, Sys };
 /// "X", "NV12", "PIX", ... ; Unknown prints as "-".
 std::string code_name(PairCode code, int nvlinks);
 
-/// PCIe distance rank used to infer the tree: PIX 1, PXB 2, PHB 3, NODE 4, SYS 5; 0 when the cell says nothing
-/// about PCIe (NVLink, self, unknown).
+/// PCIe distance rank used to infer the tree: PIX 1, PXB 2, PHB 3, NODE 4, SYS 5; 0 when the cell says
+/// nothing about PCIe (NVLink, self, unknown).
 int pcie_rank(PairCode code);
 
 struct MatrixCell {
   PairCode code = PairCode::Unknown;
-  int nvlinks = 0;         ///< bonded NVLink count for NvLink cells
-  SourceLocation where;    ///< where the cell is in the file (line 0 when derived from the transposed cell)
+  int nvlinks = 0;       ///< bonded NVLink count for NvLink cells
+  SourceLocation where;  ///< where the cell is in the file (line 0 when derived from the transposed cell)
 };
 
 /// A GPU or NIC row/column of the matrix.
 struct MatrixDevice {
   enum class Kind { Gpu, Nic };
   Kind kind = Kind::Gpu;
-  std::string label;         ///< column header: "GPU3", "NIC0" or a device name such as "mlx5_0"
-  std::string device;        ///< NIC device name from the NIC Legend (or the label itself); empty for GPUs
-  int index = 0;             ///< GPU index, or NIC ordinal in column order
-  std::string cpu_affinity;  ///< as printed, may be empty
-  std::string numa_affinity; ///< as printed, may be empty or "N/A"
-  std::string gpu_numa_id;   ///< as printed, may be empty or "N/A"
-  bool has_row = false;      ///< whether the matrix had a row for this device
+  std::string label;          ///< column header: "GPU3", "NIC0" or a device name such as "mlx5_0"
+  std::string device;         ///< NIC device name from the NIC Legend (or the label itself); empty for GPUs
+  int index = 0;              ///< GPU index, or NIC ordinal in column order
+  std::string cpu_affinity;   ///< as printed, may be empty
+  std::string numa_affinity;  ///< as printed, may be empty or "N/A"
+  std::string gpu_numa_id;    ///< as printed, may be empty or "N/A"
+  bool has_row = false;       ///< whether the matrix had a row for this device
 };
 
 /// The parsed matrix. Devices are GPUs first (by index) then NICs in column order; cells[i][j] is symmetric.
@@ -52,10 +52,10 @@ struct TopoMatrix {
 };
 
 /// Parses the text of `nvidia-smi topo -m`. Accepts tab- or space-aligned output, ESC[..m codes, CR LF line
-/// ends, empty affinity cells, NIC columns (NIC# with a NIC Legend, or device names), full, truncated or missing
-/// legends, and SOC for SYS. Throws InputError with file, line and column for: empty or binary input, no header,
-/// short rows, empty or unknown cells, absurd NV counts, misplaced X, NVLink to a NIC, unknown or duplicate rows,
-/// missing GPU rows and asymmetric cells.
+/// ends, empty affinity cells, NIC columns (NIC# with a NIC Legend, or device names), full, truncated or
+/// missing legends, and SOC for SYS. Throws InputError with file, line and column for: empty or binary input,
+/// no header, short rows, empty or unknown cells, absurd NV counts, misplaced X, NVLink to a NIC, unknown or
+/// duplicate rows, missing GPU rows and asymmetric cells.
 TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file);
 
 /// True when the text looks like `nvidia-smi topo -m` output (a header line with a GPU0 column).

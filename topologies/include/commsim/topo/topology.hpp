@@ -1,4 +1,5 @@
-// The machine as a Boost.Graph of full-duplex links: GPUs, NICs, NVSwitches, PCIe switches, CPUs, network switches.
+// The machine as a Boost.Graph of full-duplex links: GPUs, NICs, NVSwitches, PCIe switches, CPUs, network
+// switches.
 #pragma once
 
 #include <optional>
@@ -27,10 +28,10 @@ struct VertexInfo {
 /// One direction of a link. Each physical link is two directed edges with independent capacity (full duplex).
 struct LinkInfo {
   LinkKind kind = LinkKind::Pcie;
-  double bandwidth = 0;    ///< bytes/s in this direction
-  Picoseconds latency = 0; ///< one-way latency of this hop
-  int width = 0;           ///< NVLinks in the bundle, or PCIe lanes
-  int pcie_gen = 0;        ///< for PCIe links
+  double bandwidth = 0;     ///< bytes/s in this direction
+  Picoseconds latency = 0;  ///< one-way latency of this hop
+  int width = 0;            ///< NVLinks in the bundle, or PCIe lanes
+  int pcie_gen = 0;         ///< for PCIe links
 };
 
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexInfo, LinkInfo>;
@@ -38,11 +39,11 @@ using Vertex = Graph::vertex_descriptor;
 using Edge = Graph::edge_descriptor;
 
 struct GpuInfo {
-  int index = 0;        ///< global index
+  int index = 0;  ///< global index
   int node = 0;
   int local_index = 0;  ///< index within its machine (GPUk of nvidia-smi)
   std::string name;
-  std::string model;    ///< catalogue GPU name, e.g. "H200"
+  std::string model;  ///< catalogue GPU name, e.g. "H200"
   int numa = -1;
   std::string cpu_affinity;
   int nvlinks = 0;              ///< active NVLinks
@@ -56,33 +57,33 @@ struct NicInfo {
   int index = 0;
   int node = 0;
   int local_index = 0;
-  std::string name;     ///< column label, e.g. "NIC0" or "mlx5_0"
-  std::string device;   ///< device name, e.g. "mlx5_0"
-  double bandwidth = 0; ///< bytes/s per direction on the network side
-  int rail = -1;        ///< rail it is cabled to, -1 when not on a fabric
+  std::string name;      ///< column label, e.g. "NIC0" or "mlx5_0"
+  std::string device;    ///< device name, e.g. "mlx5_0"
+  double bandwidth = 0;  ///< bytes/s per direction on the network side
+  int rail = -1;         ///< rail it is cabled to, -1 when not on a fabric
   int numa = -1;
   Vertex vertex = 0;
 };
 
 struct NodeInfo {
   std::string name;
-  std::string source;        ///< file or preset it was built from
+  std::string source;  ///< file or preset it was built from
   std::string gpu_model;
-  std::string gpu_origin;    ///< how the GPU model was chosen (flag, nvlink -s, default rule)
-  std::string nvlink_fabric; ///< "nvswitch", "direct" or "none"
-  std::vector<int> gpus;     ///< global GPU indices
-  std::vector<int> nics;     ///< global NIC indices
+  std::string gpu_origin;     ///< how the GPU model was chosen (flag, nvlink -s, default rule)
+  std::string nvlink_fabric;  ///< "nvswitch", "direct" or "none"
+  std::vector<int> gpus;      ///< global GPU indices
+  std::vector<int> nics;      ///< global NIC indices
   /// nvidia-smi code between local GPUs [a][b], e.g. "NV18", "PIX", "SYS".
   std::vector<std::vector<std::string>> codes;
 };
 
 struct FabricInfo {
-  std::string kind;            ///< infiniband, roce or tcp
-  double link_bandwidth = 0;   ///< bytes/s per direction of a switch port
+  std::string kind;           ///< infiniband, roce or tcp
+  double link_bandwidth = 0;  ///< bytes/s per direction of a switch port
   Picoseconds hop_latency = 0;
   int rails = 1;
   int nodes_per_leaf = 0;
-  double oversubscription = 1; ///< leaf downlink : uplink
+  double oversubscription = 1;  ///< leaf downlink : uplink
   int leaves = 0;
   bool spine = false;
 };
@@ -90,8 +91,8 @@ struct FabricInfo {
 /// A route between two vertices and its properties.
 struct Route {
   std::vector<Edge> edges;
-  double bandwidth = 0;    ///< bottleneck, bytes/s per direction
-  Picoseconds latency = 0; ///< sum of hop latencies
+  double bandwidth = 0;     ///< bottleneck, bytes/s per direction
+  Picoseconds latency = 0;  ///< sum of hop latencies
 };
 
 class Topology {

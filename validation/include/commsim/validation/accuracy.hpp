@@ -18,21 +18,21 @@ const char* regime_name(Regime r);
 
 /// One measured size of one configuration, with its prediction.
 struct Comparison {
-  std::string workload;      ///< "sendrecv"
-  std::vector<int> gpus;     ///< topology GPU indices, rank order
+  std::string workload;   ///< "sendrecv"
+  std::vector<int> gpus;  ///< topology GPU indices, rank order
   std::uint64_t bytes = 0;
-  double measured_us = 0;    ///< median over repeated runs
+  double measured_us = 0;  ///< median over repeated runs
   double predicted_us = 0;
-  int runs = 0;              ///< how many runs the median is of
-  double spread = 0;         ///< (max - min) / median of the measured runs
-  std::string source;        ///< file:line of the first row
+  int runs = 0;        ///< how many runs the median is of
+  double spread = 0;   ///< (max - min) / median of the measured runs
+  std::string source;  ///< file:line of the first row
 
   double error() const { return (predicted_us - measured_us) / measured_us; }  ///< signed, relative
-  std::string label() const;  ///< "sendrecv gpus 0,1"
+  std::string label() const;                                                   ///< "sendrecv gpus 0,1"
 };
 
-/// Maps nccl-tests device lines to topology GPU indices: by PCI bus id through `bus_ids` (index -> bus id as in
-/// `nvidia-smi --query-gpu=index,pci.bus_id`), else by the printed CUDA device index.
+/// Maps nccl-tests device lines to topology GPU indices: by PCI bus id through `bus_ids` (index -> bus id as
+/// in `nvidia-smi --query-gpu=index,pci.bus_id`), else by the printed CUDA device index.
 struct GpuMap {
   std::vector<std::string> bus_ids;
   static GpuMap from_csv(const std::string& path);
@@ -40,14 +40,14 @@ struct GpuMap {
 };
 
 /// Simulates every (workload, GPU set) of `runs` (grouping repeats and taking medians per size) and returns
-/// one comparison per size. Throws InputError for workloads commsim cannot simulate yet, and for GPU sets that
-/// do not fit the topology.
-std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runtime& runtime, const GpuMap& map,
-                                int iterations = 3, int warmup = 1);
+/// one comparison per size. Throws InputError for workloads commsim cannot simulate yet, and for GPU sets
+/// that do not fit the topology.
+std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runtime& runtime,
+                                const GpuMap& map, int iterations = 3, int warmup = 1);
 
 struct ErrorStats {
-  double mape = 0;       ///< mean absolute percentage error, percent
-  double worst = 0;      ///< largest absolute percentage error, percent
+  double mape = 0;   ///< mean absolute percentage error, percent
+  double worst = 0;  ///< largest absolute percentage error, percent
   std::uint64_t worst_bytes = 0;
   int count = 0;
 };

@@ -14,10 +14,10 @@ struct NcclTestsRow {
   std::string type;
   std::string redop;
   int root = -1;
-  double time_us = 0;       ///< out-of-place time
+  double time_us = 0;  ///< out-of-place time
   double algbw_gbps = 0;
   double busbw_gbps = 0;
-  double time_ip_us = 0;    ///< in-place time (0 when the column is absent)
+  double time_ip_us = 0;  ///< in-place time (0 when the column is absent)
   double algbw_ip_gbps = 0;
   double busbw_ip_gbps = 0;
   int line = 0;
@@ -25,18 +25,18 @@ struct NcclTestsRow {
 
 struct NcclTestsDevice {
   int rank = 0;
-  int cuda_device = 0;      ///< device index as the process saw it (after CUDA_VISIBLE_DEVICES)
-  std::string bus_id;       ///< "0000:00:06" as printed, may be empty
-  std::string name;         ///< "NVIDIA H200"
+  int cuda_device = 0;  ///< device index as the process saw it (after CUDA_VISIBLE_DEVICES)
+  std::string bus_id;   ///< "0000:00:06" as printed, may be empty
+  std::string name;     ///< "NVIDIA H200"
 };
 
 struct NcclTestsRun {
   std::string file;
-  int line = 0;             ///< first line of the run
-  std::string op;           ///< "sendrecv", "all_reduce", ...
-  std::string version;      ///< nccl-tests version, e.g. "2.19.6"
+  int line = 0;         ///< first line of the run
+  std::string op;       ///< "sendrecv", "all_reduce", ...
+  std::string version;  ///< nccl-tests version, e.g. "2.19.6"
   int nthreads = 1;
-  int ngpus = 1;            ///< GPUs per thread
+  int ngpus = 1;  ///< GPUs per thread
   std::vector<NcclTestsDevice> devices;
   std::vector<NcclTestsRow> rows;
 };

@@ -36,6 +36,8 @@ std::string format_duration(Picoseconds ps);
 std::string format_size(std::uint64_t bytes);
 
 /// GB/s (1e9 bytes per second), the unit of every *_gbps field commsim writes, as nccl-tests uses.
-inline double to_gbps(double bytes_per_second) { return bytes_per_second / 1e9; }
+inline double to_gbps(double bytes_per_second) {
+  return bytes_per_second / 1e9;
+}
 
 }  // namespace commsim

@@ -12,9 +12,9 @@
 namespace commsim::sim {
 
 /// Resources (directed links, or virtual limits such as a GPU's host-memory copy rate) with a capacity in
-/// bytes/s, and flows that each cross a list of resources. Rates are the max-min fair allocation subject to each
-/// flow's own cap; they are recomputed only when a flow starts or ends. Completion events go on the shared
-/// EventQueue; a completion that a rate change made stale is ignored.
+/// bytes/s, and flows that each cross a list of resources. Rates are the max-min fair allocation subject to
+/// each flow's own cap; they are recomputed only when a flow starts or ends. Completion events go on the
+/// shared EventQueue; a completion that a rate change made stale is ignored.
 class FlowNetwork {
  public:
   using ResourceId = int;
@@ -62,9 +62,9 @@ class FlowNetwork {
     bool active = false;
   };
 
-  void advance();       ///< moves every active flow's bytes forward to events_.now()
-  void recompute();     ///< max-min fair rates (water-filling)
-  void schedule_next(); ///< the earliest completion, tagged with the current generation
+  void advance();        ///< moves every active flow's bytes forward to events_.now()
+  void recompute();      ///< max-min fair rates (water-filling)
+  void schedule_next();  ///< the earliest completion, tagged with the current generation
   void on_completion(std::uint64_t generation);
 
   EventQueue& events_;

@@ -1,4 +1,5 @@
-// Executes NCCL-style programs (groups of send/recv kernels on streams, issued by host threads) on a topology.
+// Executes NCCL-style programs (groups of send/recv kernels on streams, issued by host threads) on a
+// topology.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +27,7 @@ class SimulationError : public Error {
 struct OpSpec {
   enum class Kind { Send, Recv };
   Kind kind = Kind::Send;
-  int peer = 0;             ///< global GPU index of the other side
+  int peer = 0;  ///< global GPU index of the other side
   std::uint64_t bytes = 0;
 };
 
@@ -70,15 +71,15 @@ struct OpRecord {
 };
 
 struct RunResult {
-  Picoseconds per_iteration = 0;      ///< mean time per measured iteration (what nccl-tests reports)
+  Picoseconds per_iteration = 0;  ///< mean time per measured iteration (what nccl-tests reports)
   std::vector<Picoseconds> iteration_end;
-  std::vector<OpRecord> ops;          ///< of the first measured iteration
+  std::vector<OpRecord> ops;  ///< of the first measured iteration
   std::uint64_t events = 0;
   std::uint64_t flows = 0;
 };
 
-/// Binds a topology to a transfer model: link capacities, routes and pair facts are computed once and reused by
-/// every run. Not thread-safe; use one per thread.
+/// Binds a topology to a transfer model: link capacities, routes and pair facts are computed once and reused
+/// by every run. Not thread-safe; use one per thread.
 class Runtime {
  public:
   Runtime(const topo::Topology& topo, const models::TransferModel& model);

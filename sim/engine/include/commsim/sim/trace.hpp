@@ -1,4 +1,5 @@
-// Chrome trace-event output (opens in Perfetto and chrome://tracing): kernel spans per GPU and stream, link load.
+// Chrome trace-event output (opens in Perfetto and chrome://tracing): kernel spans per GPU and stream, link
+// load.
 #pragma once
 
 #include <string>
