@@ -74,10 +74,9 @@ void FlowNetwork::recompute() {
       res.residual = res.demand / std::pow(1.0 + std::pow(x, res.saturation), 1.0 / res.saturation);
     }
   }
-  const auto usable = [&](ResourceId r) { return resources_[r].residual; };
-  std::vector<double> initial;
+  std::vector<double> initial;  // usable capacity before filling, to report loads
   initial.reserve(touched.size());
-  for (ResourceId r : touched) initial.push_back(usable(r));
+  for (ResourceId r : touched) initial.push_back(resources_[r].residual);
   std::vector<FlowId> pending = active_;
   std::vector<FlowId> next;
   while (!pending.empty()) {

@@ -106,6 +106,23 @@ Runtime::Runtime(const topo::Topology& topo, const models::TransferModel& model)
 
 Runtime::~Runtime() = default;
 
+std::vector<int> Runtime::via_nearest(int src, int dst, topo::VertexKind kind, const std::string& none) {
+  const topo::GpuInfo& a = topo_.gpus.at(src);
+  const auto& rs = impl_->routes_from(topo_, a.vertex);
+  int best = -1;
+  for (std::size_t v = 0; v < rs.size(); ++v) {
+    const topo::VertexInfo& info = topo_.vertex(v);
+    if (info.kind != kind || info.node != a.node || rs[v].edges.empty()) continue;
+    if (best < 0 || rs[v].edges.size() < rs[best].edges.size()) best = static_cast<int>(v);
+  }
+  if (best < 0) throw SimulationError(a.name + " -> " + topo_.gpus.at(dst).name + ": " + none);
+  std::vector<int> path = impl_->resources_of(rs[best]);
+  const auto rest = impl_->resources_of(
+      impl_->routes_from(topo_, static_cast<topo::Vertex>(best)).at(topo_.gpus.at(dst).vertex));
+  path.insert(path.end(), rest.begin(), rest.end());
+  return path;
+}
+
 const models::PairInfo& Runtime::pair(int src, int dst) {
   auto key = std::make_pair(src, dst);
   auto it = impl_->pairs.find(key);
@@ -260,26 +277,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     const std::vector<int>* path = &pc.p2p;
     if (plan.transport == Transport::Shm) {
       if (!pc.shm_done) {
-        // Through host memory: src up to its CPU, across to the receiver's CPU and down to dst.
-        auto nearest = [&](topo::Vertex from, topo::VertexKind kind) {
-          const auto& rs = impl_->routes_from(topo_, from);
-          int best = -1;
-          for (std::size_t v = 0; v < rs.size(); ++v) {
-            if (topo_.vertex(v).kind != kind || rs[v].edges.empty()) continue;
-            if (best < 0 || rs[v].edges.size() < rs[best].edges.size()) best = static_cast<int>(v);
-          }
-          if (best < 0) throw SimulationError("no CPU reachable from " + topo_.vertex(from).name);
-          return static_cast<topo::Vertex>(best);
-        };
-        const topo::Vertex cpu_src = nearest(topo_.gpus[src].vertex, topo::VertexKind::Cpu);
-        const topo::Vertex cpu_dst = nearest(topo_.gpus[dst].vertex, topo::VertexKind::Cpu);
-        pc.shm = impl_->resources_of(impl_->routes_from(topo_, topo_.gpus[src].vertex).at(cpu_src));
-        if (cpu_src != cpu_dst) {
-          auto mid = impl_->resources_of(impl_->routes_from(topo_, cpu_src).at(cpu_dst));
-          pc.shm.insert(pc.shm.end(), mid.begin(), mid.end());
-        }
-        auto down = impl_->resources_of(impl_->routes_from(topo_, cpu_dst).at(topo_.gpus[dst].vertex));
-        pc.shm.insert(pc.shm.end(), down.begin(), down.end());
+        // Through host memory: up to the sender's CPU, then (across the socket link if need be) down to dst.
+        pc.shm = via_nearest(src, dst, topo::VertexKind::Cpu, "no CPU is reachable");
         if (impl_->shm_out[src] >= 0) pc.shm.push_back(impl_->shm_out[src]);
         if (impl_->shm_in[dst] >= 0) pc.shm.push_back(impl_->shm_in[dst]);
         pc.shm_done = true;
@@ -287,22 +286,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
       path = &pc.shm;
     } else if (plan.transport == Transport::Net && info.same_node) {
       if (!pc.net_done) {
-        const auto& rs = impl_->routes_from(topo_, topo_.gpus[src].vertex);
-        int best = -1;
-        for (const topo::NicInfo& nic : topo_.nics) {
-          if (nic.node != topo_.gpus[src].node || rs[nic.vertex].edges.empty()) continue;
-          if (best < 0 || rs[nic.vertex].edges.size() < rs[topo_.nics[best].vertex].edges.size())
-            best = nic.index;
-        }
-        if (best < 0) {
-          throw SimulationError(
-              topo_.gpus[src].name + " -> " + topo_.gpus[dst].name +
-              ": P2P and SHM are disabled and the machine has no NIC for the NET transport");
-        }
-        pc.net = impl_->resources_of(rs[topo_.nics[best].vertex]);
-        auto back = impl_->resources_of(
-            impl_->routes_from(topo_, topo_.nics[best].vertex).at(topo_.gpus[dst].vertex));
-        pc.net.insert(pc.net.end(), back.begin(), back.end());
+        pc.net = via_nearest(src, dst, topo::VertexKind::Nic,
+                             "P2P and SHM are disabled and the machine has no NIC for the NET transport");
         pc.net_done = true;
       }
       path = &pc.net;
