@@ -1,0 +1,49 @@
+// Measurement planning (CPU only): configurations per workload, seeded order, repetitions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace commsim::measure {
+
+/// One measured configuration. `gpus` are device indices in rank order; `src`/`dst` are set for p2p.
+struct Config {
+  int id = 0;
+  std::string workload;     ///< p2p, sendrecv, exchange, all_reduce, all_gather, reduce_scatter, alltoall, broadcast
+  int src = -1;
+  int dst = -1;
+  std::vector<int> gpus;
+  std::uint64_t bytes = 0;  ///< nccl-tests' size column: per-rank send size (all_gather: total output size)
+  std::string mode;         ///< exchange mode
+  int root = 0;             ///< broadcast root (device index)
+
+  /// "p2p_cfg0042_s0d1_sz1048576": the NVTX range name without the repetition suffix.
+  std::string tag() const;
+};
+
+struct PlanOptions {
+  std::string workload = "p2p";
+  int gpu_count = 0;                ///< GPUs available (or --gpus N for a dry run)
+  std::vector<int> gpus;            ///< --gpus LIST (all when empty)
+  std::string pairs = "all";        ///< p2p: "all", or empty with src/dst
+  int src = -1;
+  int dst = -1;
+  std::vector<int> pair;            ///< exchange
+  std::string mode;                 ///< exchange
+  int root = 0;
+  std::vector<std::uint64_t> sizes;
+  std::uint64_t seed = 42;
+};
+
+/// The configurations of a run in their canonical order (ids 0..n-1). Throws UsageError for impossible plans.
+std::vector<Config> plan_configs(const PlanOptions& o);
+
+/// The order in which repetition `rep` runs the configurations: a Fisher-Yates shuffle driven by a 64-bit
+/// SplitMix generator seeded with (seed, rep), so the same seed gives the same order on every machine.
+std::vector<int> run_order(std::size_t count, std::uint64_t seed, int rep);
+
+/// Supported workloads, for messages and --help.
+const std::vector<std::string>& measure_workloads();
+
+}  // namespace commsim::measure

@@ -1,0 +1,62 @@
+// Crash-safe measurement output: per-configuration JSON lines (appended and flushed), an execution log, and final
+// results (JSON, CSV, raw samples) written atomically. --resume skips what a previous run completed.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "commsim/measure/plan.hpp"
+#include "commsim/measure/stats.hpp"
+
+namespace commsim::measure {
+
+/// One repetition of one configuration: the per-iteration times of its timed iterations.
+struct Sample {
+  int config = 0;
+  int rep = 0;
+  std::vector<double> iteration_us;
+  bool failed = false;
+  std::string error;
+  std::int64_t cpu_start_ns = 0;  ///< CLOCK_REALTIME, for the execution log
+  std::int64_t cpu_end_ns = 0;
+
+  double time_us() const;  ///< mean per-iteration time (what nccl-tests' time column is)
+};
+
+/// nccl-tests' bus-bandwidth factor for `workload` over `nranks` ranks.
+double busbw_factor(const std::string& workload, int nranks);
+
+class ResultStore {
+ public:
+  /// Opens DIR (creating it). Without `resume`, an existing results.jsonl is an error (never overwritten).
+  ResultStore(std::string dir, bool resume);
+  const std::string& dir() const { return dir_; }
+  bool done(int config, int rep) const { return done_.count({config, rep}) > 0; }
+  std::size_t completed() const { return done_.size(); }
+
+  /// Appends one repetition's result as a JSON line and flushes it to disk, and adds a line to exec_log.csv.
+  void append(const Config& c, const Sample& s);
+  /// Writes results.json, results.csv and samples.csv atomically from every line recorded (this run and resumed).
+  void finalize(const std::vector<Config>& configs, const nlohmann::json& metadata) const;
+  /// Writes DIR/name atomically.
+  void write(const std::string& name, const std::string& contents) const;
+
+ private:
+  std::string dir_;
+  std::set<std::pair<int, int>> done_;
+  std::vector<nlohmann::json> lines_;
+  std::ofstream jsonl_;
+  std::ofstream exec_log_;
+};
+
+/// Transport NCCL reported per (device, device) in its INFO log: "Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM".
+/// Returns (src device, dst device, transport text) triples, one per distinct pair.
+std::vector<std::tuple<int, int, std::string>> parse_nccl_transports(const std::string& log);
+
+}  // namespace commsim::measure

@@ -1,0 +1,270 @@
+// The measurement loop: per-GPU threads, back-to-back NCCL calls, events between iterations, a watchdog.
+#include "runner.hpp"
+
+#include <nvtx3/nvToolsExt.h>
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <ctime>
+#include <mutex>
+#include <thread>
+
+#include "check.hpp"
+#include "kernels.hpp"
+
+namespace commsim::measure {
+namespace {
+
+std::int64_t realtime_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+}  // namespace
+
+Runner::Runner(int device_count, const RunnerOptions& options) : o_(options), dev_(device_count) {
+  const int slots = o_.warmup + o_.iterations + 1;
+  for (int d = 0; d < device_count; ++d) {
+    Device& dv = dev_[d];
+    COMMSIM_CUDA_CHECK(cudaSetDevice(d));
+    try {
+      COMMSIM_CUDA_CHECK(cudaMalloc(&dv.send, std::max<std::uint64_t>(o_.max_bytes, 64)));
+      COMMSIM_CUDA_CHECK(cudaMalloc(&dv.recv, std::max<std::uint64_t>(o_.max_bytes, 64)));
+    } catch (const OutOfMemory& e) {
+      throw OutOfMemory("GPU " + std::to_string(d) + " cannot hold two buffers of " + std::to_string(o_.max_bytes) +
+                        " bytes; lower --max-bytes (" + e.what() + ")");
+    }
+    for (auto& s : dv.stream) COMMSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    dv.events.resize(slots);
+    for (auto& e : dv.events) COMMSIM_CUDA_CHECK(cudaEventCreate(&e));
+    COMMSIM_CUDA_CHECK(cudaEventCreateWithFlags(&dv.join, cudaEventDisableTiming));
+    // Random non-zero data, once per buffer.
+    fill_random(dv.send, o_.max_bytes, 0x9e3779b9u + static_cast<std::uint32_t>(d), dv.stream[0]);
+    fill_random(dv.recv, o_.max_bytes, 0x85ebca6bu + static_cast<std::uint32_t>(d), dv.stream[0]);
+    COMMSIM_CUDA_CHECK(cudaStreamSynchronize(dv.stream[0]));
+  }
+}
+
+Runner::~Runner() {
+  for (auto& [key, cs] : comms_) {
+    for (ncclComm_t c : cs) ncclCommDestroy(c);
+  }
+  for (std::size_t d = 0; d < dev_.size(); ++d) {
+    cudaSetDevice(static_cast<int>(d));
+    cudaFree(dev_[d].send);
+    cudaFree(dev_[d].recv);
+    for (auto& e : dev_[d].events) cudaEventDestroy(e);
+    cudaEventDestroy(dev_[d].join);
+    for (auto& s : dev_[d].stream) cudaStreamDestroy(s);
+  }
+}
+
+std::vector<ncclComm_t>& Runner::comms(const std::vector<int>& gpus, int slot) {
+  auto key = std::make_pair(gpus, slot);
+  auto it = comms_.find(key);
+  if (it != comms_.end()) return it->second;
+  std::vector<ncclComm_t> cs(gpus.size());
+  COMMSIM_NCCL_CHECK(ncclCommInitAll(cs.data(), static_cast<int>(gpus.size()), gpus.data()));
+  return comms_.emplace(key, std::move(cs)).first->second;
+}
+
+void Runner::drop_comms(const std::vector<int>& gpus) {
+  for (auto it = comms_.begin(); it != comms_.end();) {
+    if (it->first.first == gpus) {
+      for (ncclComm_t c : it->second) ncclCommAbort(c);
+      it = comms_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Runner::issue(const Config& c, int r, const std::vector<ncclComm_t>& comm0, const std::vector<ncclComm_t>* comm1) {
+  const int n = static_cast<int>(c.gpus.size());
+  const int d = c.gpus[r];
+  Device& dv = dev_[d];
+  cudaStream_t s0 = dv.stream[0];
+  ncclComm_t comm = comm0[r];
+  const std::size_t bytes = c.bytes;
+  const std::size_t floats = bytes / 4;
+  if (c.workload == "p2p") {
+    if (r == 0) COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, 1, comm, s0));
+    if (r == 1) COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, 0, comm, s0));
+  } else if (c.workload == "sendrecv") {
+    COMMSIM_NCCL_CHECK(ncclGroupStart());
+    COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, (r + 1) % n, comm, s0));
+    COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, (r + n - 1) % n, comm, s0));
+    COMMSIM_NCCL_CHECK(ncclGroupEnd());
+  } else if (c.workload == "exchange") {
+    const int peer = 1 - r;
+    if (c.mode == "sequential") {
+      // Same stream and communicator; rank 0 sends first, rank 1 receives first.
+      if (r == 0) {
+        COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, peer, comm, s0));
+        COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, peer, comm, s0));
+      } else {
+        COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, peer, comm, s0));
+        COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, peer, comm, s0));
+      }
+    } else if (c.mode == "overlapped") {
+      // Separate communicators and streams: rank 0 sends on (comm0, stream 0) and receives on (comm1, stream 1).
+      cudaStream_t s1 = dv.stream[1];
+      COMMSIM_CUDA_CHECK(cudaEventRecord(dv.join, s0));
+      COMMSIM_CUDA_CHECK(cudaStreamWaitEvent(s1, dv.join, 0));
+      if (r == 0) {
+        COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, peer, comm, s0));
+        COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, peer, (*comm1)[r], s1));
+      } else {
+        COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, peer, comm, s0));
+        COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, peer, (*comm1)[r], s1));
+      }
+      COMMSIM_CUDA_CHECK(cudaEventRecord(dv.join, s1));
+      COMMSIM_CUDA_CHECK(cudaStreamWaitEvent(s0, dv.join, 0));
+    } else {
+      COMMSIM_NCCL_CHECK(ncclGroupStart());
+      COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, peer, comm, s0));
+      COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, peer, comm, s0));
+      COMMSIM_NCCL_CHECK(ncclGroupEnd());
+    }
+  } else if (c.workload == "all_reduce") {
+    COMMSIM_NCCL_CHECK(ncclAllReduce(dv.send, dv.recv, floats, ncclFloat, ncclSum, comm, s0));
+  } else if (c.workload == "all_gather") {
+    COMMSIM_NCCL_CHECK(ncclAllGather(dv.send, dv.recv, floats / n, ncclFloat, comm, s0));
+  } else if (c.workload == "reduce_scatter") {
+    COMMSIM_NCCL_CHECK(ncclReduceScatter(dv.send, dv.recv, floats / n, ncclFloat, ncclSum, comm, s0));
+  } else if (c.workload == "alltoall") {
+    const std::size_t per = floats / n;
+    COMMSIM_NCCL_CHECK(ncclGroupStart());
+    for (int p = 0; p < n; ++p) {
+      COMMSIM_NCCL_CHECK(ncclSend(static_cast<float*>(dv.send) + p * per, per, ncclFloat, p, comm, s0));
+      COMMSIM_NCCL_CHECK(ncclRecv(static_cast<float*>(dv.recv) + p * per, per, ncclFloat, p, comm, s0));
+    }
+    COMMSIM_NCCL_CHECK(ncclGroupEnd());
+  } else if (c.workload == "broadcast") {
+    const int root = static_cast<int>(std::find(c.gpus.begin(), c.gpus.end(), c.root) - c.gpus.begin());
+    COMMSIM_NCCL_CHECK(ncclBroadcast(dv.send, dv.recv, floats, ncclFloat, root, comm, s0));
+  } else {
+    throw GpuError("unknown workload " + c.workload);
+  }
+}
+
+Sample Runner::run(const Config& c, int rep) {
+  Sample s;
+  s.config = c.id;
+  s.rep = rep;
+  const int n = static_cast<int>(c.gpus.size());
+  std::vector<ncclComm_t>& comm0 = comms(c.gpus, 0);
+  std::vector<ncclComm_t>* comm1 = c.mode == "overlapped" ? &comms(c.gpus, 1) : nullptr;
+  const int total = o_.warmup + o_.iterations;
+  const std::string range = c.tag() + "_r" + std::to_string(rep);
+  std::atomic<bool> failed{false};
+  std::string error;
+  std::mutex error_mutex;
+  auto fail = [&](const std::string& why) {
+    std::lock_guard<std::mutex> lock(error_mutex);
+    if (!failed.exchange(true)) error = why;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o_.timeout_s);
+
+  // Issue: one thread per GPU (default) or one thread for all (nccl-tests -g N).
+  auto issue_all = [&](const std::vector<int>& ranks) {
+    for (int it = 0; it < total; ++it) {
+      if (ranks.size() > 1) COMMSIM_NCCL_CHECK(ncclGroupStart());
+      for (int r : ranks) {
+        Device& dv = dev_[c.gpus[r]];
+        COMMSIM_CUDA_CHECK(cudaSetDevice(c.gpus[r]));
+        COMMSIM_CUDA_CHECK(cudaEventRecord(dv.events[it], dv.stream[0]));
+        issue(c, r, comm0, comm1);
+      }
+      if (ranks.size() > 1) COMMSIM_NCCL_CHECK(ncclGroupEnd());
+    }
+    for (int r : ranks) {
+      Device& dv = dev_[c.gpus[r]];
+      COMMSIM_CUDA_CHECK(cudaSetDevice(c.gpus[r]));
+      COMMSIM_CUDA_CHECK(cudaEventRecord(dv.events[total], dv.stream[0]));
+    }
+  };
+  auto wait_all = [&](const std::vector<int>& ranks) {
+    for (int r : ranks) {
+      Device& dv = dev_[c.gpus[r]];
+      COMMSIM_CUDA_CHECK(cudaSetDevice(c.gpus[r]));
+      while (true) {
+        const cudaError_t q = cudaEventQuery(dv.events[total]);
+        if (q == cudaSuccess) break;
+        if (q != cudaErrorNotReady) COMMSIM_CUDA_CHECK(q);
+        ncclResult_t async = ncclSuccess;
+        ncclCommGetAsyncError(comm0[r], &async);
+        if (async != ncclSuccess && async != ncclInProgress) {
+          fail(std::string("NCCL error on GPU ") + std::to_string(c.gpus[r]) + ": " + ncclGetErrorString(async));
+          return;
+        }
+        if (failed) return;
+        if (std::chrono::steady_clock::now() > deadline) {
+          fail("watchdog: no completion on GPU " + std::to_string(c.gpus[r]) + " after " +
+               std::to_string(o_.timeout_s) + " s");
+          return;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+    }
+  };
+
+  s.cpu_start_ns = realtime_ns();
+  nvtxRangePushA(range.c_str());
+  if (o_.single_thread) {
+    std::vector<int> ranks(n);
+    for (int r = 0; r < n; ++r) ranks[r] = r;
+    try {
+      issue_all(ranks);
+      wait_all(ranks);
+    } catch (const Error& e) {
+      fail(e.what());
+    }
+  } else {
+    std::barrier sync(n);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r) {
+      threads.emplace_back([&, r] {
+        try {
+          COMMSIM_CUDA_CHECK(cudaSetDevice(c.gpus[r]));
+          sync.arrive_and_wait();  // every GPU's thread starts issuing together
+          issue_all({r});
+          wait_all({r});
+        } catch (const Error& e) {
+          fail(e.what());
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+  nvtxRangePop();
+  s.cpu_end_ns = realtime_ns();
+
+  if (failed) {
+    s.failed = true;
+    s.error = error;
+    drop_comms(c.gpus);  // aborted communicators are rebuilt for the next configuration
+    for (int g : c.gpus) {
+      cudaSetDevice(g);
+      cudaDeviceSynchronize();
+    }
+    return s;
+  }
+  // Per-iteration time: on each GPU the interval between the events around the iteration; the slowest GPU counts.
+  for (int it = o_.warmup; it < total; ++it) {
+    double worst = 0;
+    for (int r = 0; r < n; ++r) {
+      Device& dv = dev_[c.gpus[r]];
+      float ms = 0;
+      COMMSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, dv.events[it], dv.events[it + 1]));
+      worst = std::max(worst, static_cast<double>(ms) * 1000.0);
+    }
+    s.iteration_us.push_back(worst);
+  }
+  return s;
+}
+
+}  // namespace commsim::measure

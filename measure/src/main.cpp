@@ -1,0 +1,439 @@
+// commsim-measure: runs commsim's workloads on real GPUs with NCCL and writes the simulator's result schema.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <ctime>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "commsim/core/error.hpp"
+#include "commsim/core/text.hpp"
+#include "commsim/core/units.hpp"
+#include "commsim/measure/plan.hpp"
+#include "commsim/measure/results.hpp"
+#include "gpu/check.hpp"
+#include "gpu/kernels.hpp"
+#include "gpu/nvml.hpp"
+#include "gpu/runner.hpp"
+
+extern char** environ;
+
+namespace commsim::measure {
+namespace {
+
+struct Options {
+  std::string workload;
+  std::string gpus;
+  std::string pairs;
+  int src = -1, dst = -1;
+  std::string pair;
+  std::string mode;
+  int root = 0;
+  std::string min_bytes = "1B", max_bytes = "1GiB";
+  double factor = 2;
+  int reps = 10, warmup = 5, iters = 20;
+  std::uint64_t seed = 42;
+  std::string out;
+  bool resume = false;
+  bool dry_run = false;
+  std::string format = "table";
+  int dry_run_gpus = 0;
+  double timeout_s = 60;
+  std::string launch = "thread-per-gpu";
+  double drift_seconds = 30;
+  double thermal_target_c = 0;
+  double thermal_timeout_s = 300;
+  int nvml_interval_ms = 1000;
+  bool nccl_debug = true;
+};
+
+std::string shell(const std::string& cmd) {
+  std::string out;
+  if (FILE* p = popen((cmd + " 2>&1").c_str(), "r")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    const int rc = pclose(p);
+    if (rc != 0) out += "\n[exit status " + std::to_string(rc) + "]\n";
+  }
+  return out;
+}
+
+std::vector<int> parse_list(const std::string& s, int count) {
+  std::vector<int> out;
+  if (s.empty() || s == "all") {
+    for (int g = 0; g < count; ++g) out.push_back(g);
+    return out;
+  }
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto dash = item.find('-');
+    try {
+      const int lo = std::stoi(item.substr(0, dash));
+      const int hi = dash == std::string::npos ? lo : std::stoi(item.substr(dash + 1));
+      for (int g = lo; g <= hi; ++g) out.push_back(g);
+    } catch (const std::logic_error&) {
+      throw UsageError("GPU list '" + s + "': '" + item + "' is not a GPU index or range");
+    }
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> sizes(const Options& o) {
+  std::uint64_t lo = 0, hi = 0;
+  try {
+    lo = parse_size(o.min_bytes);
+    hi = parse_size(o.max_bytes);
+  } catch (const ValueError& e) {
+    throw UsageError(std::string("size: ") + e.what());
+  }
+  if (lo == 0 || hi < lo || !(o.factor > 1)) throw UsageError("sizes need 1B <= --min-bytes <= --max-bytes and --factor > 1");
+  std::vector<std::uint64_t> out;
+  for (double s = static_cast<double>(lo); s <= static_cast<double>(hi) * (1 + 1e-12); s *= o.factor) {
+    const auto b = static_cast<std::uint64_t>(std::llround(s));
+    if (out.empty() || b != out.back()) out.push_back(b);
+  }
+  return out;
+}
+
+/// GPU-vs-CPU clock drift over `seconds`, in parts per million (positive: the GPU clock runs fast).
+nlohmann::json drift_check(int devices, double seconds) {
+  nlohmann::json out = nlohmann::json::array();
+  std::vector<std::uint64_t> g0(devices);
+  std::vector<std::chrono::steady_clock::time_point> c0(devices);
+  for (int d = 0; d < devices; ++d) {
+    c0[d] = std::chrono::steady_clock::now();
+    g0[d] = gpu_globaltimer_ns(d);
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  for (int d = 0; d < devices; ++d) {
+    const auto c1 = std::chrono::steady_clock::now();
+    const std::uint64_t g1 = gpu_globaltimer_ns(d);
+    const double cpu_ns = std::chrono::duration<double, std::nano>(c1 - c0[d]).count();
+    const double gpu_ns = static_cast<double>(g1 - g0[d]);
+    out.push_back({{"gpu", d}, {"window_s", cpu_ns / 1e9}, {"drift_ppm", (gpu_ns - cpu_ns) / cpu_ns * 1e6}});
+  }
+  return out;
+}
+
+class Progress {
+ public:
+  explicit Progress(std::size_t total) : total_(total), tty_(::isatty(STDERR_FILENO)) {
+    start_ = std::chrono::steady_clock::now();
+  }
+  void step(const std::string& what) {
+    ++done_;
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double eta = el / static_cast<double>(done_) * static_cast<double>(total_ - done_);
+    if (tty_) {
+      const int w = 30, f = static_cast<int>(w * done_ / total_);
+      std::fprintf(stderr, "\r[%s%s] %zu/%zu ETA %4.0fs %-40s", std::string(f, '=').c_str(),
+                   std::string(w - f, ' ').c_str(), done_, total_, eta, what.c_str());
+      if (done_ == total_) std::fprintf(stderr, "\n");
+    } else if (done_ * 10 / total_ != (done_ - 1) * 10 / total_ || done_ == total_) {
+      std::fprintf(stderr, "progress: %zu/%zu runs, %.0f s elapsed, ETA %.0f s\n", done_, total_, el, eta);
+    }
+  }
+
+ private:
+  std::size_t total_, done_ = 0;
+  bool tty_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+int run(const Options& o, int argc, char** argv) {
+  // Planning needs no GPU: --dry-run works anywhere.
+  int devices = 0;
+  if (o.dry_run && o.dry_run_gpus > 0) {
+    devices = o.dry_run_gpus;
+  } else {
+    const cudaError_t e = cudaGetDeviceCount(&devices);
+    if (e != cudaSuccess || devices == 0) {
+      if (o.dry_run) throw UsageError("no GPU visible; give --dry-run a GPU count with --gpus N (e.g. --gpus 4)");
+      throw UsageError(std::string("no GPU available (") + (e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)) +
+                       "); commsim-measure needs NVIDIA GPUs. --dry-run plans without one.");
+    }
+  }
+  PlanOptions p;
+  p.workload = o.workload;
+  p.gpu_count = devices;
+  if (!(o.dry_run && o.dry_run_gpus > 0)) p.gpus = parse_list(o.gpus, devices);
+  p.src = o.src;
+  p.dst = o.dst;
+  p.pair = o.pair.empty() ? std::vector<int>{} : parse_list(o.pair, devices);
+  p.mode = o.mode;
+  p.root = o.root;
+  p.sizes = sizes(o);
+  p.seed = o.seed;
+  if (o.workload != "p2p" && o.workload != "exchange") {
+    // Collectives move 4-byte floats: drop sizes that are not a whole number of floats per rank.
+    const std::size_t ranks = p.gpus.empty() ? static_cast<std::size_t>(devices) : p.gpus.size();
+    std::erase_if(p.sizes, [&](std::uint64_t b) { return b % (4 * ranks) != 0; });
+  }
+  const std::vector<Config> configs = plan_configs(p);
+
+  if (o.dry_run) {
+    const auto order = run_order(configs.size(), o.seed, 0);
+    if (o.format == "csv") {
+      std::printf("config_id,src,dst,bytes\n");
+      for (int i : order) std::printf("%d,%d,%d,%llu\n", configs[i].id, configs[i].src, configs[i].dst,
+                                      static_cast<unsigned long long>(configs[i].bytes));
+    } else {
+      std::printf("%9s %4s %4s %12s  %s\n", "config_id", "src", "dst", "bytes", "gpus");
+      for (int i : order) {
+        std::string g;
+        for (int x : configs[i].gpus) g += (g.empty() ? "" : ",") + std::to_string(x);
+        std::printf("%9d %4d %4d %12llu  %s\n", configs[i].id, configs[i].src, configs[i].dst,
+                    static_cast<unsigned long long>(configs[i].bytes), g.c_str());
+      }
+      std::printf("%zu configurations x %d repetitions, seed %llu\n", configs.size(), o.reps,
+                  static_cast<unsigned long long>(o.seed));
+    }
+    return 0;
+  }
+  if (o.out.empty()) throw UsageError("--out DIR is required (results, samples, logs and metadata go there)");
+
+  ResultStore store(o.out, o.resume);
+  if (o.nccl_debug && !std::getenv("NCCL_DEBUG")) {
+    // Transport per pair comes from NCCL's own INFO lines.
+    setenv("NCCL_DEBUG", "INFO", 0);
+    setenv("NCCL_DEBUG_SUBSYS", "INIT,P2P,SHM,NET", 0);
+    setenv("NCCL_DEBUG_FILE", (o.out + "/nccl_debug.%h.%p.log").c_str(), 0);
+  }
+
+  // Metadata first: a crash later still leaves the machine's description.
+  nlohmann::json meta;
+  {
+    int driver = 0, runtime = 0, nccl = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    ncclGetVersion(&nccl);
+    Nvml nvml;
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    std::string cmdline;
+    for (int i = 0; i < argc; ++i) {
+      cmdline += i ? " " : "";
+      cmdline += std::string(argv[i]);
+    }
+    const std::time_t now = std::time(nullptr);
+    char date[64];
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    nlohmann::json gpus = nlohmann::json::array();
+    for (int d = 0; d < devices; ++d) {
+      cudaDeviceProp prop{};
+      COMMSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, d));
+      char bus[32];
+      std::snprintf(bus, sizeof bus, "%08x:%02x:%02x.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
+      gpus.push_back({{"index", d}, {"name", prop.name}, {"uuid", nvml.uuid(d)}, {"pci_bus_id", bus},
+                      {"sm", prop.major * 10 + prop.minor}, {"memory_bytes", prop.totalGlobalMem}});
+    }
+    nlohmann::json env = nlohmann::json::object();
+    for (char** e = environ; *e; ++e) {
+      const std::string kv = *e;
+      if (kv.rfind("NCCL_", 0) == 0 || kv.rfind("CUDA_VISIBLE_DEVICES", 0) == 0 || kv.rfind("TORCH_", 0) == 0 ||
+          kv.rfind("NVSHMEM_", 0) == 0) {
+        env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+      }
+    }
+    meta = {{"tool", "commsim-measure"},
+            {"workload", o.workload},
+            {"host", host},
+            {"date", date},
+            {"command_line", cmdline},
+            {"gpus", gpus},
+            {"driver_version", nvml.driver_version()},
+            {"cuda_driver_api", driver},
+            {"cuda_runtime", runtime},
+            {"nccl_version", nccl},
+            {"nccl_env", env},
+            {"launch", o.launch},
+            {"seed", o.seed},
+            {"reps", o.reps},
+            {"warmup", o.warmup},
+            {"iterations", o.iters},
+            {"nvml", nvml.available() ? "available" : nvml.why_unavailable()}};
+    if (!nvml.available()) std::cerr << "commsim-measure: warning: NVML unavailable (" << nvml.why_unavailable() << "); no clock or temperature log\n";
+    store.write("topo.txt", shell("nvidia-smi topo -m"));
+    store.write("nvlink.txt", shell("nvidia-smi nvlink -s"));
+    store.write("metadata.json", meta.dump(2) + "\n");
+  }
+
+  Nvml nvml;
+  NvmlLogger logger(nvml, devices, o.out + "/nvml.csv", o.nvml_interval_ms);
+  if (o.thermal_target_c > 0 && nvml.available()) {
+    std::cerr << "commsim-measure: thermal warmup to " << o.thermal_target_c << " C (at most " << o.thermal_timeout_s << " s)\n";
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.thermal_timeout_s);
+    while (std::chrono::steady_clock::now() < until) {
+      bool warm = true;
+      for (int d = 0; d < devices; ++d) {
+        COMMSIM_CUDA_CHECK(cudaSetDevice(d));
+        launch_spin(nullptr, 200'000'000, 1024);
+        GpuSample s;
+        if (nvml.sample(d, s) && s.temperature_c < o.thermal_target_c) warm = false;
+      }
+      for (int d = 0; d < devices; ++d) {
+        COMMSIM_CUDA_CHECK(cudaSetDevice(d));
+        COMMSIM_CUDA_CHECK(cudaDeviceSynchronize());
+      }
+      if (warm) break;
+    }
+  }
+  if (o.drift_seconds > 0) meta["clock_drift_start"] = drift_check(devices, o.drift_seconds);
+
+  RunnerOptions ro;
+  ro.warmup = o.warmup;
+  ro.iterations = o.iters;
+  ro.timeout_s = o.timeout_s;
+  ro.single_thread = o.launch == "single-thread";
+  for (const Config& c : configs) ro.max_bytes = std::max(ro.max_bytes, c.bytes);
+  Runner runner(devices, ro);
+
+  // A process-level watchdog for hangs inside NCCL calls that the per-repetition watchdog cannot interrupt:
+  // results are already flushed, so exiting loses at most the configuration in flight.
+  std::atomic<std::int64_t> busy_since{0};
+  std::atomic<bool> finished{false};
+  std::thread guard([&] {
+    while (!finished) {
+      const std::int64_t t = busy_since.load();
+      const std::int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+      if (t > 0 && static_cast<double>(now - t) / 1e9 > 3 * o.timeout_s) {
+        std::fprintf(stderr, "commsim-measure: hung for %.0f s in one configuration; results so far are in %s (use --resume)\n",
+                     3 * o.timeout_s, o.out.c_str());
+        std::_Exit(5);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+
+  Progress progress(configs.size() * static_cast<std::size_t>(o.reps));
+  int failures = 0;
+  for (int rep = 0; rep < o.reps; ++rep) {
+    for (int i : run_order(configs.size(), o.seed, rep)) {
+      const Config& c = configs[i];
+      if (!store.done(c.id, rep)) {
+        busy_since = std::chrono::steady_clock::now().time_since_epoch().count();
+        const Sample s = runner.run(c, rep);
+        busy_since = 0;
+        if (s.failed) {
+          ++failures;
+          std::cerr << "\ncommsim-measure: " << c.tag() << " rep " << rep << " failed: " << s.error << "\n";
+        }
+        store.append(c, s);
+      }
+      progress.step(c.tag());
+    }
+  }
+  finished = true;
+  guard.join();
+  if (o.drift_seconds > 0) meta["clock_drift_end"] = drift_check(devices, o.drift_seconds);
+  logger.stop();
+  meta["nvml_summary"] = logger.summary();
+  // Transports NCCL chose, from its INFO log.
+  nlohmann::json transports = nlohmann::json::array();
+  std::string debug;
+  for (const auto& entry : std::filesystem::directory_iterator(o.out)) {
+    if (entry.path().filename().string().rfind("nccl_debug.", 0) == 0) debug += read_file(entry.path().string());
+  }
+  for (const auto& [a, b, t] : parse_nccl_transports(debug)) transports.push_back({{"src", a}, {"dst", b}, {"transport", t}});
+  meta["nccl_transports"] = transports;
+  store.write("metadata.json", meta.dump(2) + "\n");
+  store.finalize(configs, meta);
+  std::fprintf(stderr, "commsim-measure: %zu configurations x %d repetitions done (%d failed); results in %s\n",
+               configs.size(), o.reps, failures, o.out.c_str());
+  return failures > 0 ? 6 : 0;
+}
+
+}  // namespace
+}  // namespace commsim::measure
+
+int main(int argc, char** argv) {
+  using commsim::measure::Options;
+  Options o;
+  CLI::App app{"commsim-measure runs commsim's workloads on this machine's GPUs with NCCL, with warmup, a seeded\n"
+               "random order, repetitions and per-iteration CUDA-event timing, and writes the simulator's result\n"
+               "schema plus raw samples, an execution log, clock/temperature logs and full metadata.",
+               "commsim-measure"};
+  app.footer(R"(
+EXAMPLES
+  commsim-measure p2p --pairs all --out results/p2p              every directed pair, 1 B .. 1 GiB
+  commsim-measure sendrecv --gpus 0-3 --out results/sr
+  commsim-measure exchange --pair 0,1 --mode batched --out results/ex
+  commsim-measure all_reduce --gpus all --out results/ar
+  commsim-measure p2p --dry-run --gpus 4 --format csv            the plan, without touching a GPU
+
+OUTPUT (in --out DIR)
+  results.jsonl (one line per repetition, flushed as it completes), results.json and results.csv (median, min,
+  max, mean, stdev, CV per configuration), samples.csv (every timed iteration), exec_log.csv, nvml.csv,
+  metadata.json (GPUs, driver, CUDA, NCCL, environment, transports, clock drift, NVML summary), topo.txt,
+  nvlink.txt, nccl_debug.*.log. --resume skips repetitions already in results.jsonl.
+
+EXIT STATUS
+  0 success; 1 CUDA/NCCL failure; 2 usage (bad flag, no GPU, too few GPUs, out of memory for a size);
+  3 bad input; 4 I/O; 5 a hang the watchdog could not recover (rerun with --resume); 6 some repetitions failed.
+
+The tool never changes clocks, power limits or GPU modes; it records them.)");
+  app.require_subcommand(1);
+  for (const std::string& w : commsim::measure::measure_workloads()) {
+    CLI::App* sub = app.add_subcommand(w, "Measure " + w);
+    sub->add_option("--gpus", o.gpus, "GPUs: 0-3, 0,2, all (with --dry-run: how many GPUs to plan for)");
+    sub->add_option("--min-bytes", o.min_bytes, "Smallest size, with a unit")->capture_default_str();
+    sub->add_option("--max-bytes", o.max_bytes, "Largest size, with a unit")->capture_default_str();
+    sub->add_option("--factor", o.factor, "Size multiplier between steps")->capture_default_str();
+    sub->add_option("--reps", o.reps, "Repetitions of every configuration, each in a new random order")->capture_default_str();
+    sub->add_option("--warmup", o.warmup, "Untimed iterations per repetition")->capture_default_str();
+    sub->add_option("--iters", o.iters, "Timed iterations per repetition")->capture_default_str();
+    sub->add_option("--seed", o.seed, "Seed of the configuration order")->capture_default_str();
+    sub->add_option("--out", o.out, "Output directory");
+    sub->add_flag("--resume", o.resume, "Continue the run in --out, skipping completed repetitions");
+    sub->add_flag("--dry-run", o.dry_run, "Print the planned configurations in order; touch no GPU");
+    sub->add_option("--format", o.format, "Dry-run format")->check(CLI::IsMember({"table", "csv"}))->capture_default_str();
+    sub->add_option("--timeout", o.timeout_s, "Watchdog seconds per repetition")->capture_default_str();
+    sub->add_option("--launch", o.launch, "thread-per-gpu, or single-thread as nccl-tests -g N")
+        ->check(CLI::IsMember({"thread-per-gpu", "single-thread"}))
+        ->capture_default_str();
+    sub->add_option("--drift-seconds", o.drift_seconds, "GPU-vs-CPU clock drift window at start and end (0: skip)")
+        ->capture_default_str();
+    sub->add_option("--thermal-warmup", o.thermal_target_c, "Load the GPUs until they reach this temperature (C)");
+    sub->add_option("--thermal-timeout", o.thermal_timeout_s, "Give up the thermal warmup after this many seconds")
+        ->capture_default_str();
+    sub->add_option("--nvml-interval-ms", o.nvml_interval_ms, "NVML sampling interval")->capture_default_str();
+    if (w == "p2p") {
+      sub->add_option("--pairs", o.pairs, "'all': every directed pair of --gpus (the default)");
+      sub->add_option("--src", o.src, "Sending GPU");
+      sub->add_option("--dst", o.dst, "Receiving GPU");
+    }
+    if (w == "exchange") {
+      sub->add_option("--pair", o.pair, "The two GPUs, e.g. 0,1")->required();
+      sub->add_option("--mode", o.mode, "sequential, overlapped or batched")->required();
+    }
+    if (w == "broadcast") sub->add_option("--root", o.root, "Root GPU")->capture_default_str();
+    sub->callback([&o, w] { o.workload = w; });
+  }
+  try {
+    app.parse(argc, argv);
+    if (o.dry_run && !o.gpus.empty() && o.gpus.find_first_not_of("0123456789") == std::string::npos) {
+      o.dry_run_gpus = std::stoi(o.gpus);
+      o.gpus.clear();
+    }
+    return commsim::measure::run(o, argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  } catch (const commsim::Error& e) {
+    std::cerr << "commsim-measure: " << e.what() << "\n";
+    return static_cast<int>(e.exit_code());
+  } catch (const std::exception& e) {
+    std::cerr << "commsim-measure: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,112 @@
+// Planning measurement configurations and their seeded, reproducible order.
+#include "commsim/measure/plan.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "commsim/core/error.hpp"
+
+namespace commsim::measure {
+namespace {
+
+std::uint64_t splitmix(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+const std::vector<std::string>& measure_workloads() {
+  static const std::vector<std::string> w{"p2p", "sendrecv", "exchange", "all_reduce", "all_gather",
+                                          "reduce_scatter", "alltoall", "broadcast"};
+  return w;
+}
+
+std::string Config::tag() const {
+  char buf[128];
+  if (workload == "p2p") {
+    std::snprintf(buf, sizeof buf, "p2p_cfg%04d_s%dd%d_sz%llu", id, src, dst, static_cast<unsigned long long>(bytes));
+  } else {
+    std::snprintf(buf, sizeof buf, "%s_cfg%04d_g%zu_sz%llu", workload.c_str(), id, gpus.size(),
+                  static_cast<unsigned long long>(bytes));
+  }
+  return buf;
+}
+
+std::vector<int> run_order(std::size_t count, std::uint64_t seed, int rep) {
+  std::vector<int> order(count);
+  for (std::size_t i = 0; i < count; ++i) order[i] = static_cast<int>(i);
+  std::uint64_t state = seed * 0x100000001b3ULL + static_cast<std::uint64_t>(rep) + 1;
+  for (std::size_t i = count; i > 1; --i) {
+    const std::size_t j = static_cast<std::size_t>(splitmix(state) % i);
+    std::swap(order[i - 1], order[j]);
+  }
+  return order;
+}
+
+std::vector<Config> plan_configs(const PlanOptions& o) {
+  const auto& known = measure_workloads();
+  if (std::find(known.begin(), known.end(), o.workload) == known.end()) {
+    std::string list;
+    for (const auto& w : known) list += (list.empty() ? "" : ", ") + w;
+    throw UsageError("unknown workload '" + o.workload + "'; commsim-measure runs: " + list);
+  }
+  if (o.gpu_count < 1) throw UsageError("no GPU to measure on");
+  if (o.sizes.empty()) throw UsageError("no sizes to measure");
+  std::vector<int> gpus = o.gpus;
+  if (gpus.empty()) {
+    for (int g = 0; g < o.gpu_count; ++g) gpus.push_back(g);
+  }
+  for (int g : gpus) {
+    if (g < 0 || g >= o.gpu_count) {
+      throw UsageError("GPU " + std::to_string(g) + " does not exist; this machine has GPUs 0-" +
+                       std::to_string(o.gpu_count - 1));
+    }
+  }
+  std::vector<Config> out;
+  auto add = [&](Config c) {
+    c.id = static_cast<int>(out.size());
+    out.push_back(std::move(c));
+  };
+  if (o.workload == "p2p") {
+    std::vector<std::pair<int, int>> pairs;
+    if (o.src >= 0 || o.dst >= 0) {
+      if (o.src < 0 || o.dst < 0) throw UsageError("p2p needs both --src and --dst (or --pairs all)");
+      if (o.src == o.dst) throw UsageError("--src and --dst are the same GPU");
+      for (int g : {o.src, o.dst}) {
+        if (g >= o.gpu_count) throw UsageError("GPU " + std::to_string(g) + " does not exist");
+      }
+      pairs.push_back({o.src, o.dst});
+    } else {
+      if (gpus.size() < 2) throw UsageError("p2p needs at least 2 GPUs; found " + std::to_string(gpus.size()));
+      for (int a : gpus) {
+        for (int b : gpus) {
+          if (a != b) pairs.push_back({a, b});
+        }
+      }
+    }
+    for (const auto& [a, b] : pairs) {
+      for (auto s : o.sizes) add({0, "p2p", a, b, {a, b}, s, "", 0});
+    }
+  } else if (o.workload == "exchange") {
+    if (o.pair.size() != 2 || o.pair[0] == o.pair[1]) throw UsageError("exchange needs --pair A,B with two GPUs");
+    if (o.mode != "sequential" && o.mode != "overlapped" && o.mode != "batched") {
+      throw UsageError("exchange needs --mode sequential|overlapped|batched");
+    }
+    for (int g : o.pair) {
+      if (g >= o.gpu_count) throw UsageError("GPU " + std::to_string(g) + " does not exist");
+    }
+    for (auto s : o.sizes) add({0, "exchange", o.pair[0], o.pair[1], o.pair, s, o.mode, 0});
+  } else {
+    if (gpus.size() < 2) throw UsageError(o.workload + " needs at least 2 GPUs; found " + std::to_string(gpus.size()));
+    if (o.workload == "broadcast" && std::find(gpus.begin(), gpus.end(), o.root) == gpus.end()) {
+      throw UsageError("--root " + std::to_string(o.root) + " is not one of the GPUs");
+    }
+    for (auto s : o.sizes) add({0, o.workload, -1, -1, gpus, s, "", o.root});
+  }
+  return out;
+}
+
+}  // namespace commsim::measure

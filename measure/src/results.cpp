@@ -1,0 +1,154 @@
+// Result lines, execution log, final files and NCCL transport parsing for commsim-measure.
+#include "commsim/measure/results.hpp"
+
+#include <filesystem>
+#include <map>
+#include <numeric>
+#include <regex>
+#include <sstream>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "commsim/core/error.hpp"
+#include "commsim/core/text.hpp"
+
+namespace commsim::measure {
+namespace fs = std::filesystem;
+
+double Sample::time_us() const {
+  if (iteration_us.empty()) return 0;
+  return std::accumulate(iteration_us.begin(), iteration_us.end(), 0.0) / static_cast<double>(iteration_us.size());
+}
+
+double busbw_factor(const std::string& w, int n) {
+  const double nn = n;
+  if (w == "all_reduce") return 2 * (nn - 1) / nn;
+  if (w == "all_gather" || w == "reduce_scatter" || w == "alltoall") return (nn - 1) / nn;
+  return 1.0;
+}
+
+ResultStore::ResultStore(std::string dir, bool resume) : dir_(std::move(dir)) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) throw IoError(dir_ + ": cannot create: " + ec.message());
+  const std::string jsonl = dir_ + "/results.jsonl";
+  if (fs::exists(jsonl)) {
+    if (!resume) {
+      throw UsageError(jsonl + " exists: pass --resume to continue that run, or choose another --out");
+    }
+    const std::string text = read_file(jsonl);  // the lines below are views into it
+    const std::vector<Line> lines = split_lines(text);
+    for (const Line& l : lines) {
+      if (l.text.empty()) continue;
+      try {
+        auto j = nlohmann::json::parse(l.text);
+        done_.insert({j.at("config_id").get<int>(), j.at("rep").get<int>()});
+        lines_.push_back(std::move(j));
+      } catch (const nlohmann::json::exception&) {
+        // A line cut short by a crash: everything before it is kept; the configuration will run again.
+        if (l.number != lines.back().number) {
+          throw InputError({jsonl, l.number, 1}, "corrupted result line in the middle of the file");
+        }
+      }
+    }
+  }
+  if (fs::exists(jsonl)) {
+    // Drop a line cut short by a crash so the next line starts cleanly.
+    const std::string text = read_file(jsonl);
+    const auto keep = text.rfind('\n');
+    const std::uintmax_t size = keep == std::string::npos ? 0 : keep + 1;
+    if (size != text.size()) fs::resize_file(jsonl, size);
+  }
+  jsonl_.open(jsonl, std::ios::app);
+  exec_log_.open(dir_ + "/exec_log.csv", std::ios::app);
+  if (!jsonl_ || !exec_log_) throw IoError(dir_ + ": cannot write results");
+  if (exec_log_.tellp() == 0) {
+    exec_log_ << "config_id,workload,src,dst,bytes,rep,cpu_start_ns,cpu_end_ns,duration_us,failed\n";
+  }
+}
+
+void ResultStore::append(const Config& c, const Sample& s) {
+  nlohmann::json j = {{"config_id", c.id}, {"rep", s.rep},         {"workload", c.workload}, {"src", c.src},
+                      {"dst", c.dst},      {"gpus", c.gpus},       {"bytes", c.bytes},       {"mode", c.mode},
+                      {"time_us", s.time_us()}, {"iteration_us", s.iteration_us}, {"failed", s.failed},
+                      {"error", s.error}};
+  jsonl_ << j.dump() << "\n";
+  jsonl_.flush();
+  exec_log_ << c.id << "," << c.workload << "," << c.src << "," << c.dst << "," << c.bytes << "," << s.rep << ","
+            << s.cpu_start_ns << "," << s.cpu_end_ns << "," << static_cast<double>(s.cpu_end_ns - s.cpu_start_ns) / 1000.0 << ","
+            << (s.failed ? 1 : 0) << "\n";
+  exec_log_.flush();
+  done_.insert({c.id, s.rep});
+  lines_.push_back(std::move(j));
+}
+
+void ResultStore::write(const std::string& name, const std::string& contents) const {
+  write_file_atomic(dir_ + "/" + name, contents);
+}
+
+void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::json& metadata) const {
+  std::map<int, std::vector<const nlohmann::json*>> by_config;
+  for (const auto& j : lines_) by_config[j.at("config_id").get<int>()].push_back(&j);
+  nlohmann::json rows = nlohmann::json::array();
+  std::ostringstream csv, samples;
+  csv << "workload,src,dst,gpus,mode,bytes,time_us,algbw_gbps,busbw_gbps,median_us,min_us,max_us,mean_us,stdev_us,"
+         "cv,reps,failed\n";
+  samples << "config_id,workload,src,dst,bytes,rep,iteration,time_us\n";
+  for (const Config& c : configs) {
+    std::vector<double> times;
+    int failed = 0;
+    for (const auto* j : by_config[c.id]) {
+      if (j->at("failed").get<bool>()) {
+        ++failed;
+        continue;
+      }
+      times.push_back(j->at("time_us").get<double>());
+      int it = 0;
+      for (double t : j->at("iteration_us")) {
+        samples << c.id << "," << c.workload << "," << c.src << "," << c.dst << "," << c.bytes << ","
+                << j->at("rep").get<int>() << "," << it++ << "," << t << "\n";
+      }
+    }
+    if (times.empty() && failed == 0) continue;  // not run (yet)
+    const Summary s = summarize(times);
+    const double algbw = s.median > 0 ? static_cast<double>(c.bytes) / (s.median * 1e3) : 0;
+    const double busbw = algbw * busbw_factor(c.workload, static_cast<int>(c.gpus.size()));
+    std::string gpus;
+    for (std::size_t i = 0; i < c.gpus.size(); ++i) {
+      gpus += i ? " " : "";
+      gpus += std::to_string(c.gpus[i]);
+    }
+    rows.push_back({{"config_id", c.id}, {"workload", c.workload}, {"src", c.src}, {"dst", c.dst}, {"gpus", c.gpus},
+                    {"mode", c.mode}, {"bytes", c.bytes}, {"time_us", s.median}, {"algbw_gbps", algbw},
+                    {"busbw_gbps", busbw}, {"median_us", s.median}, {"min_us", s.min}, {"max_us", s.max},
+                    {"mean_us", s.mean}, {"stdev_us", s.stdev}, {"cv", s.cv}, {"reps", s.n}, {"failed", failed}});
+    csv << c.workload << "," << c.src << "," << c.dst << "," << gpus << "," << c.mode << "," << c.bytes << ","
+        << s.median << "," << algbw << "," << busbw << "," << s.median << "," << s.min << "," << s.max << ","
+        << s.mean << "," << s.stdev << "," << s.cv << "," << s.n << "," << failed << "\n";
+  }
+  nlohmann::json doc = metadata;
+  doc["schema"] = "commsim.results/1";
+  doc["rows"] = std::move(rows);
+  write("results.json", doc.dump(2) + "\n");
+  write("results.csv", csv.str());
+  write("samples.csv", samples.str());
+}
+
+std::vector<std::tuple<int, int, std::string>> parse_nccl_transports(const std::string& log) {
+  static const std::regex kLine(R"(Channel \d+(?:/\d+)? : \d+\[(\d+)\] -> \d+\[(\d+)\] (?:\[\w+\] )?via (\S+(?: pointer)?))");
+  std::map<std::pair<int, int>, std::string> seen;
+  std::istringstream in(log);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, kLine)) {
+      seen.emplace(std::make_pair(std::stoi(m[1]), std::stoi(m[2])), m[3].str());
+    }
+  }
+  std::vector<std::tuple<int, int, std::string>> out;
+  for (const auto& [k, v] : seen) out.emplace_back(k.first, k.second, v);
+  return out;
+}
+
+}  // namespace commsim::measure

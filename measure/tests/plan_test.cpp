@@ -1,0 +1,75 @@
+// Unit tests of measurement planning and statistics (CPU only).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "commsim/core/error.hpp"
+#include "commsim/measure/plan.hpp"
+#include "commsim/measure/stats.hpp"
+
+using namespace commsim;
+using namespace commsim::measure;
+
+namespace {
+std::vector<std::uint64_t> sweep() {
+  std::vector<std::uint64_t> s;
+  for (std::uint64_t b = 1; b <= (1ULL << 30); b *= 2) s.push_back(b);
+  return s;
+}
+}  // namespace
+
+TEST_CASE("plan: p2p over 4 GPUs is 12 directed pairs x 31 sizes") {
+  PlanOptions o;
+  o.gpu_count = 4;
+  o.sizes = sweep();
+  const auto cs = plan_configs(o);
+  CHECK(cs.size() == 372);
+  std::set<std::pair<int, int>> pairs;
+  for (const auto& c : cs) pairs.insert({c.src, c.dst});
+  CHECK(pairs.size() == 12);
+  CHECK(cs[5].tag() == "p2p_cfg0005_s0d1_sz32");
+}
+
+TEST_CASE("plan: the order is a seeded permutation, the same for the same seed and repetition") {
+  const auto a = run_order(372, 42, 0);
+  CHECK(a == run_order(372, 42, 0));
+  CHECK(a != run_order(372, 42, 1));
+  CHECK(a != run_order(372, 7, 0));
+  auto sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < 372; ++i) CHECK(sorted[i] == i);
+}
+
+TEST_CASE("plan: impossible plans are usage errors") {
+  PlanOptions o;
+  o.gpu_count = 1;
+  o.sizes = {8};
+  CHECK_THROWS_WITH_AS(plan_configs(o), doctest::Contains("at least 2 GPUs"), UsageError);
+  o.gpu_count = 4;
+  o.workload = "gather";
+  CHECK_THROWS_WITH_AS(plan_configs(o), doctest::Contains("commsim-measure runs: p2p"), UsageError);
+  o.workload = "p2p";
+  o.gpus = {0, 5};
+  CHECK_THROWS_WITH_AS(plan_configs(o), doctest::Contains("GPU 5 does not exist"), UsageError);
+  o.gpus = {};
+  o.workload = "exchange";
+  o.pair = {0, 1};
+  o.mode = "parallel";
+  CHECK_THROWS_AS(plan_configs(o), UsageError);
+  o.gpu_count = 0;
+  CHECK_THROWS_WITH_AS(plan_configs(o), doctest::Contains("no GPU"), UsageError);
+}
+
+TEST_CASE("stats: median, extremes, sample stdev and CV") {
+  const Summary s = summarize({4, 1, 3, 2});
+  CHECK(s.n == 4);
+  CHECK(s.median == doctest::Approx(2.5));
+  CHECK(s.min == 1);
+  CHECK(s.max == 4);
+  CHECK(s.mean == doctest::Approx(2.5));
+  CHECK(s.stdev == doctest::Approx(1.290994));
+  CHECK(s.cv == doctest::Approx(1.290994 / 2.5));
+  CHECK(summarize({}).n == 0);
+  CHECK(summarize({7}).stdev == 0);
+}

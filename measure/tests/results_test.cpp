@@ -1,0 +1,83 @@
+// Unit tests of measurement output: flushed lines, resume after a crash, final files, NCCL log parsing.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "commsim/core/error.hpp"
+#include "commsim/core/text.hpp"
+#include "commsim/measure/results.hpp"
+
+using namespace commsim;
+using namespace commsim::measure;
+namespace fs = std::filesystem;
+
+namespace {
+std::string fresh_dir(const char* name) {
+  const auto d = fs::temp_directory_path() / (std::string("commsim-measure-test-") + name);
+  fs::remove_all(d);
+  return d.string();
+}
+Config cfg(int id, std::uint64_t bytes) { return {id, "p2p", 0, 1, {0, 1}, bytes, "", 0}; }
+Sample sample(int id, int rep, std::vector<double> t) {
+  Sample s;
+  s.config = id;
+  s.rep = rep;
+  s.iteration_us = std::move(t);
+  return s;
+}
+}  // namespace
+
+TEST_CASE("results: lines are on disk at once; resume skips them; final files summarise every repetition") {
+  const std::string dir = fresh_dir("resume");
+  const std::vector<Config> configs{cfg(0, 1024), cfg(1, 1 << 20)};
+  {
+    ResultStore store(dir, false);
+    store.append(configs[0], sample(0, 0, {10, 12}));
+    store.append(configs[1], sample(1, 0, {20, 22}));
+    // No finalize: as if the process died here.
+  }
+  CHECK(split_lines(read_file(dir + "/results.jsonl")).size() == 2);
+  CHECK_THROWS_WITH_AS(ResultStore(dir, false), doctest::Contains("--resume"), UsageError);
+  {
+    // A crash in the middle of writing leaves a partial last line: it is dropped, the rest kept.
+    std::ofstream(dir + "/results.jsonl", std::ios::app) << "{\"config_id\": 0, \"re";
+  }
+  ResultStore store(dir, true);
+  CHECK(store.done(0, 0));
+  CHECK(store.done(1, 0));
+  CHECK_FALSE(store.done(0, 1));
+  store.append(configs[0], sample(0, 1, {14, 14}));
+  store.finalize(configs, {{"tool", "test"}});
+  const std::string jsonl = read_file(dir + "/results.jsonl");
+  for (const Line& l : split_lines(jsonl)) CHECK(nlohmann::json::accept(l.text));  // the torn line was dropped
+  const std::string csv = read_file(dir + "/results.csv");
+  CHECK(csv.find("p2p,0,1,0 1,,1024,12.5,") != std::string::npos);  // median of the rep means 11 and 14
+  const auto j = nlohmann::json::parse(read_file(dir + "/results.json"));
+  CHECK(j["schema"] == "commsim.results/1");
+  CHECK(j["rows"][0]["reps"] == 2);
+  CHECK(j["rows"][0]["median_us"].get<double>() == doctest::Approx(12.5));
+  CHECK(j["rows"][1]["algbw_gbps"].get<double>() == doctest::Approx((1 << 20) / 21.0 / 1e3));
+  CHECK(split_lines(read_file(dir + "/samples.csv")).size() == 1 + 6);
+  CHECK(split_lines(read_file(dir + "/exec_log.csv")).size() == 1 + 3);
+}
+
+TEST_CASE("results: bus-bandwidth factors are nccl-tests'") {
+  CHECK(busbw_factor("all_reduce", 4) == doctest::Approx(1.5));
+  CHECK(busbw_factor("all_gather", 4) == doctest::Approx(0.75));
+  CHECK(busbw_factor("p2p", 2) == 1.0);
+}
+
+TEST_CASE("results: transports are read from NCCL's INFO log") {
+  const std::string log =
+      read_file(std::string(COMMSIM_SOURCE_DIR) + "/validation/data/h200x4/meta/nccl_debug_sendrecv4.log") +
+      read_file(std::string(COMMSIM_SOURCE_DIR) + "/validation/data/h200x4/meta/nccl_debug_p2pdisable2.log");
+  const auto t = parse_nccl_transports(log);
+  bool p2p = false, shm = false;
+  for (const auto& [a, b, how] : t) {
+    p2p = p2p || (a == 0 && b == 1 && how == "P2P/direct pointer");
+    shm = shm || (how.rfind("SHM", 0) == 0);
+  }
+  CHECK(p2p);
+  CHECK(shm);
+}
