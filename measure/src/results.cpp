@@ -17,6 +17,7 @@ namespace commsim::measure {
 namespace fs = std::filesystem;
 
 double Sample::time_us() const {
+  if (rep_time_us > 0) return rep_time_us;
   if (iteration_us.empty()) return 0;
   return std::accumulate(iteration_us.begin(), iteration_us.end(), 0.0) / static_cast<double>(iteration_us.size());
 }

@@ -253,17 +253,22 @@ Sample Runner::run(const Config& c, int rep) {
     }
     return s;
   }
-  // Per-iteration time: on each GPU the interval between the events around the iteration; the slowest GPU counts.
+  // Each GPU times every iteration by the events around it. The repetition's time is what nccl-tests reports:
+  // total time over the timed iterations / iterations, for the slowest GPU. The per-iteration samples are the
+  // mean over GPUs (a maximum over GPUs per iteration would be biased upwards by iteration-to-iteration jitter).
+  std::vector<double> per_gpu_total(n, 0.0);
   for (int it = o_.warmup; it < total; ++it) {
-    double worst = 0;
+    double sum = 0;
     for (int r = 0; r < n; ++r) {
       Device& dv = dev_[c.gpus[r]];
       float ms = 0;
       COMMSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, dv.events[it], dv.events[it + 1]));
-      worst = std::max(worst, static_cast<double>(ms) * 1000.0);
+      sum += static_cast<double>(ms) * 1000.0;
+      per_gpu_total[r] += static_cast<double>(ms) * 1000.0;
     }
-    s.iteration_us.push_back(worst);
+    s.iteration_us.push_back(sum / n);
   }
+  s.rep_time_us = *std::max_element(per_gpu_total.begin(), per_gpu_total.end()) / o_.iterations;
   return s;
 }
 

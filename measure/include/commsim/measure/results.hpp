@@ -20,13 +20,15 @@ namespace commsim::measure {
 struct Sample {
   int config = 0;
   int rep = 0;
-  std::vector<double> iteration_us;
+  std::vector<double> iteration_us;  ///< per timed iteration, mean over the GPUs
+  double rep_time_us = 0;            ///< total over the timed iterations / iterations, slowest GPU (0: unknown)
   bool failed = false;
   std::string error;
   std::int64_t cpu_start_ns = 0;  ///< CLOCK_REALTIME, for the execution log
   std::int64_t cpu_end_ns = 0;
 
-  double time_us() const;  ///< mean per-iteration time (what nccl-tests' time column is)
+  /// The repetition's per-operation time, as nccl-tests' time column: rep_time_us, else the mean iteration.
+  double time_us() const;
 };
 
 /// nccl-tests' bus-bandwidth factor for `workload` over `nranks` ranks.
