@@ -43,6 +43,7 @@ struct SimOptions {
   std::string gpus = "all";
   std::string pair;
   std::string mode;
+  std::string launch = "single-thread";
 };
 
 /// Progress on a terminal: a bar with an ETA on stderr; nothing when stderr is not a terminal.
@@ -169,9 +170,10 @@ void run_workload(const std::string& workload, const SimOptions& o) {
                      "ngpus", "transport", "protocol",   "channels"};
     table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
     table.metadata["gpus"] = gpus;
+    table.metadata["launch"] = o.launch;
     Progress progress(sizes.size());
     for (std::uint64_t bytes : sizes) {
-      const auto r = run(sim::sendrecv_program(gpus, bytes));
+      const auto r = run(sim::sendrecv_program(gpus, bytes, o.launch == "thread-per-gpu"));
       const auto [t, bw] = timing(bytes, r);
       const auto op = first_op(r);
       table.rows.push_back({static_cast<std::int64_t>(bytes), t, bw, bw,
@@ -277,6 +279,11 @@ OUTPUT
       sub->add_option("--pairs", opts->pairs, "'all': every directed GPU pair");
     } else if (name == "sendrecv") {
       sub->add_option("--gpus", opts->gpus, "GPUs in rank order: 0-3, 0,2,4, all")->capture_default_str();
+      sub->add_option("--launch", opts->launch,
+                      "single-thread: one host thread drives every GPU (nccl-tests -g N);\nthread-per-gpu: "
+                      "commsim-measure's default")
+          ->check(CLI::IsMember({"single-thread", "thread-per-gpu"}))
+          ->capture_default_str();
     } else {
       sub->add_option("--pair", opts->pair, "The two GPUs, e.g. 0,1")->required();
       sub->add_option("--mode", opts->mode, "sequential, overlapped or batched")->required();

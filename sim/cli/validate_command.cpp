@@ -20,6 +20,7 @@ namespace {
 
 struct ValidateOptions {
   std::vector<std::string> nccl_tests;
+  std::vector<std::string> measured;
   std::string topology;
   std::string gpu;
   std::string params;
@@ -31,7 +32,7 @@ struct ValidateOptions {
 };
 
 void run_validate(const ValidateOptions& o) {
-  if (o.nccl_tests.empty()) throw UsageError("validate needs --nccl-tests FILE...");
+  if (o.nccl_tests.empty() && o.measured.empty()) throw UsageError("validate needs --measured DIR... or --nccl-tests FILE...");
   const models::NcclEnv env = models::NcclEnv::parse(o.nccl_env);
   const models::ModelParams params =
       o.params.empty() ? models::ModelParams::defaults() : models::ModelParams::load(o.params);
@@ -46,10 +47,16 @@ void run_validate(const ValidateOptions& o) {
   }
   const validation::GpuMap map =
       o.gpu_map.empty() ? validation::GpuMap{} : validation::GpuMap::from_csv(o.gpu_map);
-  const auto rows = validation::compare(runs, rt, map);
+  std::vector<validation::Comparison> rows;
+  if (!runs.empty()) rows = validation::compare(runs, rt, map);
+  for (const auto& dir : o.measured) {
+    auto more = validation::compare_measured(dir, rt);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
 
-  std::printf("commsim validate: %zu nccl-tests run(s), %zu sizes compared; model %s, parameters %s%s\n",
-              runs.size(), rows.size(), o.model.c_str(), params.name.c_str(),
+  std::printf("commsim validate: %zu nccl-tests run(s), %zu commsim-measure dir(s), %zu sizes compared; model %s, "
+              "parameters %s%s\n",
+              runs.size(), o.measured.size(), rows.size(), o.model.c_str(), params.name.c_str(),
               env.settings.empty()
                   ? ""
                   : (", NCCL env " + env.settings.front() + (env.settings.size() > 1 ? " ..." : "")).c_str());
@@ -86,11 +93,11 @@ void run_validate(const ValidateOptions& o) {
   }
   if (!o.csv.empty()) {
     std::ostringstream csv;
-    csv << "workload,gpus,bytes,measured_us,predicted_us,error_pct,runs,spread_pct,regime,source\n";
+    csv << "workload,mode,gpus,bytes,measured_us,predicted_us,error_pct,runs,spread_pct,regime,source\n";
     for (const auto& c : rows) {
       std::string gpus;
       for (std::size_t i = 0; i < c.gpus.size(); ++i) gpus += (i ? " " : "") + std::to_string(c.gpus[i]);
-      csv << c.workload << "," << gpus << "," << c.bytes << "," << c.measured_us << "," << c.predicted_us
+      csv << c.workload << "," << c.mode << "," << gpus << "," << c.bytes << "," << c.measured_us << "," << c.predicted_us
           << "," << 100 * c.error() << "," << c.runs << "," << 100 * c.spread << ","
           << validation::regime_name(validation::regime_of(c.bytes)) << "," << c.source << "\n";
     }
@@ -115,8 +122,8 @@ void add_validate_command(CLI::App& app) {
                          "and report the error per configuration and size regime");
   v->add_option("--nccl-tests", o->nccl_tests,
                 "nccl-tests text logs (several runs per file are fine; repeats of a\n"
-                "configuration are combined by their median)")
-      ->required();
+                "configuration are combined by their median)");
+  v->add_option("--measured", o->measured, "commsim-measure output directories (p2p, sendrecv, exchange)");
   v->add_option("--topology", o->topology, "Topology of the measured machine")->required();
   v->add_option("--gpu", o->gpu, "GPU generation, as for simulate");
   v->add_option("--params", o->params, "Parameter set (TOML) over the defaults");

@@ -89,3 +89,36 @@ TEST_CASE("accuracy: joining a 4-GPU log against a 2-GPU topology is refused") {
   const auto runs = parse_nccl_tests(read_file(kDir + "nccl-tests/sendrecv_g4_r1.log"), "g4.log");
   CHECK_THROWS_WITH_AS(compare(runs, rt, GpuMap{}), doctest::Contains("mismatched topology"), InputError);
 }
+
+TEST_CASE("accuracy: commsim-measure p2p (all 12 pairs) and exchange modes on 2 H200s") {
+  topo::Diagnostics diag;
+  const topo::Topology t =
+      topo::load_topology(std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/real/h200x4.topo", {}, diag);
+  const auto params = models::ModelParams::load(std::string(COMMSIM_SOURCE_DIR) + "/models/params/h200.toml");
+  const auto model = models::make_transfer_model("nccl", params, {});
+  sim::Runtime rt(t, *model);
+  const auto p2p = compare_measured(kDir + "measure/p2p_all", rt);
+  REQUIRE(p2p.size() == 12 * 31);
+  const ErrorStats sp = stats(p2p);
+  MESSAGE("p2p, 12 pairs (11 held out): MAPE " << sp.mape << "%, worst " << sp.worst << "% at " << sp.worst_bytes << " B");
+  CHECK(sp.mape <= 10.0);
+  CHECK(sp.worst <= 30.0);
+  for (const char* mode : {"sequential", "batched"}) {
+    const ErrorStats s = stats(compare_measured(kDir + "measure/exchange_" + mode, rt));
+    MESSAGE("exchange " << std::string(mode) << ": MAPE " << s.mape << "%, worst " << s.worst << "%");
+    CHECK(s.mape <= 10.0);
+  }
+  const auto baseline = nlohmann::json::parse(read_file(kDir + "accuracy-baseline.json"));
+  CHECK(sp.mape <= baseline["p2p_mape"].get<double>() + 1.0);
+}
+
+TEST_CASE("accuracy: a measurement directory without results is refused") {
+  topo::Diagnostics diag;
+  const topo::Topology t =
+      topo::load_topology(std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/real/h200x4.topo", {}, diag);
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  sim::Runtime rt(t, *model);
+  CHECK_THROWS_WITH_AS(compare_measured(kDir + "meta", rt), doctest::Contains("results.json"), IoError);
+  CHECK_THROWS_WITH_AS(compare_measured(kDir + "measure/all_reduce_g4", rt), doctest::Contains("cannot yet simulate"),
+                       InputError);
+}

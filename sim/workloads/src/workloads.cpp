@@ -123,18 +123,21 @@ Program p2p_program(int src, int dst, std::uint64_t bytes) {
   return p;
 }
 
-Program sendrecv_program(const std::vector<int>& gpus, std::uint64_t bytes) {
+Program sendrecv_program(const std::vector<int>& gpus, std::uint64_t bytes, bool thread_per_gpu) {
   if (gpus.size() < 2) throw UsageError("sendrecv needs at least 2 GPUs");
   Program p;
   p.comms.push_back({gpus});
-  LaunchSpec group;
-  group.thread = 0;
   const std::size_t n = gpus.size();
+  LaunchSpec group;
   for (std::size_t r = 0; r < n; ++r) {
-    group.kernels.push_back(
-        {gpus[r], 0, 0, {send(gpus[(r + 1) % n], bytes), recv(gpus[(r + n - 1) % n], bytes)}, "sendrecv"});
+    KernelSpec k{gpus[r], 0, 0, {send(gpus[(r + 1) % n], bytes), recv(gpus[(r + n - 1) % n], bytes)}, "sendrecv"};
+    if (thread_per_gpu) {
+      p.launches.push_back({static_cast<int>(r), {k}});
+    } else {
+      group.kernels.push_back(k);
+    }
   }
-  p.launches.push_back(group);
+  if (!thread_per_gpu) p.launches.push_back(group);
   return p;
 }
 

@@ -18,7 +18,8 @@ const char* regime_name(Regime r);
 
 /// One measured size of one configuration, with its prediction.
 struct Comparison {
-  std::string workload;   ///< "sendrecv"
+  std::string workload;   ///< "sendrecv", "p2p", "exchange"
+  std::string mode;       ///< exchange mode
   std::vector<int> gpus;  ///< topology GPU indices, rank order
   std::uint64_t bytes = 0;
   double measured_us = 0;  ///< median over repeated runs
@@ -44,6 +45,12 @@ struct GpuMap {
 /// that do not fit the topology.
 std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runtime& runtime,
                                 const GpuMap& map, int iterations = 3, int warmup = 1);
+
+/// Reads a commsim-measure output directory (results.json with its metadata) and simulates every row the same way:
+/// p2p pairs, sendrecv GPU sets (with the run's launch mode) and exchange modes. Throws InputError naming the file
+/// for a missing or malformed directory, a workload commsim cannot simulate yet, or GPUs outside the topology.
+std::vector<Comparison> compare_measured(const std::string& dir, sim::Runtime& runtime, int iterations = 3,
+                                         int warmup = 1);
 
 struct ErrorStats {
   double mape = 0;   ///< mean absolute percentage error, percent

@@ -27,9 +27,10 @@ const char* exchange_mode_name(ExchangeMode m);
 
 /// One unidirectional send from `src` to `dst`; each GPU is driven by its own host thread.
 Program p2p_program(int src, int dst, std::uint64_t bytes);
-/// nccl-tests sendrecv_perf: every rank sends to the next and receives from the previous in one group; one
-/// host thread drives all GPUs (nccl-tests -g N).
-Program sendrecv_program(const std::vector<int>& gpus, std::uint64_t bytes);
+/// nccl-tests sendrecv_perf: every rank sends to the next and receives from the previous in one group. By default
+/// one host thread drives all GPUs (nccl-tests -g N); `thread_per_gpu` gives each GPU its own thread
+/// (commsim-measure's default).
+Program sendrecv_program(const std::vector<int>& gpus, std::uint64_t bytes, bool thread_per_gpu = false);
 /// A bidirectional exchange of `bytes` each way between a and b, one host thread per GPU:
 /// sequential: one stream and communicator, a sends then receives while b receives then sends;
 /// overlapped: the send and the receive on separate communicators and streams, concurrently;
