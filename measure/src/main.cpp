@@ -5,8 +5,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -97,7 +97,8 @@ std::vector<std::uint64_t> sizes(const Options& o) {
   } catch (const ValueError& e) {
     throw UsageError(std::string("size: ") + e.what());
   }
-  if (lo == 0 || hi < lo || !(o.factor > 1)) throw UsageError("sizes need 1B <= --min-bytes <= --max-bytes and --factor > 1");
+  if (lo == 0 || hi < lo || !(o.factor > 1))
+    throw UsageError("sizes need 1B <= --min-bytes <= --max-bytes and --factor > 1");
   std::vector<std::uint64_t> out;
   for (double s = static_cast<double>(lo); s <= static_cast<double>(hi) * (1 + 1e-12); s *= o.factor) {
     const auto b = static_cast<std::uint64_t>(std::llround(s));
@@ -160,8 +161,10 @@ int run(const Options& o, int argc, char** argv) {
   } else {
     const cudaError_t e = cudaGetDeviceCount(&devices);
     if (e != cudaSuccess || devices == 0) {
-      if (o.dry_run) throw UsageError("no GPU visible; give --dry-run a GPU count with --gpus N (e.g. --gpus 4)");
-      throw UsageError(std::string("no GPU available (") + (e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)) +
+      if (o.dry_run)
+        throw UsageError("no GPU visible; give --dry-run a GPU count with --gpus N (e.g. --gpus 4)");
+      throw UsageError(std::string("no GPU available (") +
+                       (e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)) +
                        "); commsim-measure needs NVIDIA GPUs. --dry-run plans without one.");
     }
   }
@@ -187,8 +190,9 @@ int run(const Options& o, int argc, char** argv) {
     const auto order = run_order(configs.size(), o.seed, 0);
     if (o.format == "csv") {
       std::printf("config_id,src,dst,bytes\n");
-      for (int i : order) std::printf("%d,%d,%d,%llu\n", configs[i].id, configs[i].src, configs[i].dst,
-                                      static_cast<unsigned long long>(configs[i].bytes));
+      for (int i : order)
+        std::printf("%d,%d,%d,%llu\n", configs[i].id, configs[i].src, configs[i].dst,
+                    static_cast<unsigned long long>(configs[i].bytes));
     } else {
       std::printf("%9s %4s %4s %12s  %s\n", "config_id", "src", "dst", "bytes", "gpus");
       for (int i : order) {
@@ -236,14 +240,18 @@ int run(const Options& o, int argc, char** argv) {
       COMMSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, d));
       char bus[32];
       std::snprintf(bus, sizeof bus, "%08x:%02x:%02x.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
-      gpus.push_back({{"index", d}, {"name", prop.name}, {"uuid", nvml.uuid(d)}, {"pci_bus_id", bus},
-                      {"sm", prop.major * 10 + prop.minor}, {"memory_bytes", prop.totalGlobalMem}});
+      gpus.push_back({{"index", d},
+                      {"name", prop.name},
+                      {"uuid", nvml.uuid(d)},
+                      {"pci_bus_id", bus},
+                      {"sm", prop.major * 10 + prop.minor},
+                      {"memory_bytes", prop.totalGlobalMem}});
     }
     nlohmann::json env = nlohmann::json::object();
     for (char** e = environ; *e; ++e) {
       const std::string kv = *e;
-      if (kv.rfind("NCCL_", 0) == 0 || kv.rfind("CUDA_VISIBLE_DEVICES", 0) == 0 || kv.rfind("TORCH_", 0) == 0 ||
-          kv.rfind("NVSHMEM_", 0) == 0) {
+      if (kv.rfind("NCCL_", 0) == 0 || kv.rfind("CUDA_VISIBLE_DEVICES", 0) == 0 ||
+          kv.rfind("TORCH_", 0) == 0 || kv.rfind("NVSHMEM_", 0) == 0) {
         env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
       }
     }
@@ -264,7 +272,9 @@ int run(const Options& o, int argc, char** argv) {
             {"warmup", o.warmup},
             {"iterations", o.iters},
             {"nvml", nvml.available() ? "available" : nvml.why_unavailable()}};
-    if (!nvml.available()) std::cerr << "commsim-measure: warning: NVML unavailable (" << nvml.why_unavailable() << "); no clock or temperature log\n";
+    if (!nvml.available())
+      std::cerr << "commsim-measure: warning: NVML unavailable (" << nvml.why_unavailable()
+                << "); no clock or temperature log\n";
     store.write("topo.txt", shell("nvidia-smi topo -m"));
     store.write("nvlink.txt", shell("nvidia-smi nvlink -s"));
     store.write("metadata.json", meta.dump(2) + "\n");
@@ -273,7 +283,8 @@ int run(const Options& o, int argc, char** argv) {
   Nvml nvml;
   NvmlLogger logger(nvml, devices, o.out + "/nvml.csv", o.nvml_interval_ms);
   if (o.thermal_target_c > 0 && nvml.available()) {
-    std::cerr << "commsim-measure: thermal warmup to " << o.thermal_target_c << " C (at most " << o.thermal_timeout_s << " s)\n";
+    std::cerr << "commsim-measure: thermal warmup to " << o.thermal_target_c << " C (at most "
+              << o.thermal_timeout_s << " s)\n";
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.thermal_timeout_s);
     while (std::chrono::steady_clock::now() < until) {
       bool warm = true;
@@ -309,7 +320,9 @@ int run(const Options& o, int argc, char** argv) {
       const std::int64_t t = busy_since.load();
       const std::int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
       if (t > 0 && static_cast<double>(now - t) / 1e9 > 3 * o.timeout_s) {
-        std::fprintf(stderr, "commsim-measure: hung for %.0f s in one configuration; results so far are in %s (use --resume)\n",
+        std::fprintf(stderr,
+                     "commsim-measure: hung for %.0f s in one configuration; results so far are in %s (use "
+                     "--resume)\n",
                      3 * o.timeout_s, o.out.c_str());
         std::_Exit(5);
       }
@@ -344,13 +357,16 @@ int run(const Options& o, int argc, char** argv) {
   nlohmann::json transports = nlohmann::json::array();
   std::string debug;
   for (const auto& entry : std::filesystem::directory_iterator(o.out)) {
-    if (entry.path().filename().string().rfind("nccl_debug.", 0) == 0) debug += read_file(entry.path().string());
+    if (entry.path().filename().string().rfind("nccl_debug.", 0) == 0)
+      debug += read_file(entry.path().string());
   }
-  for (const auto& [a, b, t] : parse_nccl_transports(debug)) transports.push_back({{"src", a}, {"dst", b}, {"transport", t}});
+  for (const auto& [a, b, t] : parse_nccl_transports(debug))
+    transports.push_back({{"src", a}, {"dst", b}, {"transport", t}});
   meta["nccl_transports"] = transports;
   store.write("metadata.json", meta.dump(2) + "\n");
   store.finalize(configs, meta);
-  std::fprintf(stderr, "commsim-measure: %zu configurations x %d repetitions done (%d failed); results in %s\n",
+  std::fprintf(stderr,
+               "commsim-measure: %zu configurations x %d repetitions done (%d failed); results in %s\n",
                configs.size(), o.reps, failures, o.out.c_str());
   return failures > 0 ? 6 : 0;
 }
@@ -361,10 +377,11 @@ int run(const Options& o, int argc, char** argv) {
 int main(int argc, char** argv) {
   using commsim::measure::Options;
   Options o;
-  CLI::App app{"commsim-measure runs commsim's workloads on this machine's GPUs with NCCL, with warmup, a seeded\n"
-               "random order, repetitions and per-iteration CUDA-event timing, and writes the simulator's result\n"
-               "schema plus raw samples, an execution log, clock/temperature logs and full metadata.",
-               "commsim-measure"};
+  CLI::App app{
+      "commsim-measure runs commsim's workloads on this machine's GPUs with NCCL, with warmup, a seeded\n"
+      "random order, repetitions and per-iteration CUDA-event timing, and writes the simulator's result\n"
+      "schema plus raw samples, an execution log, clock/temperature logs and full metadata.",
+      "commsim-measure"};
   app.footer(R"(
 EXAMPLES
   commsim-measure p2p --pairs all --out results/p2p              every directed pair, 1 B .. 1 GiB
@@ -391,24 +408,31 @@ The tool never changes clocks, power limits or GPU modes; it records them.)");
     sub->add_option("--min-bytes", o.min_bytes, "Smallest size, with a unit")->capture_default_str();
     sub->add_option("--max-bytes", o.max_bytes, "Largest size, with a unit")->capture_default_str();
     sub->add_option("--factor", o.factor, "Size multiplier between steps")->capture_default_str();
-    sub->add_option("--reps", o.reps, "Repetitions of every configuration, each in a new random order")->capture_default_str();
+    sub->add_option("--reps", o.reps, "Repetitions of every configuration, each in a new random order")
+        ->capture_default_str();
     sub->add_option("--warmup", o.warmup, "Untimed iterations per repetition")->capture_default_str();
     sub->add_option("--iters", o.iters, "Timed iterations per repetition")->capture_default_str();
     sub->add_option("--seed", o.seed, "Seed of the configuration order")->capture_default_str();
     sub->add_option("--out", o.out, "Output directory");
     sub->add_flag("--resume", o.resume, "Continue the run in --out, skipping completed repetitions");
     sub->add_flag("--dry-run", o.dry_run, "Print the planned configurations in order; touch no GPU");
-    sub->add_option("--format", o.format, "Dry-run format")->check(CLI::IsMember({"table", "csv"}))->capture_default_str();
+    sub->add_option("--format", o.format, "Dry-run format")
+        ->check(CLI::IsMember({"table", "csv"}))
+        ->capture_default_str();
     sub->add_option("--timeout", o.timeout_s, "Watchdog seconds per repetition")->capture_default_str();
     sub->add_option("--launch", o.launch, "thread-per-gpu, or single-thread as nccl-tests -g N")
         ->check(CLI::IsMember({"thread-per-gpu", "single-thread"}))
         ->capture_default_str();
-    sub->add_option("--drift-seconds", o.drift_seconds, "GPU-vs-CPU clock drift window at start and end (0: skip)")
+    sub->add_option("--drift-seconds", o.drift_seconds,
+                    "GPU-vs-CPU clock drift window at start and end (0: skip)")
         ->capture_default_str();
-    sub->add_option("--thermal-warmup", o.thermal_target_c, "Load the GPUs until they reach this temperature (C)");
-    sub->add_option("--thermal-timeout", o.thermal_timeout_s, "Give up the thermal warmup after this many seconds")
+    sub->add_option("--thermal-warmup", o.thermal_target_c,
+                    "Load the GPUs until they reach this temperature (C)");
+    sub->add_option("--thermal-timeout", o.thermal_timeout_s,
+                    "Give up the thermal warmup after this many seconds")
         ->capture_default_str();
-    sub->add_option("--nvml-interval-ms", o.nvml_interval_ms, "NVML sampling interval")->capture_default_str();
+    sub->add_option("--nvml-interval-ms", o.nvml_interval_ms, "NVML sampling interval")
+        ->capture_default_str();
     if (w == "p2p") {
       sub->add_option("--pairs", o.pairs, "'all': every directed pair of --gpus (the default)");
       sub->add_option("--src", o.src, "Sending GPU");

@@ -19,15 +19,16 @@ std::uint64_t splitmix(std::uint64_t& state) {
 }  // namespace
 
 const std::vector<std::string>& measure_workloads() {
-  static const std::vector<std::string> w{"p2p", "sendrecv", "exchange", "all_reduce", "all_gather",
-                                          "reduce_scatter", "alltoall", "broadcast"};
+  static const std::vector<std::string> w{"p2p",        "sendrecv",       "exchange", "all_reduce",
+                                          "all_gather", "reduce_scatter", "alltoall", "broadcast"};
   return w;
 }
 
 std::string Config::tag() const {
   char buf[128];
   if (workload == "p2p") {
-    std::snprintf(buf, sizeof buf, "p2p_cfg%04d_s%dd%d_sz%llu", id, src, dst, static_cast<unsigned long long>(bytes));
+    std::snprintf(buf, sizeof buf, "p2p_cfg%04d_s%dd%d_sz%llu", id, src, dst,
+                  static_cast<unsigned long long>(bytes));
   } else {
     std::snprintf(buf, sizeof buf, "%s_cfg%04d_g%zu_sz%llu", workload.c_str(), id, gpus.size(),
                   static_cast<unsigned long long>(bytes));
@@ -80,7 +81,8 @@ std::vector<Config> plan_configs(const PlanOptions& o) {
       }
       pairs.push_back({o.src, o.dst});
     } else {
-      if (gpus.size() < 2) throw UsageError("p2p needs at least 2 GPUs; found " + std::to_string(gpus.size()));
+      if (gpus.size() < 2)
+        throw UsageError("p2p needs at least 2 GPUs; found " + std::to_string(gpus.size()));
       for (int a : gpus) {
         for (int b : gpus) {
           if (a != b) pairs.push_back({a, b});
@@ -91,7 +93,8 @@ std::vector<Config> plan_configs(const PlanOptions& o) {
       for (auto s : o.sizes) add({0, "p2p", a, b, {a, b}, s, "", 0});
     }
   } else if (o.workload == "exchange") {
-    if (o.pair.size() != 2 || o.pair[0] == o.pair[1]) throw UsageError("exchange needs --pair A,B with two GPUs");
+    if (o.pair.size() != 2 || o.pair[0] == o.pair[1])
+      throw UsageError("exchange needs --pair A,B with two GPUs");
     if (o.mode != "sequential" && o.mode != "overlapped" && o.mode != "batched") {
       throw UsageError("exchange needs --mode sequential|overlapped|batched");
     }
@@ -100,7 +103,8 @@ std::vector<Config> plan_configs(const PlanOptions& o) {
     }
     for (auto s : o.sizes) add({0, "exchange", o.pair[0], o.pair[1], o.pair, s, o.mode, 0});
   } else {
-    if (gpus.size() < 2) throw UsageError(o.workload + " needs at least 2 GPUs; found " + std::to_string(gpus.size()));
+    if (gpus.size() < 2)
+      throw UsageError(o.workload + " needs at least 2 GPUs; found " + std::to_string(gpus.size()));
     if (o.workload == "broadcast" && std::find(gpus.begin(), gpus.end(), o.root) == gpus.end()) {
       throw UsageError("--root " + std::to_string(o.root) + " is not one of the GPUs");
     }

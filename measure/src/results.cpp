@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 double Sample::time_us() const {
   if (rep_time_us > 0) return rep_time_us;
   if (iteration_us.empty()) return 0;
-  return std::accumulate(iteration_us.begin(), iteration_us.end(), 0.0) / static_cast<double>(iteration_us.size());
+  return std::accumulate(iteration_us.begin(), iteration_us.end(), 0.0) /
+         static_cast<double>(iteration_us.size());
 }
 
 double busbw_factor(const std::string& w, int n) {
@@ -70,15 +71,18 @@ ResultStore::ResultStore(std::string dir, bool resume) : dir_(std::move(dir)) {
 }
 
 void ResultStore::append(const Config& c, const Sample& s) {
-  nlohmann::json j = {{"config_id", c.id}, {"rep", s.rep},         {"workload", c.workload}, {"src", c.src},
-                      {"dst", c.dst},      {"gpus", c.gpus},       {"bytes", c.bytes},       {"mode", c.mode},
-                      {"time_us", s.time_us()}, {"iteration_us", s.iteration_us}, {"failed", s.failed},
-                      {"error", s.error}};
+  nlohmann::json j = {{"config_id", c.id},      {"rep", s.rep},
+                      {"workload", c.workload}, {"src", c.src},
+                      {"dst", c.dst},           {"gpus", c.gpus},
+                      {"bytes", c.bytes},       {"mode", c.mode},
+                      {"time_us", s.time_us()}, {"iteration_us", s.iteration_us},
+                      {"failed", s.failed},     {"error", s.error}};
   jsonl_ << j.dump() << "\n";
   jsonl_.flush();
-  exec_log_ << c.id << "," << c.workload << "," << c.src << "," << c.dst << "," << c.bytes << "," << s.rep << ","
-            << s.cpu_start_ns << "," << s.cpu_end_ns << "," << static_cast<double>(s.cpu_end_ns - s.cpu_start_ns) / 1000.0 << ","
-            << (s.failed ? 1 : 0) << "\n";
+  exec_log_ << c.id << "," << c.workload << "," << c.src << "," << c.dst << "," << c.bytes << "," << s.rep
+            << "," << s.cpu_start_ns << "," << s.cpu_end_ns << ","
+            << static_cast<double>(s.cpu_end_ns - s.cpu_start_ns) / 1000.0 << "," << (s.failed ? 1 : 0)
+            << "\n";
   exec_log_.flush();
   done_.insert({c.id, s.rep});
   lines_.push_back(std::move(j));
@@ -93,7 +97,8 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
   for (const auto& j : lines_) by_config[j.at("config_id").get<int>()].push_back(&j);
   nlohmann::json rows = nlohmann::json::array();
   std::ostringstream csv, samples;
-  csv << "workload,src,dst,gpus,mode,bytes,time_us,algbw_gbps,busbw_gbps,median_us,min_us,max_us,mean_us,stdev_us,"
+  csv << "workload,src,dst,gpus,mode,bytes,time_us,algbw_gbps,busbw_gbps,median_us,min_us,max_us,mean_us,"
+         "stdev_us,"
          "cv,reps,failed\n";
   samples << "config_id,workload,src,dst,bytes,rep,iteration,time_us\n";
   for (const Config& c : configs) {
@@ -120,10 +125,24 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
       gpus += i ? " " : "";
       gpus += std::to_string(c.gpus[i]);
     }
-    rows.push_back({{"config_id", c.id}, {"workload", c.workload}, {"src", c.src}, {"dst", c.dst}, {"gpus", c.gpus},
-                    {"mode", c.mode}, {"bytes", c.bytes}, {"time_us", s.median}, {"algbw_gbps", algbw},
-                    {"busbw_gbps", busbw}, {"median_us", s.median}, {"min_us", s.min}, {"max_us", s.max},
-                    {"mean_us", s.mean}, {"stdev_us", s.stdev}, {"cv", s.cv}, {"reps", s.n}, {"failed", failed}});
+    rows.push_back({{"config_id", c.id},
+                    {"workload", c.workload},
+                    {"src", c.src},
+                    {"dst", c.dst},
+                    {"gpus", c.gpus},
+                    {"mode", c.mode},
+                    {"bytes", c.bytes},
+                    {"time_us", s.median},
+                    {"algbw_gbps", algbw},
+                    {"busbw_gbps", busbw},
+                    {"median_us", s.median},
+                    {"min_us", s.min},
+                    {"max_us", s.max},
+                    {"mean_us", s.mean},
+                    {"stdev_us", s.stdev},
+                    {"cv", s.cv},
+                    {"reps", s.n},
+                    {"failed", failed}});
     csv << c.workload << "," << c.src << "," << c.dst << "," << gpus << "," << c.mode << "," << c.bytes << ","
         << s.median << "," << algbw << "," << busbw << "," << s.median << "," << s.min << "," << s.max << ","
         << s.mean << "," << s.stdev << "," << s.cv << "," << s.n << "," << failed << "\n";
@@ -137,7 +156,8 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
 }
 
 std::vector<std::tuple<int, int, std::string>> parse_nccl_transports(const std::string& log) {
-  static const std::regex kLine(R"(Channel \d+(?:/\d+)? : \d+\[(\d+)\] -> \d+\[(\d+)\] (?:\[\w+\] )?via (\S+(?: pointer)?))");
+  static const std::regex kLine(
+      R"(Channel \d+(?:/\d+)? : \d+\[(\d+)\] -> \d+\[(\d+)\] (?:\[\w+\] )?via (\S+(?: pointer)?))");
   std::map<std::pair<int, int>, std::string> seen;
   std::istringstream in(log);
   std::string line;

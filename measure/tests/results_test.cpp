@@ -18,7 +18,9 @@ std::string fresh_dir(const char* name) {
   fs::remove_all(d);
   return d.string();
 }
-Config cfg(int id, std::uint64_t bytes) { return {id, "p2p", 0, 1, {0, 1}, bytes, "", 0}; }
+Config cfg(int id, std::uint64_t bytes) {
+  return {id, "p2p", 0, 1, {0, 1}, bytes, "", 0};
+}
 Sample sample(int id, int rep, std::vector<double> t) {
   Sample s;
   s.config = id;
@@ -50,7 +52,8 @@ TEST_CASE("results: lines are on disk at once; resume skips them; final files su
   store.append(configs[0], sample(0, 1, {14, 14}));
   store.finalize(configs, {{"tool", "test"}});
   const std::string jsonl = read_file(dir + "/results.jsonl");
-  for (const Line& l : split_lines(jsonl)) CHECK(nlohmann::json::accept(l.text));  // the torn line was dropped
+  for (const Line& l : split_lines(jsonl))
+    CHECK(nlohmann::json::accept(l.text));  // the torn line was dropped
   const std::string csv = read_file(dir + "/results.csv");
   CHECK(csv.find("p2p,0,1,0 1,,1024,12.5,") != std::string::npos);  // median of the rep means 11 and 14
   const auto j = nlohmann::json::parse(read_file(dir + "/results.json"));

@@ -32,7 +32,8 @@ struct ValidateOptions {
 };
 
 void run_validate(const ValidateOptions& o) {
-  if (o.nccl_tests.empty() && o.measured.empty()) throw UsageError("validate needs --measured DIR... or --nccl-tests FILE...");
+  if (o.nccl_tests.empty() && o.measured.empty())
+    throw UsageError("validate needs --measured DIR... or --nccl-tests FILE...");
   const models::NcclEnv env = models::NcclEnv::parse(o.nccl_env);
   const models::ModelParams params =
       o.params.empty() ? models::ModelParams::defaults() : models::ModelParams::load(o.params);
@@ -54,12 +55,13 @@ void run_validate(const ValidateOptions& o) {
     rows.insert(rows.end(), more.begin(), more.end());
   }
 
-  std::printf("commsim validate: %zu nccl-tests run(s), %zu commsim-measure dir(s), %zu sizes compared; model %s, "
-              "parameters %s%s\n",
-              runs.size(), o.measured.size(), rows.size(), o.model.c_str(), params.name.c_str(),
-              env.settings.empty()
-                  ? ""
-                  : (", NCCL env " + env.settings.front() + (env.settings.size() > 1 ? " ..." : "")).c_str());
+  std::printf(
+      "commsim validate: %zu nccl-tests run(s), %zu commsim-measure dir(s), %zu sizes compared; model %s, "
+      "parameters %s%s\n",
+      runs.size(), o.measured.size(), rows.size(), o.model.c_str(), params.name.c_str(),
+      env.settings.empty()
+          ? ""
+          : (", NCCL env " + env.settings.front() + (env.settings.size() > 1 ? " ..." : "")).c_str());
   std::map<std::string, std::vector<validation::Comparison>> by_label;
   for (const auto& c : rows) by_label[c.label()].push_back(c);
   for (const auto& [label, cs] : by_label) {
@@ -97,8 +99,8 @@ void run_validate(const ValidateOptions& o) {
     for (const auto& c : rows) {
       std::string gpus;
       for (std::size_t i = 0; i < c.gpus.size(); ++i) gpus += (i ? " " : "") + std::to_string(c.gpus[i]);
-      csv << c.workload << "," << c.mode << "," << gpus << "," << c.bytes << "," << c.measured_us << "," << c.predicted_us
-          << "," << 100 * c.error() << "," << c.runs << "," << 100 * c.spread << ","
+      csv << c.workload << "," << c.mode << "," << gpus << "," << c.bytes << "," << c.measured_us << ","
+          << c.predicted_us << "," << 100 * c.error() << "," << c.runs << "," << 100 * c.spread << ","
           << validation::regime_name(validation::regime_of(c.bytes)) << "," << c.source << "\n";
     }
     write_file_atomic(o.csv, csv.str());

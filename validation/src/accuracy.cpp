@@ -161,7 +161,8 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
   return out;
 }
 
-std::vector<Comparison> compare_measured(const std::string& dir, sim::Runtime& runtime, int iterations, int warmup) {
+std::vector<Comparison> compare_measured(const std::string& dir, sim::Runtime& runtime, int iterations,
+                                         int warmup) {
   const std::string file = dir + "/results.json";
   nlohmann::json doc;
   try {
@@ -169,14 +170,17 @@ std::vector<Comparison> compare_measured(const std::string& dir, sim::Runtime& r
   } catch (const nlohmann::json::exception& e) {
     throw InputError({file, 0, 0}, std::string("not a commsim-measure results file: ") + e.what());
   }
-  if (!doc.contains("schema") || doc["schema"] != "commsim.results/1" || !doc.contains("rows") || !doc.contains("gpus")) {
-    throw InputError({file, 1, 1}, "missing schema, rows or GPU metadata: not a complete commsim-measure output");
+  if (!doc.contains("schema") || doc["schema"] != "commsim.results/1" || !doc.contains("rows") ||
+      !doc.contains("gpus")) {
+    throw InputError({file, 1, 1},
+                     "missing schema, rows or GPU metadata: not a complete commsim-measure output");
   }
   const bool thread_per_gpu = doc.value("launch", "thread-per-gpu") == "thread-per-gpu";
   const int n_gpus = static_cast<int>(runtime.topology().gpus.size());
   if (static_cast<int>(doc["gpus"].size()) > n_gpus) {
-    throw InputError({file, 1, 1}, "measured on " + std::to_string(doc["gpus"].size()) + " GPUs but the topology has " +
-                                       std::to_string(n_gpus) + " (mismatched topology?)");
+    throw InputError({file, 1, 1}, "measured on " + std::to_string(doc["gpus"].size()) +
+                                       " GPUs but the topology has " + std::to_string(n_gpus) +
+                                       " (mismatched topology?)");
   }
   std::vector<Comparison> out;
   for (const auto& row : doc["rows"]) {
@@ -185,7 +189,9 @@ std::vector<Comparison> compare_measured(const std::string& dir, sim::Runtime& r
     c.bytes = row.at("bytes").get<std::uint64_t>();
     c.measured_us = row.at("median_us").get<double>();
     c.runs = row.at("reps").get<int>();
-    c.spread = c.measured_us > 0 ? (row.at("max_us").get<double>() - row.at("min_us").get<double>()) / c.measured_us : 0;
+    c.spread = c.measured_us > 0
+                   ? (row.at("max_us").get<double>() - row.at("min_us").get<double>()) / c.measured_us
+                   : 0;
     c.mode = row.value("mode", "");
     c.source = file + " config " + std::to_string(row.at("config_id").get<int>());
     if (c.runs == 0) continue;  // every repetition failed: nothing to compare, and the file says so
@@ -196,16 +202,19 @@ std::vector<Comparison> compare_measured(const std::string& dir, sim::Runtime& r
       c.gpus = row.at("gpus").get<std::vector<int>>();
     }
     for (int g : c.gpus) {
-      if (g < 0 || g >= n_gpus) throw InputError({file, 0, 0}, "GPU " + std::to_string(g) + " is not in the topology");
+      if (g < 0 || g >= n_gpus)
+        throw InputError({file, 0, 0}, "GPU " + std::to_string(g) + " is not in the topology");
     }
     if (c.workload == "p2p") {
-      if (!thread_per_gpu) throw InputError({file, 0, 0}, "p2p measured with --launch single-thread: not simulated yet");
+      if (!thread_per_gpu)
+        throw InputError({file, 0, 0}, "p2p measured with --launch single-thread: not simulated yet");
       p = sim::p2p_program(c.gpus[0], c.gpus[1], c.bytes);
     } else if (c.workload == "sendrecv") {
       c.mode = thread_per_gpu ? "thread-per-gpu" : "single-thread";
       p = sim::sendrecv_program(c.gpus, c.bytes, thread_per_gpu);
     } else if (c.workload == "exchange") {
-      if (!thread_per_gpu) throw InputError({file, 0, 0}, "exchange measured with --launch single-thread: not simulated yet");
+      if (!thread_per_gpu)
+        throw InputError({file, 0, 0}, "exchange measured with --launch single-thread: not simulated yet");
       p = sim::exchange_program(c.gpus[0], c.gpus[1], sim::parse_exchange_mode(c.mode), c.bytes);
     } else {
       throw InputError({file, 0, 0}, "commsim cannot yet simulate measured '" + c.workload +

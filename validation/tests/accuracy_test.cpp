@@ -100,7 +100,8 @@ TEST_CASE("accuracy: commsim-measure p2p (all 12 pairs) and exchange modes on 2 
   const auto p2p = compare_measured(kDir + "measure/p2p_all", rt);
   REQUIRE(p2p.size() == 12 * 31);
   const ErrorStats sp = stats(p2p);
-  MESSAGE("p2p, 12 pairs (11 held out): MAPE " << sp.mape << "%, worst " << sp.worst << "% at " << sp.worst_bytes << " B");
+  MESSAGE("p2p, 12 pairs (11 held out): MAPE " << sp.mape << "%, worst " << sp.worst << "% at "
+                                               << sp.worst_bytes << " B");
   CHECK(sp.mape <= 10.0);
   CHECK(sp.worst <= 30.0);
   for (const char* mode : {"sequential", "batched"}) {
@@ -119,6 +120,6 @@ TEST_CASE("accuracy: a measurement directory without results is refused") {
   const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
   sim::Runtime rt(t, *model);
   CHECK_THROWS_WITH_AS(compare_measured(kDir + "meta", rt), doctest::Contains("results.json"), IoError);
-  CHECK_THROWS_WITH_AS(compare_measured(kDir + "measure/all_reduce_g4", rt), doctest::Contains("cannot yet simulate"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(compare_measured(kDir + "measure/all_reduce_g4", rt),
+                       doctest::Contains("cannot yet simulate"), InputError);
 }

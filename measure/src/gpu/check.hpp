@@ -37,12 +37,12 @@ class OutOfMemory : public GpuError {
     }                                                                                                        \
   } while (0)
 
-#define COMMSIM_NCCL_CHECK(call)                                                                              \
-  do {                                                                                                        \
-    const ncclResult_t res_ = (call);                                                                         \
-    if (res_ != ncclSuccess && res_ != ncclInProgress) {                                                      \
-      throw ::commsim::measure::GpuError(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " +      \
-                                         #call + " failed: " + ncclGetErrorString(res_) + " (" +              \
-                                         ncclGetLastError(nullptr) + ")");                                    \
-    }                                                                                                         \
+#define COMMSIM_NCCL_CHECK(call)                                                                         \
+  do {                                                                                                   \
+    const ncclResult_t res_ = (call);                                                                    \
+    if (res_ != ncclSuccess && res_ != ncclInProgress) {                                                 \
+      throw ::commsim::measure::GpuError(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " + \
+                                         #call + " failed: " + ncclGetErrorString(res_) + " (" +         \
+                                         ncclGetLastError(nullptr) + ")");                               \
+    }                                                                                                    \
   } while (0)

@@ -13,7 +13,9 @@ __device__ std::uint64_t globaltimer() {
   return t;
 }
 
-__global__ void read_timer(std::uint64_t* out) { *out = globaltimer(); }
+__global__ void read_timer(std::uint64_t* out) {
+  *out = globaltimer();
+}
 
 __global__ void spin_kernel(std::uint64_t ns) {
   const std::uint64_t start = globaltimer();
@@ -57,7 +59,8 @@ void fill_random(void* buffer, std::size_t bytes, std::uint32_t seed, cudaStream
     fill_kernel<<<1024, 256, 0, stream>>>(static_cast<std::uint32_t*>(buffer), n, seed);
     COMMSIM_CUDA_CHECK(cudaGetLastError());
   }
-  if (bytes % 4) COMMSIM_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(buffer) + n * 4, 0x5a, bytes % 4, stream));
+  if (bytes % 4)
+    COMMSIM_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(buffer) + n * 4, 0x5a, bytes % 4, stream));
 }
 
 }  // namespace commsim::measure

@@ -24,9 +24,9 @@ struct Nvml::Fns {
 };
 
 namespace {
-constexpr int kTempGpu = 0;       // NVML_TEMPERATURE_GPU
-constexpr int kClockSm = 1;       // NVML_CLOCK_SM
-constexpr int kClockMem = 2;      // NVML_CLOCK_MEM
+constexpr int kTempGpu = 0;   // NVML_TEMPERATURE_GPU
+constexpr int kClockSm = 1;   // NVML_CLOCK_SM
+constexpr int kClockMem = 2;  // NVML_CLOCK_MEM
 }  // namespace
 
 Nvml::Nvml() : f_(new Fns) {
@@ -43,9 +43,11 @@ Nvml::Nvml() : f_(new Fns) {
   f_->temperature = reinterpret_cast<int (*)(NvmlDevice, int, unsigned*)>(sym("nvmlDeviceGetTemperature"));
   f_->clock = reinterpret_cast<int (*)(NvmlDevice, int, unsigned*)>(sym("nvmlDeviceGetClockInfo"));
   f_->power = reinterpret_cast<int (*)(NvmlDevice, unsigned*)>(sym("nvmlDeviceGetPowerUsage"));
-  f_->throttle = reinterpret_cast<int (*)(NvmlDevice, unsigned long long*)>(sym("nvmlDeviceGetCurrentClocksEventReasons"));
+  f_->throttle = reinterpret_cast<int (*)(NvmlDevice, unsigned long long*)>(
+      sym("nvmlDeviceGetCurrentClocksEventReasons"));
   if (!f_->throttle) {
-    f_->throttle = reinterpret_cast<int (*)(NvmlDevice, unsigned long long*)>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
+    f_->throttle = reinterpret_cast<int (*)(NvmlDevice, unsigned long long*)>(
+        sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
   }
   f_->uuid = reinterpret_cast<int (*)(NvmlDevice, char*, unsigned)>(sym("nvmlDeviceGetUUID"));
   f_->driver = reinterpret_cast<int (*)(char*, unsigned)>(sym("nvmlSystemGetDriverVersion"));
@@ -103,11 +105,14 @@ std::string Nvml::driver_version() const {
 NvmlLogger::NvmlLogger(const Nvml& nvml, int gpus, std::string csv_path, int interval_ms)
     : nvml_(nvml), gpus_(gpus), interval_ms_(interval_ms), csv_(csv_path, std::ios::app), samples_(gpus) {
   if (!nvml_.available()) return;
-  if (csv_.tellp() == 0) csv_ << "unix_time,gpu,temperature_c,sm_clock_mhz,mem_clock_mhz,power_w,throttle_reasons\n";
+  if (csv_.tellp() == 0)
+    csv_ << "unix_time,gpu,temperature_c,sm_clock_mhz,mem_clock_mhz,power_w,throttle_reasons\n";
   thread_ = std::thread([this] { loop(); });
 }
 
-NvmlLogger::~NvmlLogger() { stop(); }
+NvmlLogger::~NvmlLogger() {
+  stop();
+}
 
 void NvmlLogger::stop() {
   stop_ = true;
@@ -116,13 +121,15 @@ void NvmlLogger::stop() {
 
 void NvmlLogger::loop() {
   while (!stop_) {
-    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     for (int g = 0; g < gpus_; ++g) {
       GpuSample s;
       if (!nvml_.sample(g, s)) continue;
       samples_[g].push_back(s);
-      csv_ << std::fixed << now << "," << g << "," << s.temperature_c << "," << s.sm_clock_mhz << "," << s.mem_clock_mhz
-           << "," << s.power_w << ",0x" << std::hex << s.throttle_reasons << std::dec << "\n";
+      csv_ << std::fixed << now << "," << g << "," << s.temperature_c << "," << s.sm_clock_mhz << ","
+           << s.mem_clock_mhz << "," << s.power_w << ",0x" << std::hex << s.throttle_reasons << std::dec
+           << "\n";
     }
     csv_.flush();
     for (int slept = 0; slept < interval_ms_ && !stop_; slept += 50) {
@@ -148,13 +155,14 @@ nlohmann::json NvmlLogger::summary() const {
     };
     unsigned long long reasons = 0;
     for (const auto& s : v) reasons |= s.throttle_reasons;
-    out.push_back({{"gpu", g},
-                   {"samples", v.size()},
-                   {"temperature_c", field([](const GpuSample& s) { return static_cast<double>(s.temperature_c); })},
-                   {"sm_clock_mhz", field([](const GpuSample& s) { return static_cast<double>(s.sm_clock_mhz); })},
-                   {"mem_clock_mhz", field([](const GpuSample& s) { return static_cast<double>(s.mem_clock_mhz); })},
-                   {"power_w", field([](const GpuSample& s) { return s.power_w; })},
-                   {"throttle_reasons_seen", reasons}});
+    out.push_back(
+        {{"gpu", g},
+         {"samples", v.size()},
+         {"temperature_c", field([](const GpuSample& s) { return static_cast<double>(s.temperature_c); })},
+         {"sm_clock_mhz", field([](const GpuSample& s) { return static_cast<double>(s.sm_clock_mhz); })},
+         {"mem_clock_mhz", field([](const GpuSample& s) { return static_cast<double>(s.mem_clock_mhz); })},
+         {"power_w", field([](const GpuSample& s) { return s.power_w; })},
+         {"throttle_reasons_seen", reasons}});
   }
   return out;
 }

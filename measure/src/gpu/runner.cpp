@@ -34,8 +34,8 @@ Runner::Runner(int device_count, const RunnerOptions& options) : o_(options), de
       COMMSIM_CUDA_CHECK(cudaMalloc(&dv.send, std::max<std::uint64_t>(o_.max_bytes, 64)));
       COMMSIM_CUDA_CHECK(cudaMalloc(&dv.recv, std::max<std::uint64_t>(o_.max_bytes, 64)));
     } catch (const OutOfMemory& e) {
-      throw OutOfMemory("GPU " + std::to_string(d) + " cannot hold two buffers of " + std::to_string(o_.max_bytes) +
-                        " bytes; lower --max-bytes (" + e.what() + ")");
+      throw OutOfMemory("GPU " + std::to_string(d) + " cannot hold two buffers of " +
+                        std::to_string(o_.max_bytes) + " bytes; lower --max-bytes (" + e.what() + ")");
     }
     for (auto& s : dv.stream) COMMSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     dv.events.resize(slots);
@@ -82,7 +82,8 @@ void Runner::drop_comms(const std::vector<int>& gpus) {
   }
 }
 
-void Runner::issue(const Config& c, int r, const std::vector<ncclComm_t>& comm0, const std::vector<ncclComm_t>* comm1) {
+void Runner::issue(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
+                   const std::vector<ncclComm_t>* comm1) {
   const int n = static_cast<int>(c.gpus.size());
   const int d = c.gpus[r];
   Device& dv = dev_[d];
@@ -110,7 +111,8 @@ void Runner::issue(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
         COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, peer, comm, s0));
       }
     } else if (c.mode == "overlapped") {
-      // Separate communicators and streams: rank 0 sends on (comm0, stream 0) and receives on (comm1, stream 1).
+      // Separate communicators and streams: rank 0 sends on (comm0, stream 0) and receives on (comm1, stream
+      // 1).
       cudaStream_t s1 = dv.stream[1];
       COMMSIM_CUDA_CHECK(cudaEventRecord(dv.join, s0));
       COMMSIM_CUDA_CHECK(cudaStreamWaitEvent(s1, dv.join, 0));
@@ -198,7 +200,8 @@ Sample Runner::run(const Config& c, int rep) {
         ncclResult_t async = ncclSuccess;
         ncclCommGetAsyncError(comm0[r], &async);
         if (async != ncclSuccess && async != ncclInProgress) {
-          fail(std::string("NCCL error on GPU ") + std::to_string(c.gpus[r]) + ": " + ncclGetErrorString(async));
+          fail(std::string("NCCL error on GPU ") + std::to_string(c.gpus[r]) + ": " +
+               ncclGetErrorString(async));
           return;
         }
         if (failed) return;
@@ -255,7 +258,8 @@ Sample Runner::run(const Config& c, int rep) {
   }
   // Each GPU times every iteration by the events around it. The repetition's time is what nccl-tests reports:
   // total time over the timed iterations / iterations, for the slowest GPU. The per-iteration samples are the
-  // mean over GPUs (a maximum over GPUs per iteration would be biased upwards by iteration-to-iteration jitter).
+  // mean over GPUs (a maximum over GPUs per iteration would be biased upwards by iteration-to-iteration
+  // jitter).
   std::vector<double> per_gpu_total(n, 0.0);
   for (int it = o_.warmup; it < total; ++it) {
     double sum = 0;

@@ -19,14 +19,15 @@ struct RunnerOptions {
   int iterations = 20;         ///< timed iterations per repetition (per-iteration CUDA events)
   double timeout_s = 60;       ///< watchdog: a repetition taking longer is aborted and reported as failed
   bool single_thread = false;  ///< --launch single-thread: one host thread drives every GPU (nccl-tests -g N)
-  std::uint64_t max_bytes = 0; ///< buffer size per GPU and direction
+  std::uint64_t max_bytes = 0;  ///< buffer size per GPU and direction
 };
 
 class Runner {
  public:
   Runner(int device_count, const RunnerOptions& options);
   ~Runner();
-  /// One repetition of `c`: warmup + timed iterations back to back, timed per iteration on every GPU's stream.
+  /// One repetition of `c`: warmup + timed iterations back to back, timed per iteration on every GPU's
+  /// stream.
   Sample run(const Config& c, int rep);
 
  private:
@@ -40,7 +41,8 @@ class Runner {
   std::vector<ncclComm_t>& comms(const std::vector<int>& gpus, int slot);
   void drop_comms(const std::vector<int>& gpus);
   /// Issues one iteration of `c` for rank `r` (device c.gpus[r]); both streams end joined into stream 0.
-  void issue(const Config& c, int r, const std::vector<ncclComm_t>& comm0, const std::vector<ncclComm_t>* comm1);
+  void issue(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
+             const std::vector<ncclComm_t>* comm1);
 
   RunnerOptions o_;
   std::vector<Device> dev_;

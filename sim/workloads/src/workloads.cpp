@@ -130,7 +130,8 @@ Program sendrecv_program(const std::vector<int>& gpus, std::uint64_t bytes, bool
   const std::size_t n = gpus.size();
   LaunchSpec group;
   for (std::size_t r = 0; r < n; ++r) {
-    KernelSpec k{gpus[r], 0, 0, {send(gpus[(r + 1) % n], bytes), recv(gpus[(r + n - 1) % n], bytes)}, "sendrecv"};
+    KernelSpec k{
+        gpus[r], 0, 0, {send(gpus[(r + 1) % n], bytes), recv(gpus[(r + n - 1) % n], bytes)}, "sendrecv"};
     if (thread_per_gpu) {
       p.launches.push_back({static_cast<int>(r), {k}});
     } else {

@@ -10,7 +10,8 @@ namespace commsim::measure {
 /// One measured configuration. `gpus` are device indices in rank order; `src`/`dst` are set for p2p.
 struct Config {
   int id = 0;
-  std::string workload;     ///< p2p, sendrecv, exchange, all_reduce, all_gather, reduce_scatter, alltoall, broadcast
+  std::string
+      workload;  ///< p2p, sendrecv, exchange, all_reduce, all_gather, reduce_scatter, alltoall, broadcast
   int src = -1;
   int dst = -1;
   std::vector<int> gpus;
@@ -24,13 +25,13 @@ struct Config {
 
 struct PlanOptions {
   std::string workload = "p2p";
-  int gpu_count = 0;                ///< GPUs available (or --gpus N for a dry run)
-  std::vector<int> gpus;            ///< --gpus LIST (all when empty)
-  std::string pairs = "all";        ///< p2p: "all", or empty with src/dst
+  int gpu_count = 0;          ///< GPUs available (or --gpus N for a dry run)
+  std::vector<int> gpus;      ///< --gpus LIST (all when empty)
+  std::string pairs = "all";  ///< p2p: "all", or empty with src/dst
   int src = -1;
   int dst = -1;
-  std::vector<int> pair;            ///< exchange
-  std::string mode;                 ///< exchange
+  std::vector<int> pair;  ///< exchange
+  std::string mode;       ///< exchange
   int root = 0;
   std::vector<std::uint64_t> sizes;
   std::uint64_t seed = 42;

@@ -1,5 +1,5 @@
-// Crash-safe measurement output: per-configuration JSON lines (appended and flushed), an execution log, and final
-// results (JSON, CSV, raw samples) written atomically. --resume skips what a previous run completed.
+// Crash-safe measurement output: per-configuration JSON lines (appended and flushed), an execution log, and
+// final results (JSON, CSV, raw samples) written atomically. --resume skips what a previous run completed.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,7 @@ struct Sample {
   int config = 0;
   int rep = 0;
   std::vector<double> iteration_us;  ///< per timed iteration, mean over the GPUs
-  double rep_time_us = 0;            ///< total over the timed iterations / iterations, slowest GPU (0: unknown)
+  double rep_time_us = 0;  ///< total over the timed iterations / iterations, slowest GPU (0: unknown)
   bool failed = false;
   std::string error;
   std::int64_t cpu_start_ns = 0;  ///< CLOCK_REALTIME, for the execution log
@@ -44,7 +44,8 @@ class ResultStore {
 
   /// Appends one repetition's result as a JSON line and flushes it to disk, and adds a line to exec_log.csv.
   void append(const Config& c, const Sample& s);
-  /// Writes results.json, results.csv and samples.csv atomically from every line recorded (this run and resumed).
+  /// Writes results.json, results.csv and samples.csv atomically from every line recorded (this run and
+  /// resumed).
   void finalize(const std::vector<Config>& configs, const nlohmann::json& metadata) const;
   /// Writes DIR/name atomically.
   void write(const std::string& name, const std::string& contents) const;

@@ -46,9 +46,10 @@ struct GpuMap {
 std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runtime& runtime,
                                 const GpuMap& map, int iterations = 3, int warmup = 1);
 
-/// Reads a commsim-measure output directory (results.json with its metadata) and simulates every row the same way:
-/// p2p pairs, sendrecv GPU sets (with the run's launch mode) and exchange modes. Throws InputError naming the file
-/// for a missing or malformed directory, a workload commsim cannot simulate yet, or GPUs outside the topology.
+/// Reads a commsim-measure output directory (results.json with its metadata) and simulates every row the same
+/// way: p2p pairs, sendrecv GPU sets (with the run's launch mode) and exchange modes. Throws InputError
+/// naming the file for a missing or malformed directory, a workload commsim cannot simulate yet, or GPUs
+/// outside the topology.
 std::vector<Comparison> compare_measured(const std::string& dir, sim::Runtime& runtime, int iterations = 3,
                                          int warmup = 1);
 

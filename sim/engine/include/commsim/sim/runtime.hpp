@@ -93,8 +93,8 @@ class Runtime {
   const topo::Topology& topology() const { return topo_; }
 
  private:
-  /// Resources of the route src -> (nearest vertex of `kind` on src's machine) -> dst; throws `none` if there is
-  /// no such vertex.
+  /// Resources of the route src -> (nearest vertex of `kind` on src's machine) -> dst; throws `none` if there
+  /// is no such vertex.
   std::vector<int> via_nearest(int src, int dst, topo::VertexKind kind, const std::string& none);
 
   struct Impl;

@@ -27,8 +27,8 @@ const char* exchange_mode_name(ExchangeMode m);
 
 /// One unidirectional send from `src` to `dst`; each GPU is driven by its own host thread.
 Program p2p_program(int src, int dst, std::uint64_t bytes);
-/// nccl-tests sendrecv_perf: every rank sends to the next and receives from the previous in one group. By default
-/// one host thread drives all GPUs (nccl-tests -g N); `thread_per_gpu` gives each GPU its own thread
+/// nccl-tests sendrecv_perf: every rank sends to the next and receives from the previous in one group. By
+/// default one host thread drives all GPUs (nccl-tests -g N); `thread_per_gpu` gives each GPU its own thread
 /// (commsim-measure's default).
 Program sendrecv_program(const std::vector<int>& gpus, std::uint64_t bytes, bool thread_per_gpu = false);
 /// A bidirectional exchange of `bytes` each way between a and b, one host thread per GPU:
