@@ -126,12 +126,22 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     if (trace) trace->set_offset(trace->offset() + r.iteration_end.back() + 10 * kPicosPerMicro);
     return r;
   };
-  auto timing = [](std::uint64_t bytes, const sim::RunResult& r) {
+  // One row: prefix cells, bytes, time and bandwidths, the workload's own cells, then how NCCL moved the
+  // data.
+  using Cells = std::vector<sim::ResultTable::Cell>;
+  auto add_row = [&](Cells prefix, std::uint64_t bytes, const sim::RunResult& r, Cells middle) {
     const double t_us = static_cast<double>(r.per_iteration) / 1e6;
     const double algbw = t_us > 0 ? static_cast<double>(bytes) / (t_us * 1e3) : 0.0;
-    return std::pair{t_us, algbw};
+    const sim::OpRecord op = r.ops.empty() ? sim::OpRecord{} : r.ops.front();
+    Cells row = std::move(prefix);
+    for (sim::ResultTable::Cell c : Cells{static_cast<std::int64_t>(bytes), t_us, algbw, algbw})
+      row.push_back(c);
+    for (auto& c : middle) row.push_back(std::move(c));
+    row.push_back(std::string(models::transport_name(op.transport)));
+    row.push_back(std::string(models::protocol_name(op.protocol)));
+    row.push_back(std::int64_t{op.channels});
+    table.rows.push_back(std::move(row));  // busbw = algbw for point-to-point workloads
   };
-  auto first_op = [](const sim::RunResult& r) { return r.ops.empty() ? sim::OpRecord{} : r.ops.front(); };
 
   if (workload == "p2p") {
     std::vector<std::pair<int, int>> pairs;
@@ -155,12 +165,7 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     Progress progress(pairs.size() * sizes.size());
     for (const auto& [a, b] : pairs) {
       for (std::uint64_t bytes : sizes) {
-        const auto r = run(sim::p2p_program(a, b, bytes));
-        const auto [t, bw] = timing(bytes, r);
-        const auto op = first_op(r);
-        table.rows.push_back({std::int64_t{a}, std::int64_t{b}, static_cast<std::int64_t>(bytes), t, bw, bw,
-                              std::string(models::transport_name(op.transport)),
-                              std::string(models::protocol_name(op.protocol)), std::int64_t{op.channels}});
+        add_row({std::int64_t{a}, std::int64_t{b}}, bytes, run(sim::p2p_program(a, b, bytes)), {});
         progress.step();
       }
     }
@@ -173,13 +178,8 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     table.metadata["launch"] = o.launch;
     Progress progress(sizes.size());
     for (std::uint64_t bytes : sizes) {
-      const auto r = run(sim::sendrecv_program(gpus, bytes, o.launch == "thread-per-gpu"));
-      const auto [t, bw] = timing(bytes, r);
-      const auto op = first_op(r);
-      table.rows.push_back({static_cast<std::int64_t>(bytes), t, bw, bw,
-                            static_cast<std::int64_t>(gpus.size()),
-                            std::string(models::transport_name(op.transport)),
-                            std::string(models::protocol_name(op.protocol)), std::int64_t{op.channels}});
+      add_row({}, bytes, run(sim::sendrecv_program(gpus, bytes, o.launch == "thread-per-gpu")),
+              {static_cast<std::int64_t>(gpus.size())});
       progress.step();
     }
   } else if (workload == "exchange") {
@@ -194,13 +194,8 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     table.metadata["mode"] = o.mode;
     Progress progress(sizes.size());
     for (std::uint64_t bytes : sizes) {
-      const auto r = run(sim::exchange_program(pr[0], pr[1], mode, bytes));
-      const auto [t, bw] = timing(bytes, r);
-      const auto op = first_op(r);
-      table.rows.push_back({static_cast<std::int64_t>(bytes), t, bw, bw,
-                            std::string(sim::exchange_mode_name(mode)),
-                            std::string(models::transport_name(op.transport)),
-                            std::string(models::protocol_name(op.protocol)), std::int64_t{op.channels}});
+      add_row({}, bytes, run(sim::exchange_program(pr[0], pr[1], mode, bytes)),
+              {std::string(sim::exchange_mode_name(mode))});
       progress.step();
     }
   }
