@@ -134,7 +134,10 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     const double algbw = t_us > 0 ? static_cast<double>(bytes) / (t_us * 1e3) : 0.0;
     const sim::OpRecord op = r.ops.empty() ? sim::OpRecord{} : r.ops.front();
     Cells row = std::move(prefix);
-    for (sim::ResultTable::Cell c : Cells{static_cast<std::int64_t>(bytes), t_us, algbw, algbw})
+    row.emplace_back(static_cast<std::int64_t>(bytes));
+    row.emplace_back(t_us);
+    row.emplace_back(algbw);
+    row.emplace_back(algbw);
       row.push_back(c);
     for (auto& c : middle) row.push_back(std::move(c));
     row.push_back(std::string(models::transport_name(op.transport)));
