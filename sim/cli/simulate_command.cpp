@@ -138,7 +138,6 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     row.emplace_back(t_us);
     row.emplace_back(algbw);
     row.emplace_back(algbw);
-      row.push_back(c);
     for (auto& c : middle) row.push_back(std::move(c));
     row.push_back(std::string(models::transport_name(op.transport)));
     row.push_back(std::string(models::protocol_name(op.protocol)));
