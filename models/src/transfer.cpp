@@ -152,7 +152,9 @@ class NcclModel final : public TransferModel {
       cp.steps = cp.bytes == 0 ? (i == 0 ? 1 : 0) : static_cast<int>(div_up(cp.bytes, t.chunk));
       if (!ll && cp.steps > 0) {
         const double first = static_cast<double>(std::min<std::uint64_t>(t.chunk, cp.bytes));
-        const double fill = proto.fill_bandwidth > 0 ? first / proto.fill_bandwidth : 0.0;
+        // The receiver's copy speeds up like the sender's when the channel carries one direction only.
+        const double fill_rate = proto.fill_bandwidth * (shared_channel ? 1.0 : p_.solo_speedup);
+        const double fill = proto.fill_bandwidth > 0 ? first / fill_rate : 0.0;
         cp.overhead = cp.steps * proto.step_overhead + static_cast<Picoseconds>(std::llround(fill * 1e12));
       }
       if (cp.steps > 0) t.parts.push_back(cp);
