@@ -50,6 +50,7 @@ const std::vector<Field>& fields() {
       {"nccl", "coll_channels_no_nvlink", Kind::Count, to(&P::coll_channels_no_nvlink)},
       {"host", "launch_base", Kind::Duration, to(&P::launch_base)},
       {"host", "launch_per_gpu", Kind::Duration, to(&P::launch_per_gpu)},
+      {"host", "launch_per_op", Kind::Duration, to(&P::launch_per_op)},
       {"kernel", "launch_latency", Kind::Duration, to(&P::kernel_launch_latency)},
       {"kernel", "gap", Kind::Duration, to(&P::kernel_gap)},
       {"simple", "base_latency", Kind::Duration, to(&P::simple, &ProtocolParams::base_latency)},

@@ -183,7 +183,9 @@ class NcclModel final : public TransferModel {
            : link == LinkClass::Pcie ? p_.pcie_saturation
                                      : 0.0;
   }
-  Picoseconds host_launch_time(int gpus) const override { return p_.launch_base + gpus * p_.launch_per_gpu; }
+  Picoseconds host_launch_time(int gpus, int ops) const override {
+    return p_.launch_base + gpus * p_.launch_per_gpu + ops * p_.launch_per_op;
+  }
   Picoseconds kernel_launch_latency() const override { return p_.kernel_launch_latency; }
   Picoseconds kernel_gap() const override { return p_.kernel_gap; }
   double shm_bandwidth() const override { return p_.shm_bandwidth; }
@@ -214,7 +216,7 @@ class IdealModel final : public TransferModel {
   }
   double link_efficiency(LinkClass) const override { return 1.0; }
   double link_saturation(LinkClass) const override { return 0.0; }
-  Picoseconds host_launch_time(int) const override { return 0; }
+  Picoseconds host_launch_time(int, int) const override { return 0; }
   Picoseconds kernel_launch_latency() const override { return 0; }
   Picoseconds kernel_gap() const override { return 0; }
   double shm_bandwidth() const override { return 0; }

@@ -184,6 +184,22 @@ void run_workload(const std::string& workload, const SimOptions& o) {
               {static_cast<std::int64_t>(gpus.size())});
       progress.step();
     }
+  } else if (workload == "alltoall") {
+    const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
+    table.columns = {"bytes", "time_us",   "algbw_gbps", "busbw_gbps",
+                     "ngpus", "transport", "protocol",   "channels"};
+    table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
+    table.metadata["gpus"] = gpus;
+    table.metadata["launch"] = o.launch;
+    const double factor = static_cast<double>(gpus.size() - 1) / static_cast<double>(gpus.size());
+    Progress progress(sizes.size());
+    for (std::uint64_t bytes : sizes) {
+      add_row({}, bytes, run(sim::alltoall_program(gpus, bytes, o.launch == "thread-per-gpu")),
+              {static_cast<std::int64_t>(gpus.size())});
+      auto& row = table.rows.back();
+      row[3] = std::get<double>(row[2]) * factor;  // busbw = algbw x (n-1)/n, as nccl-tests
+      progress.step();
+    }
   } else if (workload == "exchange") {
     const std::vector<int> pr = sim::parse_gpu_list(o.pair, n);
     if (pr.size() != 2) throw UsageError("--pair takes two GPUs, e.g. --pair 0,1");
@@ -261,6 +277,9 @@ OUTPUT
       {"sendrecv",
        "nccl-tests sendrecv_perf over --gpus: every rank sends to the next and\nreceives from the "
        "previous in one group"},
+      {"alltoall",
+       "nccl-tests alltoall_perf over --gpus, as NCCL runs it: grouped sends\nand receives of bytes/n to and "
+       "from every other rank"},
       {"exchange",
        "Bidirectional exchange between --pair A,B with --mode sequential (one\nstream), overlapped "
        "(separate communicators and streams) or batched\n(one group)"},
@@ -274,7 +293,7 @@ OUTPUT
       sub->add_option("--src", opts->src, "Sending GPU index");
       sub->add_option("--dst", opts->dst, "Receiving GPU index");
       sub->add_option("--pairs", opts->pairs, "'all': every directed GPU pair");
-    } else if (name == "sendrecv") {
+    } else if (name == "sendrecv" || name == "alltoall") {
       sub->add_option("--gpus", opts->gpus, "GPUs in rank order: 0-3, 0,2,4, all")->capture_default_str();
       sub->add_option("--launch", opts->launch,
                       "single-thread: one host thread drives every GPU (nccl-tests -g N);\nthread-per-gpu: "
@@ -287,8 +306,8 @@ OUTPUT
     }
     sub->footer("\nEXAMPLE\n  commsim simulate " + name + " --topology topologies/library/real/h200x4.topo " +
                 (name == "p2p"        ? "--src 0 --dst 1"
-                 : name == "sendrecv" ? "--gpus 0-3"
-                                      : "--pair 0,1 --mode batched") +
+                 : name == "exchange" ? "--pair 0,1 --mode batched"
+                                      : "--gpus 0-3") +
                 " --params models/params/h200.toml");
     sub->callback([opts, name] { run_workload(name, *opts); });
   }

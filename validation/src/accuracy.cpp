@@ -111,9 +111,9 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
   const int n_gpus = static_cast<int>(runtime.topology().gpus.size());
   for (const NcclTestsRun& r : runs) {
     const std::string where = r.file + ":" + std::to_string(r.line);
-    if (r.op != "sendrecv") {
-      throw InputError({r.file, r.line, 1},
-                       "commsim cannot yet simulate nccl-tests '" + r.op + "' (supported: sendrecv)");
+    if (r.op != "sendrecv" && r.op != "alltoall") {
+      throw InputError({r.file, r.line, 1}, "commsim cannot yet simulate nccl-tests '" + r.op +
+                                                "' (supported: sendrecv, alltoall)");
     }
     std::vector<int> gpus;
     for (const NcclTestsDevice& d : r.devices) gpus.push_back(map.gpu_of(d, where));
@@ -142,7 +142,9 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
       std::vector<double> v = ts;
       std::sort(v.begin(), v.end());
       const double median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-      sim::Program p = sim::sendrecv_program(g.gpus, bytes);
+      if (bytes == 0) continue;  // alltoall's rows of 0 bytes time only the launch
+      sim::Program p =
+          g.op == "alltoall" ? sim::alltoall_program(g.gpus, bytes) : sim::sendrecv_program(g.gpus, bytes);
       p.iterations = iterations;
       p.warmup = warmup;
       const sim::RunResult res = runtime.run(p);
@@ -212,13 +214,16 @@ std::vector<Comparison> compare_measured(const std::string& dir, sim::Runtime& r
     } else if (c.workload == "sendrecv") {
       c.mode = thread_per_gpu ? "thread-per-gpu" : "single-thread";
       p = sim::sendrecv_program(c.gpus, c.bytes, thread_per_gpu);
+    } else if (c.workload == "alltoall") {
+      c.mode = thread_per_gpu ? "thread-per-gpu" : "single-thread";
+      p = sim::alltoall_program(c.gpus, c.bytes, thread_per_gpu);
     } else if (c.workload == "exchange") {
       if (!thread_per_gpu)
         throw InputError({file, 0, 0}, "exchange measured with --launch single-thread: not simulated yet");
       p = sim::exchange_program(c.gpus[0], c.gpus[1], sim::parse_exchange_mode(c.mode), c.bytes);
     } else {
       throw InputError({file, 0, 0}, "commsim cannot yet simulate measured '" + c.workload +
-                                         "' (supported: p2p, sendrecv, exchange)");
+                                         "' (supported: p2p, sendrecv, alltoall, exchange)");
     }
     p.iterations = iterations;
     p.warmup = warmup;

@@ -206,9 +206,13 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   for (int it = 0; it < total_iterations; ++it) {
     for (const LaunchSpec& l : program.launches) {
       std::set<int> gpus;
-      for (const KernelSpec& k : l.kernels) gpus.insert(k.gpu);
+      int ops = 0;
+      for (const KernelSpec& k : l.kernels) {
+        gpus.insert(k.gpu);
+        ops += static_cast<int>(k.ops.size());
+      }
       Picoseconds& t = thread_time[l.thread];
-      t += model_.host_launch_time(static_cast<int>(gpus.size()));
+      t += model_.host_launch_time(static_cast<int>(gpus.size()), ops);
       for (const KernelSpec& k : l.kernels) {
         check_gpu(k.gpu, "a kernel");
         if (k.comm < 0 || static_cast<std::size_t>(k.comm) >= comms.size())

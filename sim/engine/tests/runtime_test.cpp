@@ -64,10 +64,11 @@ TEST_CASE("runtime: back-to-back iterations are paced by the host when kernels a
   const auto t = tiny(kBridge, "A6000");
   const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
   Runtime rt(t, *model);
-  // nccl-tests -g 2: one thread launches both GPUs: launch_base + 2 x launch_per_gpu per iteration.
+  // nccl-tests -g 2: one thread launches both GPUs, 4 operations: launch_base + 2 launch_per_gpu + 4
+  // launch_per_op.
   const auto& p = models::ModelParams::defaults();
   const RunResult r = rt.run(sendrecv_program({0, 1}, 8));
-  CHECK(r.per_iteration == p.launch_base + 2 * p.launch_per_gpu);
+  CHECK(r.per_iteration == p.launch_base + 2 * p.launch_per_gpu + 4 * p.launch_per_op);
 }
 
 TEST_CASE("runtime: a send without a receive is reported, not hung") {

@@ -142,6 +142,29 @@ Program sendrecv_program(const std::vector<int>& gpus, std::uint64_t bytes, bool
   return p;
 }
 
+Program alltoall_program(const std::vector<int>& gpus, std::uint64_t bytes, bool thread_per_gpu) {
+  if (gpus.size() < 2) throw UsageError("alltoall needs at least 2 GPUs");
+  Program p;
+  p.comms.push_back({gpus});
+  const std::size_t n = gpus.size();
+  const std::uint64_t per_peer = bytes / n;
+  LaunchSpec group;
+  for (std::size_t r = 0; r < n; ++r) {
+    KernelSpec k{gpus[r], 0, 0, {}, "alltoall"};
+    for (std::size_t step = 1; step < n; ++step) {  // NCCL's p2p schedule: peer r+step, from r-step
+      k.ops.push_back(send(gpus[(r + step) % n], per_peer));
+      k.ops.push_back(recv(gpus[(r + n - step) % n], per_peer));
+    }
+    if (thread_per_gpu) {
+      p.launches.push_back({static_cast<int>(r), {k}});
+    } else {
+      group.kernels.push_back(k);
+    }
+  }
+  if (!thread_per_gpu) p.launches.push_back(group);
+  return p;
+}
+
 Program exchange_program(int a, int b, ExchangeMode mode, std::uint64_t bytes) {
   if (a == b) throw UsageError("--pair needs two different GPUs");
   Program p;

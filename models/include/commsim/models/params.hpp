@@ -42,6 +42,7 @@ struct ModelParams {
   // Host and kernel.
   Picoseconds launch_base = 0;
   Picoseconds launch_per_gpu = 0;
+  Picoseconds launch_per_op = 0;  ///< per ncclSend/ncclRecv the group enqueues
   Picoseconds kernel_launch_latency = 0;
   Picoseconds kernel_gap = 0;
 

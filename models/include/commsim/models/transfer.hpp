@@ -79,8 +79,9 @@ class TransferModel {
   virtual double link_efficiency(LinkClass link) const = 0;
   /// How sharply a link saturates (see FlowNetwork::add_resource): 0 for a hard limit.
   virtual double link_saturation(LinkClass link) const = 0;
-  /// CPU time for one thread to issue one group that launches kernels on `gpus` GPUs.
-  virtual Picoseconds host_launch_time(int gpus) const = 0;
+  /// CPU time for one thread to issue one group that launches kernels on `gpus` GPUs with `ops` send/recv
+  /// operations in all.
+  virtual Picoseconds host_launch_time(int gpus, int ops) const = 0;
   virtual Picoseconds kernel_launch_latency() const = 0;
   virtual Picoseconds kernel_gap() const = 0;
   /// SHM transfers are also limited by this host-memory rate per GPU and direction (bytes/s).

@@ -31,6 +31,9 @@ Program p2p_program(int src, int dst, std::uint64_t bytes);
 /// default one host thread drives all GPUs (nccl-tests -g N); `thread_per_gpu` gives each GPU its own thread
 /// (commsim-measure's default).
 Program sendrecv_program(const std::vector<int>& gpus, std::uint64_t bytes, bool thread_per_gpu = false);
+/// nccl-tests alltoall_perf as grouped send/recv: every rank sends bytes / n to every other rank and receives
+/// as much from each, in one group (the block to itself is a local copy and is not modelled).
+Program alltoall_program(const std::vector<int>& gpus, std::uint64_t bytes, bool thread_per_gpu = false);
 /// A bidirectional exchange of `bytes` each way between a and b, one host thread per GPU:
 /// sequential: one stream and communicator, a sends then receives while b receives then sends;
 /// overlapped: the send and the receive on separate communicators and streams, concurrently;
