@@ -9,6 +9,8 @@ namespace commsim::cli {
 void add_topo_command(CLI::App& app);
 /// Adds `commsim simulate ...` (p2p, sendrecv, exchange) to `app`.
 void add_simulate_command(CLI::App& app);
+/// Adds `commsim model list|show` (bundled model specs) to `app`.
+void add_model_command(CLI::App& app);
 /// Adds `commsim validate` (nccl-tests logs against predictions) to `app`.
 void add_validate_command(CLI::App& app);
 

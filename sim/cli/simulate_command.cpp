@@ -264,7 +264,8 @@ void add_simulate_command(CLI::App& app) {
 OUTPUT
   One row per size (and per GPU pair for p2p). time_us is what nccl-tests' time column means: the time per
   operation when operations run back to back; algbw_gbps = bytes / time in GB/s; busbw_gbps = algbw for
-  point-to-point workloads. Columns transport, protocol and channels say how NCCL moves the data.)");
+  point-to-point workloads and algbw x (n-1)/n for alltoall. Columns transport, protocol and channels say how
+  NCCL moves the data.)");
 
   struct Workload {
     const char* name;
