@@ -54,6 +54,13 @@ struct Options {
   double thermal_timeout_s = 300;
   int nvml_interval_ms = 1000;
   bool nccl_debug = true;
+  // pipeline
+  std::vector<std::string> activation_bytes;
+  std::vector<int> microbatches;
+  std::vector<std::string> modes;
+  double fwd_us = 500, bwd_us = 1000;
+  std::string schedule = "1f1b";
+  std::string framework = "nccl";
 };
 
 std::string shell(const std::string& cmd) {
@@ -177,9 +184,32 @@ int run(const Options& o, int argc, char** argv) {
   p.pair = o.pair.empty() ? std::vector<int>{} : parse_list(o.pair, devices);
   p.mode = o.mode;
   p.root = o.root;
-  p.sizes = sizes(o);
+  if (o.workload == "pipeline") {
+    if (o.schedule != "1f1b")
+      throw UsageError("commsim-measure runs --schedule 1f1b (interleaved is not measured yet)");
+    if (o.framework != "nccl") {
+      throw UsageError(
+          "commsim-measure measures --framework nccl; the torch framework is measure/torch/pipeline_1f1b.py");
+    }
+    if (o.activation_bytes.empty()) throw UsageError("pipeline needs --activation-bytes SIZE[,SIZE...]");
+    for (const auto& s : o.activation_bytes) {
+      try {
+        p.sizes.push_back(parse_size(s));
+      } catch (const ValueError& e) {
+        throw UsageError("--activation-bytes " + s + ": " + e.what());
+      }
+      if (p.sizes.back() == 0) throw UsageError("--activation-bytes must be at least 1B");
+    }
+    p.microbatches = o.microbatches;
+    p.modes = o.modes;
+    p.fwd_us = o.fwd_us;
+    p.bwd_us = o.bwd_us;
+  } else {
+    p.sizes = sizes(o);
+  }
   p.seed = o.seed;
-  if (o.workload != "p2p" && o.workload != "exchange" && o.workload != "sendrecv") {
+  if (o.workload != "p2p" && o.workload != "exchange" && o.workload != "sendrecv" &&
+      o.workload != "pipeline") {
     // Collectives move 4-byte floats: drop sizes that are not a whole number of floats per rank.
     const std::size_t ranks = p.gpus.empty() ? static_cast<std::size_t>(devices) : p.gpus.size();
     std::erase_if(p.sizes, [&](std::uint64_t b) { return b % (4 * ranks) != 0; });
@@ -308,7 +338,10 @@ int run(const Options& o, int argc, char** argv) {
   ro.iterations = o.iters;
   ro.timeout_s = o.timeout_s;
   ro.single_thread = o.launch == "single-thread";
-  for (const Config& c : configs) ro.max_bytes = std::max(ro.max_bytes, c.bytes);
+  for (const Config& c : configs) {
+    ro.max_bytes =
+        std::max(ro.max_bytes, c.workload == "pipeline" ? 2 * c.bytes : c.bytes);  // two receive buffers
+  }
   Runner runner(devices, ro);
 
   // A process-level watchdog for hangs inside NCCL calls that the per-repetition watchdog cannot interrupt:
@@ -443,6 +476,22 @@ The tool never changes clocks, power limits or GPU modes; it records them.)");
       sub->add_option("--mode", o.mode, "sequential, overlapped or batched")->required();
     }
     if (w == "broadcast") sub->add_option("--root", o.root, "Root GPU")->capture_default_str();
+    if (w == "pipeline") {
+      sub->add_option("--activation-bytes", o.activation_bytes,
+                      "Activation size(s) sent between stages, with a unit")
+          ->delimiter(',');
+      sub->add_option("--microbatches", o.microbatches, "Microbatch count(s)")->delimiter(',')->required();
+      sub->add_option("--mode", o.modes, "P2P mode(s): sequential, overlapped, batched")
+          ->delimiter(',')
+          ->required();
+      sub->add_option("--fwd-us", o.fwd_us, "Emulated forward compute per stage and microbatch (us)")
+          ->capture_default_str();
+      sub->add_option("--bwd-us", o.bwd_us, "Emulated backward compute per stage and microbatch (us)")
+          ->capture_default_str();
+      sub->add_option("--schedule", o.schedule, "Pipeline schedule (1f1b)")->capture_default_str();
+      sub->add_option("--framework", o.framework, "nccl: plain NCCL calls (torch: measure/torch/)")
+          ->capture_default_str();
+    }
     sub->callback([&o, w] { o.workload = w; });
   }
   try {

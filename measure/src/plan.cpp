@@ -19,14 +19,18 @@ std::uint64_t splitmix(std::uint64_t& state) {
 }  // namespace
 
 const std::vector<std::string>& measure_workloads() {
-  static const std::vector<std::string> w{"p2p",        "sendrecv",       "exchange", "all_reduce",
-                                          "all_gather", "reduce_scatter", "alltoall", "broadcast"};
+  static const std::vector<std::string> w{"p2p",        "sendrecv",   "exchange",
+                                          "all_reduce", "all_gather", "reduce_scatter",
+                                          "alltoall",   "broadcast",  "pipeline"};
   return w;
 }
 
 std::string Config::tag() const {
   char buf[128];
-  if (workload == "p2p") {
+  if (workload == "pipeline") {
+    std::snprintf(buf, sizeof buf, "pipeline_cfg%04d_p%zu_sz%llu_m%d_%s", id, gpus.size(),
+                  static_cast<unsigned long long>(bytes), microbatches, mode.c_str());
+  } else if (workload == "p2p") {
     std::snprintf(buf, sizeof buf, "p2p_cfg%04d_s%dd%d_sz%llu", id, src, dst,
                   static_cast<unsigned long long>(bytes));
   } else {
@@ -102,6 +106,26 @@ std::vector<Config> plan_configs(const PlanOptions& o) {
       if (g >= o.gpu_count) throw UsageError("GPU " + std::to_string(g) + " does not exist");
     }
     for (auto s : o.sizes) add({0, "exchange", o.pair[0], o.pair[1], o.pair, s, o.mode, 0});
+  } else if (o.workload == "pipeline") {
+    if (gpus.size() < 2)
+      throw UsageError("pipeline needs at least 2 stages (GPUs); found " + std::to_string(gpus.size()));
+    if (o.microbatches.empty()) throw UsageError("pipeline needs --microbatches");
+    for (int m : o.microbatches) {
+      if (m < 1) throw UsageError("--microbatches must be at least 1");
+    }
+    if (o.modes.empty()) throw UsageError("pipeline needs --mode");
+    for (const auto& m : o.modes) {
+      if (m != "sequential" && m != "overlapped" && m != "batched") {
+        throw UsageError("unknown pipeline mode '" + m + "'; valid: sequential, overlapped, batched");
+      }
+    }
+    if (o.fwd_us < 0 || o.bwd_us < 0) throw UsageError("--fwd-us and --bwd-us must not be negative");
+    for (auto s : o.sizes) {
+      for (int m : o.microbatches) {
+        for (const auto& mode : o.modes)
+          add({0, "pipeline", -1, -1, gpus, s, mode, 0, m, o.fwd_us, o.bwd_us});
+      }
+    }
   } else {
     if (gpus.size() < 2)
       throw UsageError(o.workload + " needs at least 2 GPUs; found " + std::to_string(gpus.size()));

@@ -71,12 +71,19 @@ ResultStore::ResultStore(std::string dir, bool resume) : dir_(std::move(dir)) {
 }
 
 void ResultStore::append(const Config& c, const Sample& s) {
-  nlohmann::json j = {{"config_id", c.id},      {"rep", s.rep},
-                      {"workload", c.workload}, {"src", c.src},
-                      {"dst", c.dst},           {"gpus", c.gpus},
-                      {"bytes", c.bytes},       {"mode", c.mode},
-                      {"time_us", s.time_us()}, {"iteration_us", s.iteration_us},
-                      {"failed", s.failed},     {"error", s.error}};
+  nlohmann::json j = {{"config_id", c.id},
+                      {"rep", s.rep},
+                      {"workload", c.workload},
+                      {"src", c.src},
+                      {"dst", c.dst},
+                      {"gpus", c.gpus},
+                      {"bytes", c.bytes},
+                      {"mode", c.mode},
+                      {"microbatches", c.microbatches},
+                      {"time_us", s.time_us()},
+                      {"iteration_us", s.iteration_us},
+                      {"failed", s.failed},
+                      {"error", s.error}};
   jsonl_ << j.dump() << "\n";
   jsonl_.flush();
   exec_log_ << c.id << "," << c.workload << "," << c.src << "," << c.dst << "," << c.bytes << "," << s.rep
@@ -99,7 +106,7 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
   std::ostringstream csv, samples;
   csv << "workload,src,dst,gpus,mode,bytes,time_us,algbw_gbps,busbw_gbps,median_us,min_us,max_us,mean_us,"
          "stdev_us,"
-         "cv,reps,failed\n";
+         "cv,reps,failed,microbatches\n";
   samples << "config_id,workload,src,dst,bytes,rep,iteration,time_us\n";
   for (const Config& c : configs) {
     std::vector<double> times;
@@ -131,6 +138,7 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
                     {"dst", c.dst},
                     {"gpus", c.gpus},
                     {"mode", c.mode},
+                    {"microbatches", c.microbatches},
                     {"bytes", c.bytes},
                     {"time_us", s.median},
                     {"algbw_gbps", algbw},
@@ -145,7 +153,8 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
                     {"failed", failed}});
     csv << c.workload << "," << c.src << "," << c.dst << "," << gpus << "," << c.mode << "," << c.bytes << ","
         << s.median << "," << algbw << "," << busbw << "," << s.median << "," << s.min << "," << s.max << ","
-        << s.mean << "," << s.stdev << "," << s.cv << "," << s.n << "," << failed << "\n";
+        << s.mean << "," << s.stdev << "," << s.cv << "," << s.n << "," << failed << "," << c.microbatches
+        << "\n";
   }
   nlohmann::json doc = metadata;
   doc["schema"] = "commsim.results/1";

@@ -73,3 +73,25 @@ TEST_CASE("stats: median, extremes, sample stdev and CV") {
   CHECK(summarize({}).n == 0);
   CHECK(summarize({7}).stdev == 0);
 }
+
+TEST_CASE("plan: a pipeline is activation sizes x microbatch counts x modes over all stages") {
+  PlanOptions o;
+  o.workload = "pipeline";
+  o.gpu_count = 4;
+  o.sizes = {4 << 20, 64 << 20};
+  o.microbatches = {4, 16};
+  o.modes = {"sequential", "overlapped", "batched"};
+  o.fwd_us = 500;
+  o.bwd_us = 1000;
+  const auto cs = plan_configs(o);
+  REQUIRE(cs.size() == 12);
+  CHECK(cs[0].gpus.size() == 4);
+  CHECK(cs[0].microbatches == 4);
+  CHECK(cs[0].tag() == "pipeline_cfg0000_p4_sz4194304_m4_sequential");
+  o.modes = {"parallel"};
+  CHECK_THROWS_WITH_AS(plan_configs(o), doctest::Contains("valid: sequential, overlapped, batched"),
+                       UsageError);
+  o.modes = {"batched"};
+  o.microbatches = {0};
+  CHECK_THROWS_AS(plan_configs(o), UsageError);
+}

@@ -41,6 +41,8 @@ Runner::Runner(int device_count, const RunnerOptions& options) : o_(options), de
     dv.events.resize(slots);
     for (auto& e : dv.events) COMMSIM_CUDA_CHECK(cudaEventCreate(&e));
     COMMSIM_CUDA_CHECK(cudaEventCreateWithFlags(&dv.join, cudaEventDisableTiming));
+    COMMSIM_CUDA_CHECK(cudaEventCreateWithFlags(&dv.join_fwd, cudaEventDisableTiming));
+    COMMSIM_CUDA_CHECK(cudaEventCreateWithFlags(&dv.join_bwd, cudaEventDisableTiming));
     // Random non-zero data, once per buffer.
     fill_random(dv.send, o_.max_bytes, 0x9e3779b9u + static_cast<std::uint32_t>(d), dv.stream[0]);
     fill_random(dv.recv, o_.max_bytes, 0x85ebca6bu + static_cast<std::uint32_t>(d), dv.stream[0]);
@@ -58,6 +60,8 @@ Runner::~Runner() {
     cudaFree(dev_[d].recv);
     for (auto& e : dev_[d].events) cudaEventDestroy(e);
     cudaEventDestroy(dev_[d].join);
+    cudaEventDestroy(dev_[d].join_fwd);
+    cudaEventDestroy(dev_[d].join_bwd);
     for (auto& s : dev_[d].stream) cudaStreamDestroy(s);
   }
 }
@@ -145,11 +149,99 @@ void Runner::issue(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
       COMMSIM_NCCL_CHECK(ncclRecv(static_cast<float*>(dv.recv) + p * per, per, ncclFloat, p, comm, s0));
     }
     COMMSIM_NCCL_CHECK(ncclGroupEnd());
+  } else if (c.workload == "pipeline") {
+    pipeline_step(c, r, comm0, comm1);
   } else if (c.workload == "broadcast") {
     const int root = static_cast<int>(std::find(c.gpus.begin(), c.gpus.end(), c.root) - c.gpus.begin());
     COMMSIM_NCCL_CHECK(ncclBroadcast(dv.send, dv.recv, floats, ncclFloat, root, comm, s0));
   } else {
     throw GpuError("unknown workload " + c.workload);
+  }
+}
+
+void Runner::pipeline_step(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
+                           const std::vector<ncclComm_t>* comm1) {
+  const int n = static_cast<int>(c.gpus.size());
+  Device& dv = dev_[c.gpus[r]];
+  cudaStream_t s0 = dv.stream[0];
+  const std::size_t bytes = c.bytes;
+  char* act = static_cast<char*>(dv.send);
+  char* in_prev = static_cast<char*>(dv.recv);          // activation from the previous stage
+  char* in_next = static_cast<char*>(dv.recv) + bytes;  // gradient from the next stage
+  const bool first = r == 0, last = r == n - 1;
+  const int prev = r - 1, next = r + 1;
+  const auto fwd_ns = static_cast<std::uint64_t>(c.fwd_us * 1000.0);
+  const auto bwd_ns = static_cast<std::uint64_t>(c.bwd_us * 1000.0);
+  // Megatron's _communicate: which of send_next, send_prev, recv_prev, recv_next this exchange has.
+  auto communicate = [&](bool send_next, bool send_prev, bool recv_prev, bool recv_next) {
+    if (c.mode == "batched") {  // one batch_isend_irecv: one group, Megatron's op order
+      COMMSIM_NCCL_CHECK(ncclGroupStart());
+      if (send_prev) COMMSIM_NCCL_CHECK(ncclSend(act, bytes, ncclInt8, prev, comm0[r], s0));
+      if (recv_prev) COMMSIM_NCCL_CHECK(ncclRecv(in_prev, bytes, ncclInt8, prev, comm0[r], s0));
+      if (send_next) COMMSIM_NCCL_CHECK(ncclSend(act, bytes, ncclInt8, next, comm0[r], s0));
+      if (recv_next) COMMSIM_NCCL_CHECK(ncclRecv(in_next, bytes, ncclInt8, next, comm0[r], s0));
+      COMMSIM_NCCL_CHECK(ncclGroupEnd());
+      return;
+    }
+    if (c.mode == "overlapped") {
+      // Separate communicators and streams: activations (forward direction) on comm0/stream 1, gradients
+      // (backward direction) on comm1/stream 2; the compute stream waits for both.
+      cudaStream_t sf = dv.stream[1], sb = dv.stream[2];
+      COMMSIM_CUDA_CHECK(cudaEventRecord(dv.join, s0));
+      COMMSIM_CUDA_CHECK(cudaStreamWaitEvent(sf, dv.join, 0));
+      COMMSIM_CUDA_CHECK(cudaStreamWaitEvent(sb, dv.join, 0));
+      if (send_next) COMMSIM_NCCL_CHECK(ncclSend(act, bytes, ncclInt8, next, comm0[r], sf));
+      if (recv_prev) COMMSIM_NCCL_CHECK(ncclRecv(in_prev, bytes, ncclInt8, prev, comm0[r], sf));
+      if (send_prev) COMMSIM_NCCL_CHECK(ncclSend(act, bytes, ncclInt8, prev, (*comm1)[r], sb));
+      if (recv_next) COMMSIM_NCCL_CHECK(ncclRecv(in_next, bytes, ncclInt8, next, (*comm1)[r], sb));
+      COMMSIM_CUDA_CHECK(cudaEventRecord(dv.join_fwd, sf));
+      COMMSIM_CUDA_CHECK(cudaEventRecord(dv.join_bwd, sb));
+      COMMSIM_CUDA_CHECK(cudaStreamWaitEvent(s0, dv.join_fwd, 0));
+      COMMSIM_CUDA_CHECK(cudaStreamWaitEvent(s0, dv.join_bwd, 0));
+      return;
+    }
+    // sequential: Megatron's even/odd order, one operation at a time on one stream and communicator.
+    auto op = [&](bool is_send, char* buf, int peer) {
+      if (is_send) {
+        COMMSIM_NCCL_CHECK(ncclSend(buf, bytes, ncclInt8, peer, comm0[r], s0));
+      } else {
+        COMMSIM_NCCL_CHECK(ncclRecv(buf, bytes, ncclInt8, peer, comm0[r], s0));
+      }
+    };
+    if (r % 2 == 0) {
+      if (send_next) op(true, act, next);
+      if (recv_prev) op(false, in_prev, prev);
+      if (send_prev) op(true, act, prev);
+      if (recv_next) op(false, in_next, next);
+    } else {
+      if (recv_prev) op(false, in_prev, prev);
+      if (send_next) op(true, act, next);
+      if (recv_next) op(false, in_next, next);
+      if (send_prev) op(true, act, prev);
+    }
+  };
+  const int warmup = std::min(n - r - 1, c.microbatches);
+  const int remaining = c.microbatches - warmup;
+  for (int i = 0; i < warmup; ++i) {
+    if (!first) communicate(false, false, true, false);
+    launch_spin(s0, fwd_ns, 1);
+    if (!last) communicate(true, false, false, false);
+  }
+  if (remaining > 0 && !first) communicate(false, false, true, false);
+  for (int i = 0; i < remaining; ++i) {
+    launch_spin(s0, fwd_ns, 1);
+    if (!last) communicate(true, false, false, true);  // send_forward_recv_backward
+    launch_spin(s0, bwd_ns, 1);
+    if (i == remaining - 1) {
+      if (!first) communicate(false, true, false, false);  // send_backward
+    } else if (!first) {
+      communicate(false, true, true, false);  // send_backward_recv_forward
+    }
+  }
+  for (int i = 0; i < warmup; ++i) {
+    if (!last) communicate(false, false, false, true);
+    launch_spin(s0, bwd_ns, 1);
+    if (!first) communicate(false, true, false, false);
   }
 }
 

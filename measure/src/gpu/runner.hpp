@@ -34,12 +34,18 @@ class Runner {
   struct Device {
     void* send = nullptr;
     void* recv = nullptr;
-    cudaStream_t stream[2] = {nullptr, nullptr};
+    cudaStream_t stream[3] = {nullptr, nullptr,
+                              nullptr};  ///< compute/main, and two for separate communicators
     std::vector<cudaEvent_t> events;
     cudaEvent_t join = nullptr;
+    cudaEvent_t join_fwd = nullptr;
+    cudaEvent_t join_bwd = nullptr;
   };
   std::vector<ncclComm_t>& comms(const std::vector<int>& gpus, int slot);
   void drop_comms(const std::vector<int>& gpus);
+  /// One Megatron 1F1B step (non-interleaved) for stage `r`, with emulated compute and the config's P2P mode.
+  void pipeline_step(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
+                     const std::vector<ncclComm_t>* comm1);
   /// Issues one iteration of `c` for rank `r` (device c.gpus[r]); both streams end joined into stream 0.
   void issue(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
              const std::vector<ncclComm_t>* comm1);

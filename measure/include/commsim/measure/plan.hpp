@@ -16,8 +16,11 @@ struct Config {
   int dst = -1;
   std::vector<int> gpus;
   std::uint64_t bytes = 0;  ///< nccl-tests' size column: per-rank send size (all_gather: total output size)
-  std::string mode;         ///< exchange mode
+  std::string mode;         ///< exchange or pipeline P2P mode
   int root = 0;             ///< broadcast root (device index)
+  int microbatches = 0;     ///< pipeline
+  double fwd_us = 0;        ///< pipeline: emulated forward compute per stage and microbatch
+  double bwd_us = 0;        ///< pipeline: emulated backward compute
 
   /// "p2p_cfg0042_s0d1_sz1048576": the NVTX range name without the repetition suffix.
   std::string tag() const;
@@ -33,7 +36,10 @@ struct PlanOptions {
   std::vector<int> pair;  ///< exchange
   std::string mode;       ///< exchange
   int root = 0;
-  std::vector<std::uint64_t> sizes;
+  std::vector<std::uint64_t> sizes;  ///< message sizes; for pipeline, activation sizes
+  std::vector<int> microbatches;     ///< pipeline
+  std::vector<std::string> modes;    ///< pipeline P2P modes
+  double fwd_us = 0, bwd_us = 0;     ///< pipeline
   std::uint64_t seed = 42;
 };
 
