@@ -24,6 +24,7 @@
 #include "gpu/kernels.hpp"
 #include "gpu/nvml.hpp"
 #include "gpu/runner.hpp"
+#include "gpu/weight_sync.hpp"
 
 extern char** environ;
 
@@ -404,6 +405,48 @@ int run(const Options& o, int argc, char** argv) {
   return failures > 0 ? 6 : 0;
 }
 
+/// `commsim-measure weight-sync`: one-shot phases, not a size sweep; results.json and results.csv in --out.
+int run_weight_sync_command(const WeightSyncOptions& w, const std::string& out, int argc, char** argv) {
+  if (out.empty()) throw UsageError("--out DIR is required");
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) throw UsageError("no GPU available");
+  for (int g : w.to) {
+    if (g < 0 || g >= devices || g == w.from) throw UsageError("--to GPUs must exist and differ from --from");
+  }
+  if (w.from < 0 || w.from >= devices) throw UsageError("--from GPU does not exist");
+  if (w.to.empty()) throw UsageError("--to needs at least one GPU");
+  std::filesystem::create_directories(out);
+  nlohmann::json r = run_weight_sync(w);
+  std::string cmdline;
+  for (int i = 0; i < argc; ++i) {
+    if (i) cmdline += " ";
+    cmdline += argv[i];
+  }
+  int nccl = 0;
+  ncclGetVersion(&nccl);
+  r["schema"] = "commsim.weight_sync/1";
+  r["command_line"] = cmdline;
+  r["nccl_version"] = nccl;
+  std::ostringstream csv;
+  csv << "rep,warmup";
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : r["metrics"][0].items()) {
+    if (k != "rep" && k != "warmup") keys.push_back(k);
+  }
+  for (const auto& k : keys) csv << "," << k;
+  csv << "\n";
+  for (const auto& m : r["metrics"]) {
+    csv << m["rep"].get<int>() << "," << (m["warmup"].get<bool>() ? 1 : 0);
+    for (const auto& k : keys) csv << "," << m[k].get<double>();
+    csv << "\n";
+  }
+  write_file_atomic(out + "/results.json", r.dump(2) + "\n");
+  write_file_atomic(out + "/results.csv", csv.str());
+  std::fprintf(stderr, "commsim-measure: weight-sync %s of %s done; results in %s\n", w.method.c_str(), w.model.c_str(),
+               out.c_str());
+  return 0;
+}
+
 }  // namespace
 }  // namespace commsim::measure
 
@@ -494,8 +537,25 @@ The tool never changes clocks, power limits or GPU modes; it records them.)");
     }
     sub->callback([&o, w] { o.workload = w; });
   }
+  commsim::measure::WeightSyncOptions ws;
+  std::string ws_out, ws_to;
+  CLI::App* wsub = app.add_subcommand("weight-sync", "Push a model's weights from a trainer GPU to rollout GPUs by NCCL\n"
+                                                      "broadcast or a copy-engine P2P engine, timing every phase");
+  wsub->add_option("--model", ws.model, "Model spec (commsim model list)")->required();
+  wsub->add_option("--from", ws.from, "Trainer GPU")->capture_default_str();
+  wsub->add_option("--to", ws_to, "Rollout GPUs, e.g. 1-3")->required();
+  wsub->add_option("--method", ws.method, "broadcast or p2p-engine")
+      ->check(CLI::IsMember({"broadcast", "p2p-engine"}))
+      ->required();
+  wsub->add_option("--streams", ws.streams, "p2p-engine: copy streams per rollout GPU")->capture_default_str();
+  wsub->add_option("--reps", ws.reps, "Timed repetitions after one warmup")->capture_default_str();
+  wsub->add_option("--out", ws_out, "Output directory")->required();
   try {
     app.parse(argc, argv);
+    if (wsub->parsed()) {
+      ws.to = commsim::measure::parse_list(ws_to, 1 << 20);
+      return commsim::measure::run_weight_sync_command(ws, ws_out, argc, argv);
+    }
     if (o.dry_run && !o.gpus.empty() && o.gpus.find_first_not_of("0123456789") == std::string::npos) {
       o.dry_run_gpus = std::stoi(o.gpus);
       o.gpus.clear();
