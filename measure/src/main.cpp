@@ -25,6 +25,7 @@
 #include "gpu/nvml.hpp"
 #include "gpu/runner.hpp"
 #include "gpu/weight_sync.hpp"
+#include "commsim/models/model_spec.hpp"
 
 extern char** environ;
 
@@ -408,6 +409,7 @@ int run(const Options& o, int argc, char** argv) {
 /// `commsim-measure weight-sync`: one-shot phases, not a size sweep; results.json and results.csv in --out.
 int run_weight_sync_command(const WeightSyncOptions& w, const std::string& out, int argc, char** argv) {
   if (out.empty()) throw UsageError("--out DIR is required");
+  commsim::models::model_spec(w.model);  // an unknown name fails before any GPU work
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) throw UsageError("no GPU available");
   for (int g : w.to) {
