@@ -551,11 +551,21 @@ The tool never changes clocks, power limits or GPU modes; it records them.)");
       ->required();
   wsub->add_option("--streams", ws.streams, "p2p-engine: copy streams per rollout GPU")->capture_default_str();
   wsub->add_option("--reps", ws.reps, "Timed repetitions after one warmup")->capture_default_str();
+  std::string ws_bucket;
+  wsub->add_option("--bucket-bytes", ws_bucket, "broadcast: coalesce tensors into buckets of this size (with a unit)");
   wsub->add_option("--out", ws_out, "Output directory")->required();
   try {
     app.parse(argc, argv);
     if (wsub->parsed()) {
       ws.to = commsim::measure::parse_list(ws_to, 1 << 20);
+      if (!ws_bucket.empty()) {
+        try {
+          ws.bucket_bytes = commsim::parse_size(ws_bucket);
+        } catch (const commsim::ValueError& e) {
+          throw commsim::UsageError("--bucket-bytes " + ws_bucket + ": " + e.what());
+        }
+        if (ws.method != "broadcast") throw commsim::UsageError("--bucket-bytes applies to --method broadcast");
+      }
       return commsim::measure::run_weight_sync_command(ws, ws_out, argc, argv);
     }
     if (o.dry_run && !o.gpus.empty() && o.gpus.find_first_not_of("0123456789") == std::string::npos) {

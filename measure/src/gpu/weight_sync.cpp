@@ -60,14 +60,26 @@ nlohmann::json run_weight_sync(const WeightSyncOptions& o) {
     auto t0 = Clock::now();
     COMMSIM_NCCL_CHECK(ncclCommInitAll(comms.data(), n, gpus.data()));
     once["init_process_group_time"] = seconds_since(t0);
+    // Per tensor, or consecutive tensors coalesced into buckets of at most bucket_bytes (one tensor larger than a
+    // bucket goes alone); tensors are contiguous, so a bucket is one byte range.
+    std::vector<std::pair<std::size_t, std::size_t>> pieces;  // (offset, bytes)
+    for (std::size_t k = 0; k < tensors.size(); ++k) {
+      const std::size_t end = offset[k] + tensors[k].bytes;
+      if (o.bucket_bytes > 0 && !pieces.empty() && end - pieces.back().first <= o.bucket_bytes) {
+        pieces.back().second = end - pieces.back().first;
+      } else {
+        pieces.push_back({offset[k], tensors[k].bytes});
+      }
+    }
+    once["broadcasts_per_push"] = pieces.size();
     for (int rep = 0; rep <= o.reps; ++rep) {
       sync_all();
       const auto t1 = Clock::now();
-      for (std::size_t k = 0; k < tensors.size(); ++k) {
+      for (const auto& [off, bytes] : pieces) {
         COMMSIM_NCCL_CHECK(ncclGroupStart());
         for (int i = 0; i < n; ++i) {
-          char* p = static_cast<char*>(buf[i]) + offset[k];
-          COMMSIM_NCCL_CHECK(ncclBroadcast(p, p, tensors[k].bytes, ncclInt8, 0, comms[i], streams[i]));
+          char* p = static_cast<char*>(buf[i]) + off;
+          COMMSIM_NCCL_CHECK(ncclBroadcast(p, p, bytes, ncclInt8, 0, comms[i], streams[i]));
         }
         COMMSIM_NCCL_CHECK(ncclGroupEnd());
       }
@@ -164,7 +176,7 @@ nlohmann::json run_weight_sync(const WeightSyncOptions& o) {
   }
   return {{"workload", "weight-sync"}, {"model", spec.name}, {"method", o.method}, {"from", o.from}, {"to", o.to},
           {"tensors", tensors.size()}, {"parameters", spec.parameters()}, {"bytes", spec.bytes()},
-          {"streams", o.streams}, {"once", once}, {"metrics", metrics}};
+          {"streams", o.streams}, {"bucket_bytes", o.bucket_bytes}, {"once", once}, {"metrics", metrics}};
 }
 
 }  // namespace commsim::measure

@@ -2,6 +2,7 @@
 // copy-engine P2P transfer engine, timing each phase under the names of the weight-sync seed document.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@ struct WeightSyncOptions {
   std::vector<int> to;          ///< rollout GPUs
   std::string method;           ///< broadcast | p2p-engine
   int streams = 4;              ///< p2p-engine: copy streams per rollout GPU
+  std::uint64_t bucket_bytes = 0;  ///< broadcast: coalesce consecutive tensors into buckets of at most this size
   int reps = 3;                 ///< timed repetitions after one warmup
 };
 
