@@ -20,12 +20,12 @@
 #include "commsim/core/units.hpp"
 #include "commsim/measure/plan.hpp"
 #include "commsim/measure/results.hpp"
+#include "commsim/models/model_spec.hpp"
 #include "gpu/check.hpp"
 #include "gpu/kernels.hpp"
 #include "gpu/nvml.hpp"
 #include "gpu/runner.hpp"
 #include "gpu/weight_sync.hpp"
-#include "commsim/models/model_spec.hpp"
 
 extern char** environ;
 
@@ -444,8 +444,8 @@ int run_weight_sync_command(const WeightSyncOptions& w, const std::string& out, 
   }
   write_file_atomic(out + "/results.json", r.dump(2) + "\n");
   write_file_atomic(out + "/results.csv", csv.str());
-  std::fprintf(stderr, "commsim-measure: weight-sync %s of %s done; results in %s\n", w.method.c_str(), w.model.c_str(),
-               out.c_str());
+  std::fprintf(stderr, "commsim-measure: weight-sync %s of %s done; results in %s\n", w.method.c_str(),
+               w.model.c_str(), out.c_str());
   return 0;
 }
 
@@ -541,18 +541,21 @@ The tool never changes clocks, power limits or GPU modes; it records them.)");
   }
   commsim::measure::WeightSyncOptions ws;
   std::string ws_out, ws_to;
-  CLI::App* wsub = app.add_subcommand("weight-sync", "Push a model's weights from a trainer GPU to rollout GPUs by NCCL\n"
-                                                      "broadcast or a copy-engine P2P engine, timing every phase");
+  CLI::App* wsub = app.add_subcommand("weight-sync",
+                                      "Push a model's weights from a trainer GPU to rollout GPUs by NCCL\n"
+                                      "broadcast or a copy-engine P2P engine, timing every phase");
   wsub->add_option("--model", ws.model, "Model spec (commsim model list)")->required();
   wsub->add_option("--from", ws.from, "Trainer GPU")->capture_default_str();
   wsub->add_option("--to", ws_to, "Rollout GPUs, e.g. 1-3")->required();
   wsub->add_option("--method", ws.method, "broadcast or p2p-engine")
       ->check(CLI::IsMember({"broadcast", "p2p-engine"}))
       ->required();
-  wsub->add_option("--streams", ws.streams, "p2p-engine: copy streams per rollout GPU")->capture_default_str();
+  wsub->add_option("--streams", ws.streams, "p2p-engine: copy streams per rollout GPU")
+      ->capture_default_str();
   wsub->add_option("--reps", ws.reps, "Timed repetitions after one warmup")->capture_default_str();
   std::string ws_bucket;
-  wsub->add_option("--bucket-bytes", ws_bucket, "broadcast: coalesce tensors into buckets of this size (with a unit)");
+  wsub->add_option("--bucket-bytes", ws_bucket,
+                   "broadcast: coalesce tensors into buckets of this size (with a unit)");
   wsub->add_option("--out", ws_out, "Output directory")->required();
   try {
     app.parse(argc, argv);
@@ -564,7 +567,8 @@ The tool never changes clocks, power limits or GPU modes; it records them.)");
         } catch (const commsim::ValueError& e) {
           throw commsim::UsageError("--bucket-bytes " + ws_bucket + ": " + e.what());
         }
-        if (ws.method != "broadcast") throw commsim::UsageError("--bucket-bytes applies to --method broadcast");
+        if (ws.method != "broadcast")
+          throw commsim::UsageError("--bucket-bytes applies to --method broadcast");
       }
       return commsim::measure::run_weight_sync_command(ws, ws_out, argc, argv);
     }

@@ -33,8 +33,8 @@ nlohmann::json run_weight_sync(const WeightSyncOptions& o) {
     COMMSIM_CUDA_CHECK(cudaSetDevice(gpus[i]));
     const cudaError_t e = cudaMalloc(&buf[i], total);
     if (e == cudaErrorMemoryAllocation) {
-      throw OutOfMemory("GPU " + std::to_string(gpus[i]) + " cannot hold " + o.model + " (" + std::to_string(total) +
-                        " bytes)");
+      throw OutOfMemory("GPU " + std::to_string(gpus[i]) + " cannot hold " + o.model + " (" +
+                        std::to_string(total) + " bytes)");
     }
     COMMSIM_CUDA_CHECK(e);
     fill_random(buf[i], total, 0x1234u + static_cast<std::uint32_t>(i), nullptr);
@@ -60,8 +60,8 @@ nlohmann::json run_weight_sync(const WeightSyncOptions& o) {
     auto t0 = Clock::now();
     COMMSIM_NCCL_CHECK(ncclCommInitAll(comms.data(), n, gpus.data()));
     once["init_process_group_time"] = seconds_since(t0);
-    // Per tensor, or consecutive tensors coalesced into buckets of at most bucket_bytes (one tensor larger than a
-    // bucket goes alone); tensors are contiguous, so a bucket is one byte range.
+    // Per tensor, or consecutive tensors coalesced into buckets of at most bucket_bytes (one tensor larger
+    // than a bucket goes alone); tensors are contiguous, so a bucket is one byte range.
     std::vector<std::pair<std::size_t, std::size_t>> pieces;  // (offset, bytes)
     for (std::size_t k = 0; k < tensors.size(); ++k) {
       const std::size_t end = offset[k] + tensors[k].bytes;
@@ -90,8 +90,11 @@ nlohmann::json run_weight_sync(const WeightSyncOptions& o) {
         COMMSIM_CUDA_CHECK(cudaStreamSynchronize(streams[i]));
       }
       const double sync_time = seconds_since(t2);
-      metrics.push_back({{"rep", rep}, {"warmup", rep == 0}, {"broadcast_time", broadcast_time},
-                         {"sync_time", sync_time}, {"total_transfer_time", broadcast_time + sync_time}});
+      metrics.push_back({{"rep", rep},
+                         {"warmup", rep == 0},
+                         {"broadcast_time", broadcast_time},
+                         {"sync_time", sync_time},
+                         {"total_transfer_time", broadcast_time + sync_time}});
     }
     t0 = Clock::now();
     for (ncclComm_t c : comms) COMMSIM_NCCL_CHECK(ncclCommDestroy(c));
@@ -109,7 +112,8 @@ nlohmann::json run_weight_sync(const WeightSyncOptions& o) {
       COMMSIM_CUDA_CHECK(cudaSetDevice(o.to[j]));
       int can = 0;
       COMMSIM_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, o.to[j], o.from));
-      if (!can) throw GpuError("GPU " + std::to_string(o.to[j]) + " cannot access GPU " + std::to_string(o.from));
+      if (!can)
+        throw GpuError("GPU " + std::to_string(o.to[j]) + " cannot access GPU " + std::to_string(o.from));
       const cudaError_t e = cudaDeviceEnablePeerAccess(o.from, 0);
       if (e != cudaErrorPeerAccessAlreadyEnabled) COMMSIM_CUDA_CHECK(e);
       cudaGetLastError();  // clear "already enabled"
@@ -131,8 +135,9 @@ nlohmann::json run_weight_sync(const WeightSyncOptions& o) {
       tasks.reserve(tensors.size() * o.to.size());
       for (std::size_t k = 0; k < tensors.size(); ++k) {
         for (std::size_t j = 0; j < o.to.size(); ++j) {
-          tasks.push_back({static_cast<char*>(buf[j + 1]) + offset[k], o.to[j], static_cast<char*>(buf[0]) + offset[k],
-                           tensors[k].bytes, streams[j][k % streams[j].size()]});
+          tasks.push_back({static_cast<char*>(buf[j + 1]) + offset[k], o.to[j],
+                           static_cast<char*>(buf[0]) + offset[k], tensors[k].bytes,
+                           streams[j][k % streams[j].size()]});
         }
       }
       const double update_time = seconds_since(tu);
@@ -174,9 +179,18 @@ nlohmann::json run_weight_sync(const WeightSyncOptions& o) {
     COMMSIM_CUDA_CHECK(cudaSetDevice(gpus[i]));
     COMMSIM_CUDA_CHECK(cudaFree(buf[i]));
   }
-  return {{"workload", "weight-sync"}, {"model", spec.name}, {"method", o.method}, {"from", o.from}, {"to", o.to},
-          {"tensors", tensors.size()}, {"parameters", spec.parameters()}, {"bytes", spec.bytes()},
-          {"streams", o.streams}, {"bucket_bytes", o.bucket_bytes}, {"once", once}, {"metrics", metrics}};
+  return {{"workload", "weight-sync"},
+          {"model", spec.name},
+          {"method", o.method},
+          {"from", o.from},
+          {"to", o.to},
+          {"tensors", tensors.size()},
+          {"parameters", spec.parameters()},
+          {"bytes", spec.bytes()},
+          {"streams", o.streams},
+          {"bucket_bytes", o.bucket_bytes},
+          {"once", once},
+          {"metrics", metrics}};
 }
 
 }  // namespace commsim::measure

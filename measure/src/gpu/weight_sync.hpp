@@ -1,5 +1,5 @@
-// The weight-sync workload: push a model's tensors from a trainer GPU to rollout GPUs, by NCCL broadcast or by a
-// copy-engine P2P transfer engine, timing each phase under the names of the weight-sync seed document.
+// The weight-sync workload: push a model's tensors from a trainer GPU to rollout GPUs, by NCCL broadcast or
+// by a copy-engine P2P transfer engine, timing each phase under the names of the weight-sync seed document.
 #pragma once
 
 #include <cstdint>
@@ -11,13 +11,14 @@
 namespace commsim::measure {
 
 struct WeightSyncOptions {
-  std::string model;            ///< a name from models/specs/models.toml
-  int from = 0;                 ///< trainer GPU (the source)
-  std::vector<int> to;          ///< rollout GPUs
-  std::string method;           ///< broadcast | p2p-engine
-  int streams = 4;              ///< p2p-engine: copy streams per rollout GPU
-  std::uint64_t bucket_bytes = 0;  ///< broadcast: coalesce consecutive tensors into buckets of at most this size
-  int reps = 3;                 ///< timed repetitions after one warmup
+  std::string model;    ///< a name from models/specs/models.toml
+  int from = 0;         ///< trainer GPU (the source)
+  std::vector<int> to;  ///< rollout GPUs
+  std::string method;   ///< broadcast | p2p-engine
+  int streams = 4;      ///< p2p-engine: copy streams per rollout GPU
+  std::uint64_t bucket_bytes =
+      0;         ///< broadcast: coalesce consecutive tensors into buckets of at most this size
+  int reps = 3;  ///< timed repetitions after one warmup
 };
 
 /// Runs the workload and returns {"metrics": [...per repetition...], "model": ..., ...}. Throws GpuError or
