@@ -171,33 +171,26 @@ void run_workload(const std::string& workload, const SimOptions& o) {
         progress.step();
       }
     }
-  } else if (workload == "sendrecv") {
+  } else if (workload == "sendrecv" || workload == "alltoall") {
     const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
+    const bool alltoall = workload == "alltoall";
+    const bool thread_per_gpu = o.launch == "thread-per-gpu";
     table.columns = {"bytes", "time_us",   "algbw_gbps", "busbw_gbps",
                      "ngpus", "transport", "protocol",   "channels"};
     table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
     table.metadata["gpus"] = gpus;
     table.metadata["launch"] = o.launch;
+    // nccl-tests busbw: algbw for sendrecv, algbw x (n-1)/n for alltoall.
+    const double factor =
+        alltoall ? static_cast<double>(gpus.size() - 1) / static_cast<double>(gpus.size()) : 1.0;
     Progress progress(sizes.size());
     for (std::uint64_t bytes : sizes) {
-      add_row({}, bytes, run(sim::sendrecv_program(gpus, bytes, o.launch == "thread-per-gpu")),
-              {static_cast<std::int64_t>(gpus.size())});
-      progress.step();
-    }
-  } else if (workload == "alltoall") {
-    const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
-    table.columns = {"bytes", "time_us",   "algbw_gbps", "busbw_gbps",
-                     "ngpus", "transport", "protocol",   "channels"};
-    table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
-    table.metadata["gpus"] = gpus;
-    table.metadata["launch"] = o.launch;
-    const double factor = static_cast<double>(gpus.size() - 1) / static_cast<double>(gpus.size());
-    Progress progress(sizes.size());
-    for (std::uint64_t bytes : sizes) {
-      add_row({}, bytes, run(sim::alltoall_program(gpus, bytes, o.launch == "thread-per-gpu")),
+      add_row({}, bytes,
+              run(alltoall ? sim::alltoall_program(gpus, bytes, thread_per_gpu)
+                           : sim::sendrecv_program(gpus, bytes, thread_per_gpu)),
               {static_cast<std::int64_t>(gpus.size())});
       auto& row = table.rows.back();
-      row[3] = std::get<double>(row[2]) * factor;  // busbw = algbw x (n-1)/n, as nccl-tests
+      row[3] = std::get<double>(row[2]) * factor;
       progress.step();
     }
   } else if (workload == "exchange") {

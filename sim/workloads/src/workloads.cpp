@@ -112,6 +112,21 @@ OpSpec send(int peer, std::uint64_t bytes) {
 OpSpec recv(int peer, std::uint64_t bytes) {
   return {OpSpec::Kind::Recv, peer, bytes};
 }
+
+// One kernel per rank, launched either as one ncclGroup from a single thread or one launch per rank thread.
+Program collective_program(const std::vector<int>& gpus, std::vector<KernelSpec> kernels,
+                           bool thread_per_gpu) {
+  Program p;
+  p.comms.push_back({gpus});
+  if (thread_per_gpu) {
+    for (std::size_t r = 0; r < kernels.size(); ++r)
+      p.launches.push_back({static_cast<int>(r), {kernels[r]}});
+  } else {
+    p.launches.push_back({0, std::move(kernels)});
+  }
+  return p;
+}
+
 }  // namespace
 
 Program p2p_program(int src, int dst, std::uint64_t bytes) {
@@ -125,44 +140,29 @@ Program p2p_program(int src, int dst, std::uint64_t bytes) {
 
 Program sendrecv_program(const std::vector<int>& gpus, std::uint64_t bytes, bool thread_per_gpu) {
   if (gpus.size() < 2) throw UsageError("sendrecv needs at least 2 GPUs");
-  Program p;
-  p.comms.push_back({gpus});
   const std::size_t n = gpus.size();
-  LaunchSpec group;
+  std::vector<KernelSpec> kernels;
   for (std::size_t r = 0; r < n; ++r) {
-    KernelSpec k{
-        gpus[r], 0, 0, {send(gpus[(r + 1) % n], bytes), recv(gpus[(r + n - 1) % n], bytes)}, "sendrecv"};
-    if (thread_per_gpu) {
-      p.launches.push_back({static_cast<int>(r), {k}});
-    } else {
-      group.kernels.push_back(k);
-    }
+    kernels.push_back(
+        {gpus[r], 0, 0, {send(gpus[(r + 1) % n], bytes), recv(gpus[(r + n - 1) % n], bytes)}, "sendrecv"});
   }
-  if (!thread_per_gpu) p.launches.push_back(group);
-  return p;
+  return collective_program(gpus, std::move(kernels), thread_per_gpu);
 }
 
 Program alltoall_program(const std::vector<int>& gpus, std::uint64_t bytes, bool thread_per_gpu) {
   if (gpus.size() < 2) throw UsageError("alltoall needs at least 2 GPUs");
-  Program p;
-  p.comms.push_back({gpus});
   const std::size_t n = gpus.size();
   const std::uint64_t per_peer = bytes / n;
-  LaunchSpec group;
+  std::vector<KernelSpec> kernels;
   for (std::size_t r = 0; r < n; ++r) {
     KernelSpec k{gpus[r], 0, 0, {}, "alltoall"};
     for (std::size_t step = 1; step < n; ++step) {  // NCCL's p2p schedule: peer r+step, from r-step
       k.ops.push_back(send(gpus[(r + step) % n], per_peer));
       k.ops.push_back(recv(gpus[(r + n - step) % n], per_peer));
     }
-    if (thread_per_gpu) {
-      p.launches.push_back({static_cast<int>(r), {k}});
-    } else {
-      group.kernels.push_back(k);
-    }
+    kernels.push_back(std::move(k));
   }
-  if (!thread_per_gpu) p.launches.push_back(group);
-  return p;
+  return collective_program(gpus, std::move(kernels), thread_per_gpu);
 }
 
 Program exchange_program(int a, int b, ExchangeMode mode, std::uint64_t bytes) {
