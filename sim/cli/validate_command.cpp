@@ -14,6 +14,7 @@
 #include "commsim/models/transfer.hpp"
 #include "commsim/topo/load.hpp"
 #include "commsim/validation/accuracy.hpp"
+#include "commsim/validation/report.hpp"
 
 namespace commsim::cli {
 namespace {
@@ -28,8 +29,34 @@ struct ValidateOptions {
   std::vector<std::string> nccl_env;
   std::string gpu_map;
   std::string csv;
+  std::string report;
+  std::string markdown;
+  std::string fit_note;
   bool per_size = false;
 };
+
+/// The command line that regenerates a report, rebuilt from the options (report paths included).
+std::string validate_command_line(const ValidateOptions& o) {
+  std::string cmd = "commsim validate --topology " + o.topology;
+  auto add = [&](const char* flag, const std::string& v) {
+    if (!v.empty())
+      cmd += std::string(" ") + flag + " " + (v.find(' ') == std::string::npos ? v : "'" + v + "'");
+  };
+  add("--gpu", o.gpu);
+  add("--params", o.params);
+  if (o.model != "nccl") add("--model", o.model);
+  for (const auto& e : o.nccl_env) add("--nccl-env", e);
+  add("--gpu-map", o.gpu_map);
+  add("--fit-note", o.fit_note);
+  if (!o.nccl_tests.empty()) cmd += " --nccl-tests";
+  for (const auto& f : o.nccl_tests) cmd += " " + f;
+  if (!o.measured.empty()) cmd += " --measured";
+  for (const auto& d : o.measured) cmd += " " + d;
+  add("--csv", o.csv);
+  add("--report", o.report);
+  add("--markdown", o.markdown);
+  return cmd;
+}
 
 void run_validate(const ValidateOptions& o) {
   if (o.nccl_tests.empty() && o.measured.empty())
@@ -105,6 +132,21 @@ void run_validate(const ValidateOptions& o) {
     }
     write_file_atomic(o.csv, csv.str());
   }
+  if (!o.report.empty() || !o.markdown.empty()) {
+    validation::ReportContext ctx;
+    ctx.command = validate_command_line(o);
+    ctx.topology = o.topology;
+    ctx.model = o.model;
+    ctx.params = o.params.empty() ? params.name : o.params;
+    ctx.fit_note = o.fit_note;
+    for (const auto& f : o.nccl_tests) ctx.inputs.push_back("nccl-tests log " + f);
+    for (const auto& d : o.measured) {
+      ctx.inputs.push_back("commsim-measure " + d);
+      for (auto& kv : validation::measured_metadata(d)) ctx.metadata.push_back(std::move(kv));
+    }
+    if (!o.report.empty()) write_file_atomic(o.report, validation::render_html(rows, ctx));
+    if (!o.markdown.empty()) write_file_atomic(o.markdown, validation::render_markdown(rows, ctx));
+  }
   // Headline lines last, one per workload and overall.
   std::map<std::string, std::vector<validation::Comparison>> by_workload;
   for (const auto& c : rows) by_workload[c.workload].push_back(c);
@@ -137,6 +179,14 @@ void add_validate_command(CLI::App& app) {
       "CSV from `nvidia-smi --query-gpu=index,pci.bus_id --format=csv`: maps\nthe logs' PCI bus ids to "
       "topology GPUs (else CUDA device numbers are used)");
   v->add_option("--csv", o->csv, "Write every joined row to this CSV file");
+  v->add_option(
+      "--report", o->report,
+      "Write a self-contained HTML report (plots, error heatmap, worst cases,\nmetadata) to this file");
+  v->add_option("--markdown", o->markdown, "Write a Markdown summary to this file");
+  v->add_option(
+      "--fit-note", o->fit_note,
+      "Say in the reports which data the parameters were fitted on, e.g.\n\"fitted on the p2p sweep; "
+      "everything else is held out\"");
   v->add_flag("--per-size", o->per_size, "Print every size, not only the per-regime summary");
   v->footer(R"(
 OUTPUT

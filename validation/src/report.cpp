@@ -1,0 +1,418 @@
+// Validation reports: a self-contained HTML page (inline SVG plots) and a Markdown summary of joined rows.
+#include "commsim/validation/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "commsim/core/error.hpp"
+#include "commsim/core/text.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace commsim::validation {
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+/// Human size label for an axis or table: 1 B, 4 KiB, 1 GiB.
+std::string size_label(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  return fmt(bytes == std::floor(bytes) ? "%.0f" : "%.1f", bytes) + " " + units[u];
+}
+
+std::map<std::string, std::vector<Comparison>> by_label(const std::vector<Comparison>& rows) {
+  std::map<std::string, std::vector<Comparison>> out;
+  for (const auto& c : rows) out[c.label()].push_back(c);
+  for (auto& [label, cs] : out) {
+    std::stable_sort(cs.begin(), cs.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  }
+  return out;
+}
+
+std::map<std::string, std::vector<Comparison>> by_workload(const std::vector<Comparison>& rows) {
+  std::map<std::string, std::vector<Comparison>> out;
+  for (const auto& c : rows) out[c.workload].push_back(c);
+  return out;
+}
+
+std::vector<Comparison> in_regime(const std::vector<Comparison>& cs, Regime r) {
+  std::vector<Comparison> out;
+  for (const auto& c : cs)
+    if (regime_of(c.bytes) == r) out.push_back(c);
+  return out;
+}
+
+std::vector<Comparison> worst_cases(const std::vector<Comparison>& rows, std::size_t n) {
+  std::vector<Comparison> w = rows;
+  std::stable_sort(w.begin(), w.end(),
+                   [](const auto& a, const auto& b) { return std::fabs(a.error()) > std::fabs(b.error()); });
+  if (w.size() > n) w.resize(n);
+  return w;
+}
+
+constexpr Regime kRegimes[] = {Regime::Latency, Regime::Transition, Regime::Bandwidth};
+
+// ---- SVG ----------------------------------------------------------------------------------------------
+
+struct Series {
+  std::string name;
+  std::string color;
+  std::vector<std::pair<double, double>> points;  ///< (x, y), both > 0
+  bool markers = false;
+};
+
+/// A log-log line chart with decade grid lines, as inline SVG.
+std::string svg_loglog(const std::string& title, const std::string& ylabel, const std::vector<Series>& series,
+                       bool x_is_bytes) {
+  constexpr double W = 460, H = 280, L = 64, R = 12, T = 26, B = 40;
+  double x0 = 1e300, x1 = 0, y0 = 1e300, y1 = 0;
+  for (const auto& s : series) {
+    for (auto [x, y] : s.points) {
+      if (x <= 0 || y <= 0 || !std::isfinite(y)) continue;
+      x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
+    }
+  }
+  std::ostringstream o;
+  o << "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+    << "\" viewBox=\"0 0 " << W << " " << H << "\" role=\"img\"><title>" << html_escape(title) << "</title>";
+  o << "<text x=\"" << W / 2 << "\" y=\"16\" text-anchor=\"middle\" class=\"ct\">" << html_escape(title)
+    << "</text>";
+  if (x1 <= 0) return o.str() + "<text x=\"20\" y=\"60\">no data</text></svg>";
+  const double lx0 = std::floor(std::log10(x0)), lx1 = std::max(lx0 + 1, std::ceil(std::log10(x1)));
+  const double ly0 = std::floor(std::log10(y0)), ly1 = std::max(ly0 + 1, std::ceil(std::log10(y1)));
+  auto px = [&](double x) { return L + (std::log10(x) - lx0) / (lx1 - lx0) * (W - L - R); };
+  auto py = [&](double y) { return H - B - (std::log10(y) - ly0) / (ly1 - ly0) * (H - T - B); };
+  // Grid and ticks: every decade on y; every 10^3 (bytes: every 1024x near it) on x.
+  for (double d = ly0; d <= ly1; ++d) {
+    const double y = py(std::pow(10, d));
+    o << "<line x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << y << "\" y2=\"" << y
+      << "\" class=\"g\"/>";
+    o << "<text x=\"" << L - 4 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">"
+      << fmt("%g", std::pow(10, d)) << "</text>";
+  }
+  // x ticks: powers of 1024 for sizes (1 B, 1 KiB, ...), else every decade.
+  std::vector<double> xticks;
+  if (x_is_bytes) {
+    for (double v = 1; v <= std::pow(10, lx1); v *= 1024)
+      if (v >= std::pow(10, lx0)) xticks.push_back(v);
+  } else {
+    for (double d = lx0; d <= lx1; ++d) xticks.push_back(std::pow(10, d));
+  }
+  for (double v : xticks) {
+    const double x = px(v);
+    o << "<line x1=\"" << x << "\" x2=\"" << x << "\" y1=\"" << T << "\" y2=\"" << H - B
+      << "\" class=\"g\"/>";
+    o << "<text x=\"" << x << "\" y=\"" << H - B + 14 << "\" text-anchor=\"middle\">"
+      << (x_is_bytes ? size_label(v) : fmt("%g", v)) << "</text>";
+  }
+  o << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << H - 6 << "\" text-anchor=\"middle\">"
+    << (x_is_bytes ? "message size" : "x") << "</text>";
+  o << "<text transform=\"translate(14," << (T + H - B) / 2 << ") rotate(-90)\" text-anchor=\"middle\">"
+    << html_escape(ylabel) << "</text>";
+  int legend = 0;
+  for (const auto& s : series) {
+    std::ostringstream path;
+    bool first = true;
+    for (auto [x, y] : s.points) {
+      if (x <= 0 || y <= 0 || !std::isfinite(y)) continue;
+      path << (first ? "M" : "L") << fmt("%.1f", px(x)) << "," << fmt("%.1f", py(y));
+      first = false;
+    }
+    o << "<path d=\"" << path.str() << "\" fill=\"none\" stroke=\"" << s.color << "\" stroke-width=\"1.8\"/>";
+    if (s.markers) {
+      for (auto [x, y] : s.points) {
+        if (x <= 0 || y <= 0 || !std::isfinite(y)) continue;
+        o << "<circle cx=\"" << fmt("%.1f", px(x)) << "\" cy=\"" << fmt("%.1f", py(y))
+          << "\" r=\"2.5\" fill=\"" << s.color << "\"/>";
+      }
+    }
+    const double ly = T + 10 + 14 * legend++;
+    o << "<rect x=\"" << L + 8 << "\" y=\"" << ly - 8 << "\" width=\"10\" height=\"10\" fill=\"" << s.color
+      << "\"/><text x=\"" << L + 22 << "\" y=\"" << ly + 1 << "\">" << html_escape(s.name) << "</text>";
+  }
+  o << "</svg>";
+  return o.str();
+}
+
+/// Colour for a signed relative error: blue under-predicts, red over-predicts, white is exact; saturates at
+/// +-25%.
+std::string error_color(double e) {
+  const double t = std::min(1.0, std::fabs(e) / 0.25);
+  const int fade = static_cast<int>(std::lround(255 * (1 - t)));
+  char buf[16];
+  if (e >= 0) {
+    std::snprintf(buf, sizeof buf, "#%02x%02x%02x", 255, fade, fade);
+  } else {
+    std::snprintf(buf, sizeof buf, "#%02x%02x%02x", fade, fade, 255);
+  }
+  return buf;
+}
+
+std::string svg_heatmap(const std::map<std::string, std::vector<Comparison>>& groups) {
+  std::set<std::uint64_t> size_set;
+  for (const auto& [label, cs] : groups)
+    for (const auto& c : cs) size_set.insert(c.bytes);
+  const std::vector<std::uint64_t> sizes(size_set.begin(), size_set.end());
+  constexpr double cell_w = 22, cell_h = 16, label_w = 300, top = 70;
+  const double W = label_w + cell_w * static_cast<double>(sizes.size()) + 10;
+  const double H = top + cell_h * static_cast<double>(groups.size()) + 10;
+  std::ostringstream o;
+  o << "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+    << "\" role=\"img\"><title>signed error by configuration and size</title>";
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const double x = label_w + cell_w * (static_cast<double>(i) + 0.5);
+    o << "<text transform=\"translate(" << x << "," << top - 4 << ") rotate(-60)\">"
+      << size_label(static_cast<double>(sizes[i])) << "</text>";
+  }
+  int row = 0;
+  for (const auto& [label, cs] : groups) {
+    const double y = top + cell_h * row++;
+    o << "<text x=\"" << label_w - 6 << "\" y=\"" << y + 12 << "\" text-anchor=\"end\">" << html_escape(label)
+      << "</text>";
+    for (const auto& c : cs) {
+      const auto i =
+          static_cast<double>(std::lower_bound(sizes.begin(), sizes.end(), c.bytes) - sizes.begin());
+      o << "<rect class=\"cell\" x=\"" << label_w + cell_w * i << "\" y=\"" << y << "\" width=\""
+        << cell_w - 1 << "\" height=\"" << cell_h - 1 << "\" fill=\"" << error_color(c.error())
+        << "\"><title>" << html_escape(label) << ", " << size_label(static_cast<double>(c.bytes))
+        << ": measured " << fmt("%.2f", c.measured_us) << " us, predicted " << fmt("%.2f", c.predicted_us)
+        << " us, error " << fmt("%+.1f", 100 * c.error()) << "%</title></rect>";
+    }
+  }
+  o << "</svg>";
+  return o.str();
+}
+
+/// Markdown table cells: a '|' would end the cell.
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char ch : s) out += ch == '|' ? std::string("\\|") : std::string(1, ch);
+  return out;
+}
+
+std::string pct(double v) {
+  return fmt("%.1f", v) + "%";
+}
+
+}  // namespace
+
+std::string html_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += ch;
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> measured_metadata(const std::string& dir) {
+  const std::string file = dir + "/results.json";
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(read_file(file));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError({file, 0, 0}, std::string("not a commsim-measure results file: ") + e.what());
+  }
+  std::string name = dir;
+  while (!name.empty() && name.back() == '/') name.pop_back();
+  name = name.substr(name.find_last_of('/') + 1);
+  std::vector<std::pair<std::string, std::string>> out;
+  auto put = [&](const std::string& key, const nlohmann::json& v) {
+    out.emplace_back(name + ": " + key, v.is_string() ? v.get<std::string>() : v.dump());
+  };
+  for (const char* key : {"command_line", "host", "date", "driver_version", "nccl_version", "cuda_runtime",
+                          "launch", "seed", "reps", "warmup", "iterations"}) {
+    if (doc.contains(key)) put(key, doc[key]);
+  }
+  if (doc.contains("gpus") && doc["gpus"].is_array()) {
+    std::string gpus;
+    for (const auto& g : doc["gpus"]) {
+      gpus += (gpus.empty() ? "" : "; ") + std::to_string(g.value("index", -1)) + " " + g.value("name", "?") +
+              " " + g.value("pci_bus_id", "");
+    }
+    out.emplace_back(name + ": gpus", gpus);
+  }
+  if (doc.contains("nccl_env") && doc["nccl_env"].is_object()) {
+    std::string env;
+    for (const auto& [k, v] : doc["nccl_env"].items())
+      env += (env.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    out.emplace_back(name + ": nccl_env", env);
+  }
+  if (doc.contains("nvml_summary") && doc["nvml_summary"].is_array()) {
+    for (const auto& g : doc["nvml_summary"]) {
+      auto range = [&](const char* k) {
+        if (!g.contains(k)) return std::string("?");
+        return fmt("%.0f", g[k].value("min", 0.0)) + ".." + fmt("%.0f", g[k].value("max", 0.0));
+      };
+      out.emplace_back(name + ": gpu " + std::to_string(g.value("gpu", -1)) + " telemetry",
+                       "temperature " + range("temperature_c") + " C, SM clock " + range("sm_clock_mhz") +
+                           " MHz, power " + range("power_w") + " W, throttle reasons seen " +
+                           std::to_string(g.value("throttle_reasons_seen", 0)));
+    }
+  }
+  return out;
+}
+
+std::string render_html(const std::vector<Comparison>& rows, const ReportContext& ctx) {
+  const auto groups = by_label(rows);
+  std::ostringstream o;
+  o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << html_escape(ctx.title)
+    << "</title>\n<style>\n"
+       "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}\n"
+       "table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ccc;padding:3px 8px;"
+       "text-align:right}th{background:#f3f3f3}td.l,th.l{text-align:left}\n"
+       "svg text{font:11px sans-serif;fill:#333}svg .ct{font-weight:bold;font-size:12px}"
+       "svg .g{stroke:#e4e4e4;stroke-width:1}\n"
+       ".charts{display:flex;flex-wrap:wrap;gap:8px}.cfg{border:1px solid #ddd;margin:12px 0;padding:8px}\n"
+       "code{background:#f6f6f6;padding:1px 4px}\n</style></head><body>\n";
+  o << "<h1>" << html_escape(ctx.title) << "</h1>\n";
+  o << "<p>Topology <code>" << html_escape(ctx.topology) << "</code>, transfer model <code>"
+    << html_escape(ctx.model) << "</code>, parameters <code>" << html_escape(ctx.params) << "</code>. "
+    << rows.size() << " sizes in " << groups.size() << " configurations.</p>\n";
+  if (!ctx.fit_note.empty())
+    o << "<p><b>Fit and validation data:</b> " << html_escape(ctx.fit_note) << "</p>\n";
+  if (!ctx.command.empty()) o << "<p>Regenerate with <code>" << html_escape(ctx.command) << "</code></p>\n";
+
+  o << "<h2 id=\"summary\">Summary</h2>\n<table><tr><th class=\"l\">workload</th><th>sizes</th><th>MAPE</th>"
+       "<th>worst</th><th>latency-bound MAPE</th><th>transition MAPE</th><th>bandwidth-bound "
+       "MAPE</th></tr>\n";
+  auto summary_row = [&](const std::string& name, const std::vector<Comparison>& cs) {
+    const auto s = stats(cs);
+    o << "<tr><td class=\"l\">" << html_escape(name) << "</td><td>" << s.count << "</td><td>" << pct(s.mape)
+      << "</td><td>" << pct(s.worst) << "</td>";
+    for (Regime r : kRegimes) {
+      const auto sub = in_regime(cs, r);
+      o << "<td>" << (sub.empty() ? "-" : pct(stats(sub).mape)) << "</td>";
+    }
+    o << "</tr>\n";
+  };
+  for (const auto& [w, cs] : by_workload(rows)) summary_row(w, cs);
+  summary_row("overall", rows);
+  o << "</table>\n<p>Regimes: latency-bound below 256 KiB, bandwidth-bound from 32 MiB, transition between. "
+       "Error is (predicted - measured) / measured of the median time.</p>\n";
+
+  o << "<h2 id=\"heatmap\">Error by configuration and size</h2>\n<p>Red: commsim predicts slower than "
+       "measured; "
+       "blue: faster; saturated at &plusmn;25%. Hover a cell for its numbers.</p>\n"
+    << svg_heatmap(groups) << "\n";
+
+  o << "<h2 id=\"worst\">Worst cases</h2>\n<table><tr><th class=\"l\">configuration</th><th>size</th>"
+       "<th>measured us</th><th>predicted us</th><th>error</th><th>run spread</th><th class=\"l\">source</th>"
+       "</tr>\n";
+  for (const auto& c : worst_cases(rows, 15)) {
+    o << "<tr><td class=\"l\">" << html_escape(c.label()) << "</td><td>"
+      << size_label(static_cast<double>(c.bytes)) << "</td><td>" << fmt("%.2f", c.measured_us) << "</td><td>"
+      << fmt("%.2f", c.predicted_us) << "</td><td>" << fmt("%+.1f", 100 * c.error()) << "%</td><td>"
+      << pct(100 * c.spread) << "</td><td class=\"l\">" << html_escape(c.source) << "</td></tr>\n";
+  }
+  o << "</table>\n";
+
+  o << "<h2 id=\"configs\">Per configuration</h2>\n";
+  for (const auto& [label, cs] : groups) {
+    Series mt{"measured", "#1f77b4", {}, true}, pt{"commsim", "#d62728", {}, false};
+    Series mb = mt, pb = pt;
+    for (const auto& c : cs) {
+      const auto x = static_cast<double>(c.bytes);
+      mt.points.emplace_back(x, c.measured_us);
+      pt.points.emplace_back(x, c.predicted_us);
+      mb.points.emplace_back(x, x / c.measured_us / 1e3);  // B/us -> GB/s
+      pb.points.emplace_back(x, x / c.predicted_us / 1e3);
+    }
+    const auto s = stats(cs);
+    o << "<div class=\"cfg\"><h3>" << html_escape(label) << "</h3><p>" << s.count << " sizes, median of "
+      << cs.front().runs << " run(s) each; MAPE " << pct(s.mape) << ", worst " << pct(s.worst) << " at "
+      << size_label(static_cast<double>(s.worst_bytes)) << ".</p>\n<table><tr><th class=\"l\">regime</th>"
+      << "<th>sizes</th><th>MAPE</th><th>worst</th><th>measured spread</th></tr>";
+    for (Regime r : kRegimes) {
+      const auto sub = in_regime(cs, r);
+      if (sub.empty()) continue;
+      double spread = 0;
+      for (const auto& c : sub) spread += c.spread;
+      const auto rs = stats(sub);
+      o << "<tr><td class=\"l\">" << regime_name(r) << "</td><td>" << rs.count << "</td><td>" << pct(rs.mape)
+        << "</td><td>" << pct(rs.worst) << "</td><td>" << pct(100 * spread / static_cast<double>(sub.size()))
+        << "</td></tr>";
+    }
+    o << "</table><div class=\"charts\">" << svg_loglog(label + ": time", "time (us)", {mt, pt}, true)
+      << svg_loglog(label + ": algorithm bandwidth", "GB/s", {mb, pb}, true) << "</div></div>\n";
+  }
+
+  o << "<h2 id=\"metadata\">Measurement metadata</h2>\n<table>";
+  for (const auto& in : ctx.inputs)
+    o << "<tr><th class=\"l\">input</th><td class=\"l\">" << html_escape(in) << "</td></tr>";
+  for (const auto& [k, v] : ctx.metadata)
+    o << "<tr><th class=\"l\">" << html_escape(k) << "</th><td class=\"l\">" << html_escape(v)
+      << "</td></tr>";
+  o << "</table>\n</body></html>\n";
+  return o.str();
+}
+
+std::string render_markdown(const std::vector<Comparison>& rows, const ReportContext& ctx) {
+  std::ostringstream o;
+  o << "# " << ctx.title << "\n\n";
+  o << "Topology `" << ctx.topology << "`, transfer model `" << ctx.model << "`, parameters `" << ctx.params
+    << "`; " << rows.size() << " sizes compared.\n\n";
+  if (!ctx.fit_note.empty()) o << "Fit and validation data: " << ctx.fit_note << "\n\n";
+  if (!ctx.command.empty()) o << "Regenerate with:\n\n```\n" << ctx.command << "\n```\n\n";
+  o << "## Summary\n\n| workload | sizes | MAPE | worst | latency-bound | transition | bandwidth-bound |\n"
+       "|---|---:|---:|---:|---:|---:|---:|\n";
+  auto summary_row = [&](const std::string& name, const std::vector<Comparison>& cs) {
+    const auto s = stats(cs);
+    o << "| " << md_cell(name) << " | " << s.count << " | " << pct(s.mape) << " | " << pct(s.worst);
+    for (Regime r : kRegimes) {
+      const auto sub = in_regime(cs, r);
+      o << " | " << (sub.empty() ? "-" : pct(stats(sub).mape));
+    }
+    o << " |\n";
+  };
+  for (const auto& [w, cs] : by_workload(rows)) summary_row(w, cs);
+  summary_row("**overall**", rows);
+  o << "\n## Per configuration\n\n| configuration | sizes | MAPE | worst | worst at "
+       "|\n|---|---:|---:|---:|---:|\n";
+  for (const auto& [label, cs] : by_label(rows)) {
+    const auto s = stats(cs);
+    o << "| " << md_cell(label) << " | " << s.count << " | " << pct(s.mape) << " | " << pct(s.worst) << " | "
+      << size_label(static_cast<double>(s.worst_bytes)) << " |\n";
+  }
+  o << "\n## Worst cases\n\n| configuration | size | measured us | predicted us | error |\n"
+       "|---|---:|---:|---:|---:|\n";
+  for (const auto& c : worst_cases(rows, 10)) {
+    o << "| " << md_cell(c.label()) << " | " << size_label(static_cast<double>(c.bytes)) << " | "
+      << fmt("%.2f", c.measured_us) << " | " << fmt("%.2f", c.predicted_us) << " | "
+      << fmt("%+.1f", 100 * c.error()) << "% |\n";
+  }
+  return o.str();
+}
+
+}  // namespace commsim::validation

@@ -1,0 +1,109 @@
+// HTML and Markdown validation reports: escaping, self-containment, plots and tables.
+#include <doctest/doctest.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "commsim/core/error.hpp"
+#include "commsim/validation/report.hpp"
+
+using namespace commsim;
+using namespace commsim::validation;
+
+namespace {
+
+Comparison row(std::string workload, std::vector<int> gpus, std::uint64_t bytes, double measured,
+               double predicted) {
+  Comparison c;
+  c.workload = std::move(workload);
+  c.gpus = std::move(gpus);
+  c.bytes = bytes;
+  c.measured_us = measured;
+  c.predicted_us = predicted;
+  c.runs = 5;
+  c.source = "log.txt:1";
+  return c;
+}
+
+std::vector<Comparison> sample() {
+  std::vector<Comparison> rows;
+  for (std::uint64_t b = 1; b <= (1ull << 30); b *= 32) {
+    const auto x = static_cast<double>(b);
+    rows.push_back(row("sendrecv", {0, 1}, b, 10 + x / 400e3, 10.5 + x / 410e3));
+    rows.push_back(row("p2p", {1, 0}, b, 8 + x / 300e3, 7.9 + x / 300e3));
+  }
+  rows.push_back(row("p2p", {2, 3}, 1 << 20, 10, 13));  // +30%: the worst case
+  return rows;
+}
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("report: html_escape escapes markup and quotes") {
+  CHECK(html_escape("<script>alert('x') & \"y\"</script>") ==
+        "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;");
+  CHECK(html_escape("plain 0,1") == "plain 0,1");
+}
+
+TEST_CASE("report: html has a plot pair per configuration, a heatmap cell per row and worst cases") {
+  ReportContext ctx;
+  ctx.topology = "h200x4.topo";
+  ctx.model = "nccl";
+  ctx.params = "h200.toml";
+  const auto rows = sample();
+  const std::string html = render_html(rows, ctx);
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(count(html, "<svg class=\"chart\"") == 2 * 3);  // time and bandwidth for 3 configurations
+  CHECK(count(html, "<rect class=\"cell\"") == rows.size());
+  CHECK(html.find("p2p 2-&gt;3") != std::string::npos);
+  CHECK(html.find("+30.0%") != std::string::npos);  // the worst case is listed with its signed error
+  // Self-contained: no scripts, stylesheets or images fetched from anywhere.
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(!std::regex_search(html, std::regex(R"((src|href)\s*=)")));
+  CHECK(!std::regex_search(html, std::regex(R"(url\s*\()")));
+}
+
+TEST_CASE("report: strings from input files are escaped in html") {
+  ReportContext ctx;
+  ctx.topology = "<img src=x onerror=alert(1)>";
+  ctx.metadata.emplace_back("host", "<b>evil</b>");
+  auto rows = sample();
+  rows[0].source = "a<script>.log:1";
+  rows[0].measured_us = 1e6;  // make it the worst case so its source is printed
+  const std::string html = render_html(rows, ctx);
+  CHECK(html.find("<img") == std::string::npos);
+  CHECK(html.find("<b>evil") == std::string::npos);
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("&lt;img src=x") != std::string::npos);
+}
+
+TEST_CASE("report: markdown summary has a row per workload, overall and per configuration") {
+  ReportContext ctx;
+  ctx.command = "commsim validate --topology t";
+  const auto rows = sample();
+  const std::string md = render_markdown(rows, ctx);
+  CHECK(md.find("| p2p | 8 |") != std::string::npos);
+  CHECK(md.find("| sendrecv | 7 |") != std::string::npos);
+  CHECK(md.find("| **overall** | 15 |") != std::string::npos);
+  CHECK(md.find("| p2p 2->3 | 1 | 30.0% | 30.0% | 1 MiB |") != std::string::npos);
+  CHECK(md.find("commsim validate --topology t") != std::string::npos);
+}
+
+TEST_CASE("report: measured_metadata reads a commsim-measure directory and rejects a missing one") {
+  const auto meta =
+      measured_metadata(std::string(COMMSIM_SOURCE_DIR) + "/validation/data/h200x4/measure/sendrecv_g2");
+  bool gpus = false, telemetry = false;
+  for (const auto& [k, v] : meta) {
+    if (k == "sendrecv_g2: gpus") gpus = v.find("H200") != std::string::npos;
+    if (k.find("telemetry") != std::string::npos) telemetry = v.find("SM clock") != std::string::npos;
+  }
+  CHECK(gpus);
+  CHECK(telemetry);
+  CHECK_THROWS_AS(measured_metadata("/nonexistent/dir"), Error);
+}
