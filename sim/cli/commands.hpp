@@ -13,5 +13,7 @@ void add_simulate_command(CLI::App& app);
 void add_model_command(CLI::App& app);
 /// Adds `commsim validate` (nccl-tests logs against predictions) to `app`.
 void add_validate_command(CLI::App& app);
+/// Adds `commsim calibrate` (fit parameters to commsim-measure data) to `app`.
+void add_calibrate_command(CLI::App& app);
 
 }  // namespace commsim::cli

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   commsim::cli::add_topo_command(app);
   commsim::cli::add_simulate_command(app);
   commsim::cli::add_validate_command(app);
+  commsim::cli::add_calibrate_command(app);
   commsim::cli::add_model_command(app);
   try {
     app.parse(argc, argv);

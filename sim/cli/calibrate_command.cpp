@@ -1,0 +1,112 @@
+// `commsim calibrate`: fit transfer-model parameters to commsim-measure data and write a parameter file.
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "commands.hpp"
+#include "commsim/core/error.hpp"
+#include "commsim/core/text.hpp"
+#include "commsim/models/params.hpp"
+#include "commsim/topo/load.hpp"
+#include "commsim/validation/calibrate.hpp"
+
+namespace commsim::cli {
+namespace {
+
+struct CalibrateCliOptions {
+  validation::CalibrateOptions fit;
+  std::string topology;
+  std::string gpu;
+  std::string start;
+  std::string out;
+  std::string name;
+  std::vector<std::string> nccl_env;
+};
+
+void print_rows(const char* what, const std::vector<validation::Comparison>& rows) {
+  std::map<std::string, std::vector<validation::Comparison>> by_label;
+  for (const auto& c : rows) by_label[c.label()].push_back(c);
+  for (const auto& [label, cs] : by_label) {
+    const auto s = validation::stats(cs);
+    std::printf("  %-9s %-36s %4d sizes  MAPE %5.1f%%  worst %5.1f%%\n", what, label.c_str(), s.count, s.mape,
+                s.worst);
+  }
+}
+
+void run_calibrate(const CalibrateCliOptions& o) {
+  const models::ModelParams start =
+      o.start.empty() ? models::ModelParams::defaults() : models::ModelParams::load(o.start);
+  topo::Diagnostics diag;
+  const topo::Topology t = topo::load_topology(o.topology, {o.gpu, ""}, diag);
+  for (const auto& w : diag.warnings()) std::cerr << "commsim: warning: " << w << "\n";
+  const auto r = validation::calibrate(t, start, models::NcclEnv::parse(o.nccl_env), o.fit);
+
+  std::printf(
+      "commsim calibrate: %zu sizes fitted, %zu held out; %d iterations, %d simulations of the data\n",
+      r.fitted_rows.size(), r.held_out_rows.size(), r.iterations, r.evaluations);
+  std::printf(
+      "cost (sum of squared weighted relative errors) %.4g -> %.4g; Jacobian condition number %.3g\n\n",
+      r.start_cost, r.cost, r.condition);
+  std::printf("  %-26s %12s %12s %12s\n", "parameter", "start", "fitted", "std. error");
+  for (const auto& v : r.values) {
+    std::printf("  %-26s %12.4g %12.4g %12.2g %s%s\n", v.parameter.name.c_str(), v.start, v.value,
+                v.std_error, v.parameter.unit.c_str(), v.at_bound ? "  (at its bound: widen or fix it)" : "");
+  }
+  std::printf("\nResiduals with the fitted values:\n");
+  print_rows("fitted", r.fitted_rows);
+  print_rows("held-out", r.held_out_rows);
+  std::printf("\nMAPE %.1f%% fitted\n", validation::stats(r.fitted_rows).mape);
+  if (!r.held_out_rows.empty())
+    std::printf("MAPE %.1f%% held-out\n", validation::stats(r.held_out_rows).mape);
+  if (r.degenerate) {
+    throw ValueError("degenerate fit, " + o.out + " not written: " + r.why_degenerate +
+                     ". Fit fewer parameters (--param), or add data that separates them.");
+  }
+  const std::string name = o.name.empty() ? o.out.substr(o.out.find_last_of('/') + 1,
+                                                         o.out.rfind(".toml") - o.out.find_last_of('/') - 1)
+                                          : o.name;
+  write_file_atomic(o.out, validation::fitted_params_toml(r, o.start, name, o.fit));
+  std::printf("wrote %s\n", o.out.c_str());
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app) {
+  auto o = std::make_shared<CalibrateCliOptions>();
+  CLI::App* c = app.add_subcommand(
+      "calibrate", "Fit transfer-model parameters to commsim-measure data and write a parameter file");
+  c->add_option("--measured", o->fit.measured, "commsim-measure output directories")->required();
+  c->add_option("--out", o->out, "Parameter file to write (TOML); not written when the fit is degenerate")
+      ->required();
+  c->add_option("--topology", o->topology, "Topology of the measured machine")->required();
+  c->add_option("--gpu", o->gpu, "GPU generation, as for simulate");
+  c->add_option(
+      "--start", o->start,
+      "Parameter set to start from; its other keys are copied to --out\n(default: the NCCL defaults)");
+  c->add_option("--fit", o->fit.workloads,
+                "Workloads whose rows are fitted; every other row is held out and\nonly validated")
+      ->capture_default_str();
+  c->add_option("--param", o->fit.parameters,
+                "Parameters to fit, as section.key (repeatable). Default: those a p2p\nsweep pins down");
+  c->add_option("--name", o->name, "name = in the written file (default: --out's file name)");
+  c->add_option("--nccl-env", o->nccl_env, "NCCL knobs the measurement ran with, KEY=VALUE, repeatable");
+  c->add_option("--max-iterations", o->fit.max_iterations, "Levenberg-Marquardt iterations")
+      ->capture_default_str();
+  c->footer(R"(
+METHOD
+  Weighted least squares on relative error: each size's residual is (predicted - measured) / measured divided
+  by the assumed measurement error (2% from 1 MiB, 8% below). Levenberg-Marquardt over the parameters scaled
+  to their bounds, with a forward-difference Jacobian; every evaluation simulates the fitted rows exactly as
+  `commsim validate` does. Standard errors come from the Jacobian at the optimum and the residual variance.
+  A fit is degenerate, and nothing is written, when the Jacobian is nearly rank-deficient or a parameter's
+  standard error exceeds half its value.
+
+EXAMPLE
+  commsim calibrate --topology topologies/library/real/h200x4.topo --start models/params/h200.toml \
+    --measured validation/data/h200x4/measure/p2p_all validation/data/h200x4/measure/sendrecv_g2 \
+    --out /tmp/h200-refit.toml)");
+  c->callback([o] { run_calibrate(*o); });
+}
+
+}  // namespace commsim::cli

@@ -1,0 +1,68 @@
+// Fits transfer-model parameters to commsim-measure data: weighted least squares on relative error (Eigen).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "commsim/models/params.hpp"
+#include "commsim/models/transfer.hpp"
+#include "commsim/topo/topology.hpp"
+#include "commsim/validation/accuracy.hpp"
+
+namespace commsim::validation {
+
+/// A parameter calibrate can fit, named "section.key" as in a parameter file. Values are in `unit`: us for
+/// durations, GBps for bandwidths, none for ratios.
+struct FitParameter {
+  std::string name;
+  std::string unit;
+  double lower = 0;
+  double upper = 0;
+};
+
+/// Every parameter calibrate can fit, with the bounds it searches within.
+const std::vector<FitParameter>& fit_parameters();
+
+struct CalibrateOptions {
+  std::vector<std::string> measured;          ///< commsim-measure output directories
+  std::vector<std::string> workloads{"p2p"};  ///< rows of these workloads are fitted; the rest are held out
+  std::vector<std::string> parameters;  ///< "section.key" names; empty: the defaults of fit_parameters()
+  double sigma_large = 0.02;            ///< relative measurement error assumed for sizes >= 1 MiB
+  double sigma_small = 0.08;            ///< below 1 MiB, where run-to-run spread is larger
+  int max_iterations = 40;
+  double max_relative_std_error = 0.5;  ///< a fitted value less certain than this is degenerate
+};
+
+struct FittedValue {
+  FitParameter parameter;
+  double start = 0;
+  double value = 0;
+  double std_error = 0;  ///< one standard error from the Jacobian at the optimum, in the parameter's unit
+  bool at_bound = false;
+};
+
+struct CalibrateResult {
+  std::vector<FittedValue> values;
+  models::ModelParams params;             ///< the start set with the fitted values
+  std::vector<Comparison> fitted_rows;    ///< rows used in the fit, predicted with the fitted values
+  std::vector<Comparison> held_out_rows;  ///< rows not used, predicted with the fitted values
+  double start_cost = 0;                  ///< sum of squared weighted residuals at the start
+  double cost = 0;                        ///< and at the optimum
+  int iterations = 0;
+  int evaluations = 0;
+  double condition = 0;  ///< condition number of the weighted Jacobian at the optimum
+  bool degenerate = false;
+  std::string why_degenerate;  ///< which parameters the data cannot pin down
+};
+
+/// Levenberg-Marquardt in bounded, normalised parameter space with a forward-difference Jacobian. Throws
+/// UsageError for unknown parameter names (listing the valid ones) or when no measured row is selected.
+CalibrateResult calibrate(const topo::Topology& topology, const models::ModelParams& start,
+                          const models::NcclEnv& env, const CalibrateOptions& options);
+
+/// The parameter file calibrate writes: `start_file`'s keys (if any) with the fitted values set, a header
+/// saying what was fitted, on what, and how well.
+std::string fitted_params_toml(const CalibrateResult& result, const std::string& start_file,
+                               const std::string& name, const CalibrateOptions& options);
+
+}  // namespace commsim::validation

@@ -1,0 +1,300 @@
+// Fits transfer-model parameters to commsim-measure data: weighted least squares on relative error (Eigen).
+#include "commsim/validation/calibrate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include <Eigen/Dense>
+
+#include "commsim/core/error.hpp"
+#include "commsim/core/text.hpp"
+#include "commsim/models/toml_fields.hpp"
+#include "commsim/sim/runtime.hpp"
+
+namespace commsim::validation {
+namespace {
+
+struct Accessor {
+  FitParameter parameter;
+  std::function<double(const models::ModelParams&)> get;  ///< in the parameter's unit
+  bool default_fit = false;  ///< fitted when --param is not given (identifiable from a p2p sweep)
+};
+
+double us(Picoseconds ps) {
+  return static_cast<double>(ps) / 1e6;
+}
+double gbps(double bytes_per_second) {
+  return bytes_per_second / 1e9;
+}
+
+const std::vector<Accessor>& accessors() {
+  using P = models::ModelParams;
+  static const std::vector<Accessor> list = {
+      {{"host.launch_base", "us", 0, 10}, [](const P& p) { return us(p.launch_base); }, false},
+      {{"host.launch_per_gpu", "us", 0, 8}, [](const P& p) { return us(p.launch_per_gpu); }, false},
+      {{"kernel.gap", "us", 0, 12}, [](const P& p) { return us(p.kernel_gap); }, false},
+      {{"simple.base_latency", "us", 0, 15}, [](const P& p) { return us(p.simple.base_latency); }, true},
+      {{"simple.step_overhead", "us", 0, 3}, [](const P& p) { return us(p.simple.step_overhead); }, false},
+      {{"simple.channel_latency", "us", 0, 2},
+       [](const P& p) { return us(p.simple.channel_latency); },
+       false},
+      {{"simple.channel_bandwidth", "GBps", 10, 40},
+       [](const P& p) { return gbps(p.simple.channel_bandwidth); },
+       false},
+      {{"simple.fill_bandwidth", "GBps", 5, 200},
+       [](const P& p) { return gbps(p.simple.fill_bandwidth); },
+       true},
+      {{"ll.base_latency", "us", 0, 15}, [](const P& p) { return us(p.ll.base_latency); }, true},
+      {{"ll.channel_latency", "us", 0, 2}, [](const P& p) { return us(p.ll.channel_latency); }, false},
+      {{"ll.channel_bandwidth", "GBps", 0.5, 40},
+       [](const P& p) { return gbps(p.ll.channel_bandwidth); },
+       true},
+      {{"p2p.nvlink_efficiency", "", 0.6, 1.0}, [](const P& p) { return p.nvlink_efficiency; }, true},
+      {{"p2p.nvlink_saturation", "", 1.5, 40}, [](const P& p) { return p.nvlink_saturation; }, false},
+      {{"p2p.solo_speedup", "", 0.8, 2.0}, [](const P& p) { return p.solo_speedup; }, true},
+  };
+  return list;
+}
+
+std::string value_text(const FitParameter& p, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  std::string out(buf);
+  if (!p.unit.empty()) {
+    out.append(p.unit);
+    out.insert(out.begin(), '"');
+    out.push_back('"');
+  }
+  return out;
+}
+
+/// The start set with `values` applied, through the same parser a parameter file goes through.
+models::ModelParams with_values(const models::ModelParams& start, const std::vector<FitParameter>& ps,
+                                const std::vector<double>& values) {
+  // One table per section: a TOML file may not open the same table twice.
+  std::map<std::string, std::string> by_section;
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    const auto dot = ps[i].name.find('.');
+    by_section[ps[i].name.substr(0, dot)] +=
+        ps[i].name.substr(dot + 1) + " = " + value_text(ps[i], values[i]) + "\n";
+  }
+  std::string text;
+  for (const auto& [s, body] : by_section) text += "[" + s + "]\n" + body;
+  models::ModelParams p = models::ModelParams::parse(text, "<calibrate>", start);
+  p.name = start.name;
+  p.source = start.source;
+  return p;
+}
+
+}  // namespace
+
+const std::vector<FitParameter>& fit_parameters() {
+  static const std::vector<FitParameter> list = [] {
+    std::vector<FitParameter> out;
+    for (const auto& a : accessors()) out.push_back(a.parameter);
+    return out;
+  }();
+  return list;
+}
+
+CalibrateResult calibrate(const topo::Topology& topology, const models::ModelParams& start,
+                          const models::NcclEnv& env, const CalibrateOptions& o) {
+  if (o.measured.empty()) throw UsageError("calibrate needs --measured DIR...");
+  std::vector<const Accessor*> chosen;
+  if (o.parameters.empty()) {
+    for (const auto& a : accessors())
+      if (a.default_fit) chosen.push_back(&a);
+  } else {
+    for (const auto& name : o.parameters) {
+      auto it = std::find_if(accessors().begin(), accessors().end(),
+                             [&](const Accessor& a) { return a.parameter.name == name; });
+      if (it == accessors().end()) {
+        std::string valid;
+        for (const auto& a : accessors()) valid += (valid.empty() ? "" : ", ") + a.parameter.name;
+        throw UsageError("unknown parameter '" + name + "'; calibrate can fit: " + valid);
+      }
+      chosen.push_back(&*it);
+    }
+  }
+  std::vector<FitParameter> ps;
+  std::vector<double> x0;
+  for (const Accessor* a : chosen) {
+    ps.push_back(a->parameter);
+    x0.push_back(std::clamp(a->get(start), a->parameter.lower, a->parameter.upper));
+  }
+  const auto n = static_cast<Eigen::Index>(ps.size());
+  auto from_unit = [&](const Eigen::VectorXd& u) {
+    std::vector<double> v(ps.size());
+    for (std::size_t i = 0; i < ps.size(); ++i)
+      v[i] =
+          ps[i].lower + std::clamp(u(static_cast<Eigen::Index>(i)), 0.0, 1.0) * (ps[i].upper - ps[i].lower);
+    return v;
+  };
+  auto is_fitted = [&](const Comparison& c) {
+    return std::find(o.workloads.begin(), o.workloads.end(), c.workload) != o.workloads.end();
+  };
+
+  CalibrateResult result;
+  // Predictions for every measured row under `values`; split into fitted and held-out rows.
+  auto predict = [&](const std::vector<double>& values, std::vector<Comparison>& fitted,
+                     std::vector<Comparison>* held_out) {
+    ++result.evaluations;
+    const models::ModelParams p = with_values(start, ps, values);
+    const auto model = models::make_transfer_model("nccl", p, env);
+    sim::Runtime rt(topology, *model);
+    fitted.clear();
+    for (const auto& dir : o.measured) {
+      for (auto& c : compare_measured(dir, rt)) {
+        if (is_fitted(c)) {
+          fitted.push_back(std::move(c));
+        } else if (held_out) {
+          held_out->push_back(std::move(c));
+        }
+      }
+    }
+  };
+  auto residuals = [&](const Eigen::VectorXd& u) {
+    std::vector<Comparison> rows;
+    predict(from_unit(u), rows, nullptr);
+    Eigen::VectorXd r(static_cast<Eigen::Index>(rows.size()));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const double sigma = rows[i].bytes >= (1u << 20) ? o.sigma_large : o.sigma_small;
+      r(static_cast<Eigen::Index>(i)) = rows[i].error() / sigma;
+    }
+    return r;
+  };
+
+  Eigen::VectorXd u(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const auto& p = ps[static_cast<std::size_t>(i)];
+    u(i) = (x0[static_cast<std::size_t>(i)] - p.lower) / (p.upper - p.lower);
+  }
+  Eigen::VectorXd r = residuals(u);
+  if (r.size() == 0) {
+    std::string w;
+    for (const auto& s : o.workloads) w += (w.empty() ? "" : ", ") + s;
+    throw UsageError("no measured rows of the fitted workloads (" + w + ") in the --measured directories");
+  }
+  if (r.size() <= n) {
+    throw UsageError("only " + std::to_string(r.size()) + " measured sizes to fit " + std::to_string(n) +
+                     " parameters: the fit would be degenerate");
+  }
+  const auto jacobian = [&](const Eigen::VectorXd& at, const Eigen::VectorXd& r_at) {
+    Eigen::MatrixXd j(r_at.size(), n);
+    constexpr double h = 1e-3;
+    for (Eigen::Index k = 0; k < n; ++k) {
+      Eigen::VectorXd step = at;
+      const double dir = at(k) + h <= 1.0 ? h : -h;  // stay inside the bounds
+      step(k) += dir;
+      j.col(k) = (residuals(step) - r_at) / dir;
+    }
+    return j;
+  };
+  result.start_cost = r.squaredNorm();
+  double cost = result.start_cost;
+  double lambda = 1e-2;
+  Eigen::MatrixXd j = jacobian(u, r);
+  for (result.iterations = 0; result.iterations < o.max_iterations; ++result.iterations) {
+    const Eigen::MatrixXd jtj = j.transpose() * j;
+    const Eigen::VectorXd g = j.transpose() * r;
+    bool improved = false;
+    for (int tries = 0; tries < 8 && !improved; ++tries) {
+      Eigen::MatrixXd a = jtj;
+      a.diagonal() += lambda * (jtj.diagonal().array() + 1e-9).matrix();
+      Eigen::VectorXd next = u - a.ldlt().solve(g);
+      next = next.cwiseMax(0.0).cwiseMin(1.0);
+      const Eigen::VectorXd rn = residuals(next);
+      const double cn = rn.squaredNorm();
+      if (cn < cost) {
+        const double gain = (cost - cn) / cost;
+        u = next, r = rn, cost = cn;
+        lambda = std::max(lambda / 3, 1e-7);
+        improved = true;
+        if (gain < 1e-5) tries = 99;  // converged: the last step bought almost nothing
+      } else {
+        lambda *= 4;
+      }
+    }
+    if (!improved || lambda > 1e6) break;
+    j = jacobian(u, r);
+  }
+  result.cost = cost;
+
+  // Confidence: covariance of u from the Jacobian at the optimum, scaled by the residual variance.
+  const Eigen::Index m = r.size();
+  Eigen::JacobiSVD<Eigen::MatrixXd> svd(j);
+  const auto& sv = svd.singularValues();
+  result.condition = sv(n - 1) > 0 ? sv(0) / sv(n - 1) : INFINITY;
+  const double s2 = cost / static_cast<double>(m - n);
+  Eigen::MatrixXd cov = Eigen::MatrixXd::Constant(n, n, INFINITY);
+  if (sv(n - 1) > 1e-12 * sv(0)) cov = (j.transpose() * j).inverse() * s2;
+  const std::vector<double> values = from_unit(u);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    FittedValue f{ps[k], x0[k], values[k], std::sqrt(cov(i, i)) * (ps[k].upper - ps[k].lower),
+                  u(i) <= 1e-6 || u(i) >= 1 - 1e-6};
+    if (!f.at_bound && !(f.std_error <= o.max_relative_std_error * std::max(std::fabs(f.value), 1e-12))) {
+      result.degenerate = true;
+      result.why_degenerate += (result.why_degenerate.empty() ? "" : "; ") + f.parameter.name +
+                               " is not pinned down by the data (standard error " +
+                               std::to_string(f.std_error) + " " + f.parameter.unit + " on " +
+                               std::to_string(f.value) + ")";
+    }
+    result.values.push_back(f);
+  }
+  if (!std::isfinite(result.condition) || result.condition > 1e8) {
+    result.degenerate = true;
+    result.why_degenerate = "the Jacobian is (nearly) rank-deficient, condition number " +
+                            std::to_string(result.condition) +
+                            ": some parameters trade off exactly against others. " + result.why_degenerate;
+  }
+  result.params = with_values(start, ps, values);
+  predict(values, result.fitted_rows, &result.held_out_rows);
+  return result;
+}
+
+std::string fitted_params_toml(const CalibrateResult& res, const std::string& start_file,
+                               const std::string& name, const CalibrateOptions& o) {
+  toml::table root;
+  if (!start_file.empty()) {
+    root = models::parse_toml(read_file(start_file), start_file);
+  }
+  std::string data, workloads;
+  for (const auto& d : o.measured) data += (data.empty() ? "" : ", ") + d;
+  for (const auto& w : o.workloads) workloads += (workloads.empty() ? "" : ", ") + w;
+  root.insert_or_assign("name", name);
+  root.insert_or_assign("fitted", "commsim calibrate on " + workloads + " rows of " + data);
+  for (const auto& f : res.values) {
+    const auto dot = f.parameter.name.find('.');
+    const std::string section = f.parameter.name.substr(0, dot), key = f.parameter.name.substr(dot + 1);
+    if (!root.contains(section)) root.insert(section, toml::table{});
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.4g", f.value);
+    if (f.parameter.unit.empty()) {
+      root[section].as_table()->insert_or_assign(key, std::stod(buf));
+    } else {
+      root[section].as_table()->insert_or_assign(key, std::string(buf) + f.parameter.unit);
+    }
+  }
+  std::ostringstream out;
+  out << "# Transfer-model parameters written by `commsim calibrate`"
+      << (start_file.empty() ? "" : " over " + start_file) << ".\n"
+      << "# Fitted on the " << workloads << " rows of: " << data << "\n"
+      << "# Weighted least squares on relative error (sigma " << o.sigma_large * 100 << "% from 1 MiB, "
+      << o.sigma_small * 100 << "% below); cost " << res.start_cost << " -> " << res.cost << " over "
+      << res.fitted_rows.size() << " sizes, " << res.iterations << " iterations.\n";
+  for (const auto& f : res.values) {
+    char line[200];
+    std::snprintf(line, sizeof line, "#   %-26s %10.4g %-4s +- %.2g%s\n", f.parameter.name.c_str(), f.value,
+                  f.parameter.unit.c_str(), f.std_error, f.at_bound ? "  (at its bound)" : "");
+    out << line;
+  }
+  out << toml::toml_formatter{root} << "\n";
+  return out.str();
+}
+
+}  // namespace commsim::validation

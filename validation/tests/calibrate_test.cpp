@@ -1,0 +1,85 @@
+// calibrate: brings perturbed parameters back to the data, reports held-out rows, flags degenerate fits.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "commsim/core/error.hpp"
+#include "commsim/models/params.hpp"
+#include "commsim/topo/load.hpp"
+#include "commsim/validation/calibrate.hpp"
+
+using namespace commsim;
+using namespace commsim::validation;
+
+namespace {
+
+const std::string kSrc = COMMSIM_SOURCE_DIR;
+
+topo::Topology h200x4() {
+  topo::Diagnostics diag;
+  return topo::load_topology(kSrc + "/topologies/library/real/h200x4.topo", {}, diag);
+}
+
+CalibrateOptions exchange_batched() {
+  CalibrateOptions o;
+  o.measured = {kSrc + "/validation/data/h200x4/measure/exchange_batched",
+                kSrc + "/validation/data/h200x4/measure/sendrecv_g2"};
+  o.workloads = {"exchange"};
+  o.max_iterations = 25;
+  return o;
+}
+
+double value_of(const CalibrateResult& r, const std::string& name) {
+  for (const auto& v : r.values)
+    if (v.parameter.name == name) return v.value;
+  FAIL("no fitted value " << name);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("calibrate: a fit from a perturbed start lowers the cost and holds other workloads out") {
+  const auto start = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  // Move two well-determined parameters away from the fitted set; the fit must bring the error back down.
+  models::ModelParams perturbed = models::ModelParams::parse(
+      "[simple]\nchannel_bandwidth = \"14GBps\"\nbase_latency = \"3us\"\n", "<test>", start);
+  CalibrateOptions o = exchange_batched();
+  o.parameters = {"simple.channel_bandwidth", "simple.base_latency"};
+  const auto r = calibrate(h200x4(), perturbed, {}, o);
+  CHECK(r.cost < 0.2 * r.start_cost);
+  CHECK(!r.degenerate);
+  CHECK(r.fitted_rows.size() == 31);
+  CHECK(!r.held_out_rows.empty());
+  for (const auto& c : r.held_out_rows) CHECK(c.workload == "sendrecv");
+  // Close to the committed fit (which used more data), and with a finite, small standard error.
+  CHECK(value_of(r, "simple.channel_bandwidth") == doctest::Approx(20.8).epsilon(0.15));
+  for (const auto& v : r.values) CHECK(v.std_error < 0.5 * v.value);
+  const std::string toml = fitted_params_toml(r, kSrc + "/models/params/h200.toml", "refit", o);
+  const auto reread = models::ModelParams::parse(toml, "<written>", models::ModelParams::defaults());
+  CHECK(reread.name == "refit");
+  CHECK(reread.simple.channel_bandwidth / 1e9 ==
+        doctest::Approx(value_of(r, "simple.channel_bandwidth")).epsilon(1e-3));
+  CHECK(reread.launch_per_op ==
+        start.launch_per_op);  // keys calibrate did not fit are kept from the start file
+}
+
+TEST_CASE("calibrate: parameters that trade off exactly are reported as degenerate") {
+  // A unidirectional p2p sweep is timed on the GPU: the host's launch cost does not move it at all.
+  CalibrateOptions o;
+  o.measured = {kSrc + "/validation/data/h200x4/measure/p2p_all"};
+  o.parameters = {"host.launch_base", "simple.base_latency"};
+  o.max_iterations = 2;
+  const auto r = calibrate(h200x4(), models::ModelParams::load(kSrc + "/models/params/h200.toml"), {}, o);
+  CHECK(r.degenerate);
+  CHECK(r.why_degenerate.find("host.launch_base") != std::string::npos);
+}
+
+TEST_CASE("calibrate: unknown parameters and empty selections are usage errors") {
+  CalibrateOptions o = exchange_batched();
+  o.parameters = {"simple.warp_speed"};
+  CHECK_THROWS_AS(calibrate(h200x4(), models::ModelParams::defaults(), {}, o), UsageError);
+  o.parameters = {};
+  o.workloads = {"all_reduce"};
+  CHECK_THROWS_AS(calibrate(h200x4(), models::ModelParams::defaults(), {}, o), UsageError);
+}
