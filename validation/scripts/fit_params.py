@@ -9,7 +9,8 @@ Least squares on relative error, each size weighted by the measurement's repeata
       --iterations 300 --out /tmp/fitted.toml
 
 The fitted keys are written to --out; merge them into a parameter file by hand and review the validation figures
-(models/README.md) before committing. `commsim calibrate` will replace this script.
+(models/README.md) before committing. `commsim calibrate` fits commsim-measure directories in C++; this script
+remains because it also fits the nccl-tests logs.
 """
 import argparse
 import csv
