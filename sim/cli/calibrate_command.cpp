@@ -1,7 +1,6 @@
 // `commsim calibrate`: fit transfer-model parameters to commsim-measure data and write a parameter file.
 #include <cstdio>
 #include <iostream>
-#include <map>
 #include <memory>
 
 #include "commands.hpp"
@@ -25,9 +24,7 @@ struct CalibrateCliOptions {
 };
 
 void print_rows(const char* what, const std::vector<validation::Comparison>& rows) {
-  std::map<std::string, std::vector<validation::Comparison>> by_label;
-  for (const auto& c : rows) by_label[c.label()].push_back(c);
-  for (const auto& [label, cs] : by_label) {
+  for (const auto& [label, cs] : validation::group_by_label(rows)) {
     const auto s = validation::stats(cs);
     std::printf("  %-9s %-36s %4d sizes  MAPE %5.1f%%  worst %5.1f%%\n", what, label.c_str(), s.count, s.mape,
                 s.worst);

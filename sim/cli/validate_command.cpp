@@ -77,8 +77,10 @@ void run_validate(const ValidateOptions& o) {
       o.gpu_map.empty() ? validation::GpuMap{} : validation::GpuMap::from_csv(o.gpu_map);
   std::vector<validation::Comparison> rows;
   if (!runs.empty()) rows = validation::compare(runs, rt, map);
+  std::vector<validation::MeasuredRun> measured;
   for (const auto& dir : o.measured) {
-    auto more = validation::compare_measured(dir, rt);
+    measured.push_back(validation::load_measured(dir));
+    auto more = validation::compare_measured(measured.back(), rt);
     rows.insert(rows.end(), more.begin(), more.end());
   }
 
@@ -89,9 +91,7 @@ void run_validate(const ValidateOptions& o) {
       env.settings.empty()
           ? ""
           : (", NCCL env " + env.settings.front() + (env.settings.size() > 1 ? " ..." : "")).c_str());
-  std::map<std::string, std::vector<validation::Comparison>> by_label;
-  for (const auto& c : rows) by_label[c.label()].push_back(c);
-  for (const auto& [label, cs] : by_label) {
+  for (const auto& [label, cs] : validation::group_by_label(rows)) {
     std::printf("\n%s (median of %d run(s) per size)\n", label.c_str(), cs.front().runs);
     if (o.per_size) {
       std::printf("  %12s %12s %12s %8s %8s\n", "bytes", "measured_us", "predicted_us", "error", "spread");
@@ -103,18 +103,11 @@ void run_validate(const ValidateOptions& o) {
     std::printf("  %-30s %6s %8s %10s %14s\n", "regime", "sizes", "MAPE", "worst", "meas. spread");
     for (auto regime :
          {validation::Regime::Latency, validation::Regime::Transition, validation::Regime::Bandwidth}) {
-      std::vector<validation::Comparison> sub;
-      double spread = 0;
-      for (const auto& c : cs) {
-        if (validation::regime_of(c.bytes) == regime) {
-          sub.push_back(c);
-          spread += c.spread;
-        }
-      }
+      const auto sub = validation::in_regime(cs, regime);
       if (sub.empty()) continue;
       const auto s = validation::stats(sub);
       std::printf("  %-30s %6d %7.1f%% %9.1f%% %13.1f%%\n", validation::regime_name(regime), s.count, s.mape,
-                  s.worst, 100 * spread / static_cast<double>(sub.size()));
+                  s.worst, s.spread);
     }
     const auto s = validation::stats(cs);
     std::printf("  %-30s %6d %7.1f%% %9.1f%%  (worst at %llu B)\n", "all sizes", s.count, s.mape, s.worst,
@@ -140,18 +133,16 @@ void run_validate(const ValidateOptions& o) {
     ctx.params = o.params.empty() ? params.name : o.params;
     ctx.fit_note = o.fit_note;
     for (const auto& f : o.nccl_tests) ctx.inputs.push_back("nccl-tests log " + f);
-    for (const auto& d : o.measured) {
-      ctx.inputs.push_back("commsim-measure " + d);
-      for (auto& kv : validation::measured_metadata(d)) ctx.metadata.push_back(std::move(kv));
+    for (const auto& run : measured) {
+      ctx.inputs.push_back("commsim-measure " + run.dir);
+      for (auto& kv : validation::measured_metadata(run)) ctx.metadata.push_back(std::move(kv));
     }
     if (!o.report.empty()) write_file_atomic(o.report, validation::render_html(rows, ctx));
     if (!o.markdown.empty()) write_file_atomic(o.markdown, validation::render_markdown(rows, ctx));
   }
   // Headline lines last, one per workload and overall.
-  std::map<std::string, std::vector<validation::Comparison>> by_workload;
-  for (const auto& c : rows) by_workload[c.workload].push_back(c);
   std::printf("\n");
-  for (const auto& [w, cs] : by_workload)
+  for (const auto& [w, cs] : validation::group_by_workload(rows))
     std::printf("MAPE %.1f%% %s\n", validation::stats(cs).mape, w.c_str());
   std::printf("MAPE %.1f%% overall\n", validation::stats(rows).mape);
 }

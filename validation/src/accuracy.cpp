@@ -163,20 +163,31 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
   return out;
 }
 
-std::vector<Comparison> compare_measured(const std::string& dir, sim::Runtime& runtime, int iterations,
-                                         int warmup) {
-  const std::string file = dir + "/results.json";
-  nlohmann::json doc;
+MeasuredRun load_measured(const std::string& dir) {
+  MeasuredRun run{dir, dir + "/results.json", {}};
   try {
-    doc = nlohmann::json::parse(read_file(file));
+    run.doc = nlohmann::json::parse(read_file(run.file));
   } catch (const nlohmann::json::exception& e) {
-    throw InputError({file, 0, 0}, std::string("not a commsim-measure results file: ") + e.what());
+    throw InputError({run.file, 0, 0}, std::string("not a commsim-measure results file: ") + e.what());
   }
+  const auto& doc = run.doc;
   if (!doc.contains("schema") || doc["schema"] != "commsim.results/1" || !doc.contains("rows") ||
       !doc.contains("gpus")) {
-    throw InputError({file, 1, 1},
+    throw InputError({run.file, 1, 1},
                      "missing schema, rows or GPU metadata: not a complete commsim-measure output");
   }
+  return run;
+}
+
+std::vector<Comparison> compare_measured(const std::string& dir, sim::Runtime& runtime, int iterations,
+                                         int warmup) {
+  return compare_measured(load_measured(dir), runtime, iterations, warmup);
+}
+
+std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& runtime, int iterations,
+                                         int warmup) {
+  const std::string& file = run.file;
+  const nlohmann::json& doc = run.doc;
   const bool thread_per_gpu = doc.value("launch", "thread-per-gpu") == "thread-per-gpu";
   const int n_gpus = static_cast<int>(runtime.topology().gpus.size());
   if (static_cast<int>(doc["gpus"].size()) > n_gpus) {
@@ -247,7 +258,32 @@ ErrorStats stats(const std::vector<Comparison>& rows) {
   }
   s.count = static_cast<int>(rows.size());
   s.mape = rows.empty() ? 0 : sum / static_cast<double>(rows.size());
+  double spread = 0;
+  for (const Comparison& c : rows) spread += c.spread;
+  s.spread = rows.empty() ? 0 : 100 * spread / static_cast<double>(rows.size());
   return s;
+}
+
+std::map<std::string, std::vector<Comparison>> group_by_label(const std::vector<Comparison>& rows) {
+  std::map<std::string, std::vector<Comparison>> out;
+  for (const auto& c : rows) out[c.label()].push_back(c);
+  for (auto& [label, cs] : out) {
+    std::stable_sort(cs.begin(), cs.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  }
+  return out;
+}
+
+std::map<std::string, std::vector<Comparison>> group_by_workload(const std::vector<Comparison>& rows) {
+  std::map<std::string, std::vector<Comparison>> out;
+  for (const auto& c : rows) out[c.workload].push_back(c);
+  return out;
+}
+
+std::vector<Comparison> in_regime(const std::vector<Comparison>& rows, Regime r) {
+  std::vector<Comparison> out;
+  for (const auto& c : rows)
+    if (regime_of(c.bytes) == r) out.push_back(c);
+  return out;
 }
 
 }  // namespace commsim::validation

@@ -60,9 +60,10 @@ const std::vector<Accessor>& accessors() {
   return list;
 }
 
+/// Full precision: the Jacobian's finite differences must reach the model unrounded.
 std::string value_text(const FitParameter& p, double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
+  std::snprintf(buf, sizeof buf, "%.17g", v);
   std::string out(buf);
   if (!p.unit.empty()) {
     out.append(p.unit);
@@ -138,6 +139,9 @@ CalibrateResult calibrate(const topo::Topology& topology, const models::ModelPar
     return std::find(o.workloads.begin(), o.workloads.end(), c.workload) != o.workloads.end();
   };
 
+  std::vector<MeasuredRun> runs;
+  for (const auto& dir : o.measured) runs.push_back(load_measured(dir));
+
   CalibrateResult result;
   // Predictions for every measured row under `values`; split into fitted and held-out rows.
   auto predict = [&](const std::vector<double>& values, std::vector<Comparison>& fitted,
@@ -147,8 +151,8 @@ CalibrateResult calibrate(const topo::Topology& topology, const models::ModelPar
     const auto model = models::make_transfer_model("nccl", p, env);
     sim::Runtime rt(topology, *model);
     fitted.clear();
-    for (const auto& dir : o.measured) {
-      for (auto& c : compare_measured(dir, rt)) {
+    for (const auto& run : runs) {
+      for (auto& c : compare_measured(run, rt)) {
         if (is_fitted(c)) {
           fitted.push_back(std::move(c));
         } else if (held_out) {

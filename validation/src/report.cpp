@@ -8,9 +8,6 @@
 #include <set>
 #include <sstream>
 
-#include "commsim/core/error.hpp"
-#include "commsim/core/text.hpp"
-
 #include <nlohmann/json.hpp>
 
 namespace commsim::validation {
@@ -31,28 +28,6 @@ std::string size_label(double bytes) {
     ++u;
   }
   return fmt(bytes == std::floor(bytes) ? "%.0f" : "%.1f", bytes) + " " + units[u];
-}
-
-std::map<std::string, std::vector<Comparison>> by_label(const std::vector<Comparison>& rows) {
-  std::map<std::string, std::vector<Comparison>> out;
-  for (const auto& c : rows) out[c.label()].push_back(c);
-  for (auto& [label, cs] : out) {
-    std::stable_sort(cs.begin(), cs.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
-  }
-  return out;
-}
-
-std::map<std::string, std::vector<Comparison>> by_workload(const std::vector<Comparison>& rows) {
-  std::map<std::string, std::vector<Comparison>> out;
-  for (const auto& c : rows) out[c.workload].push_back(c);
-  return out;
-}
-
-std::vector<Comparison> in_regime(const std::vector<Comparison>& cs, Regime r) {
-  std::vector<Comparison> out;
-  for (const auto& c : cs)
-    if (regime_of(c.bytes) == r) out.push_back(c);
-  return out;
 }
 
 std::vector<Comparison> worst_cases(const std::vector<Comparison>& rows, std::size_t n) {
@@ -236,15 +211,9 @@ std::string html_escape(std::string_view s) {
   return out;
 }
 
-std::vector<std::pair<std::string, std::string>> measured_metadata(const std::string& dir) {
-  const std::string file = dir + "/results.json";
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(read_file(file));
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError({file, 0, 0}, std::string("not a commsim-measure results file: ") + e.what());
-  }
-  std::string name = dir;
+std::vector<std::pair<std::string, std::string>> measured_metadata(const MeasuredRun& run) {
+  const nlohmann::json& doc = run.doc;
+  std::string name = run.dir;
   while (!name.empty() && name.back() == '/') name.pop_back();
   name = name.substr(name.find_last_of('/') + 1);
   std::vector<std::pair<std::string, std::string>> out;
@@ -285,7 +254,7 @@ std::vector<std::pair<std::string, std::string>> measured_metadata(const std::st
 }
 
 std::string render_html(const std::vector<Comparison>& rows, const ReportContext& ctx) {
-  const auto groups = by_label(rows);
+  const auto groups = group_by_label(rows);
   std::ostringstream o;
   o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << html_escape(ctx.title)
     << "</title>\n<style>\n"
@@ -317,7 +286,7 @@ std::string render_html(const std::vector<Comparison>& rows, const ReportContext
     }
     o << "</tr>\n";
   };
-  for (const auto& [w, cs] : by_workload(rows)) summary_row(w, cs);
+  for (const auto& [w, cs] : group_by_workload(rows)) summary_row(w, cs);
   summary_row("overall", rows);
   o << "</table>\n<p>Regimes: latency-bound below 256 KiB, bandwidth-bound from 32 MiB, transition between. "
        "Error is (predicted - measured) / measured of the median time.</p>\n";
@@ -357,12 +326,9 @@ std::string render_html(const std::vector<Comparison>& rows, const ReportContext
     for (Regime r : kRegimes) {
       const auto sub = in_regime(cs, r);
       if (sub.empty()) continue;
-      double spread = 0;
-      for (const auto& c : sub) spread += c.spread;
       const auto rs = stats(sub);
       o << "<tr><td class=\"l\">" << regime_name(r) << "</td><td>" << rs.count << "</td><td>" << pct(rs.mape)
-        << "</td><td>" << pct(rs.worst) << "</td><td>" << pct(100 * spread / static_cast<double>(sub.size()))
-        << "</td></tr>";
+        << "</td><td>" << pct(rs.worst) << "</td><td>" << pct(rs.spread) << "</td></tr>";
     }
     o << "</table><div class=\"charts\">" << svg_loglog(label + ": time", "time (us)", {mt, pt}, true)
       << svg_loglog(label + ": algorithm bandwidth", "GB/s", {mb, pb}, true) << "</div></div>\n";
@@ -396,11 +362,11 @@ std::string render_markdown(const std::vector<Comparison>& rows, const ReportCon
     }
     o << " |\n";
   };
-  for (const auto& [w, cs] : by_workload(rows)) summary_row(w, cs);
+  for (const auto& [w, cs] : group_by_workload(rows)) summary_row(w, cs);
   summary_row("**overall**", rows);
   o << "\n## Per configuration\n\n| configuration | sizes | MAPE | worst | worst at "
        "|\n|---|---:|---:|---:|---:|\n";
-  for (const auto& [label, cs] : by_label(rows)) {
+  for (const auto& [label, cs] : group_by_label(rows)) {
     const auto s = stats(cs);
     o << "| " << md_cell(label) << " | " << s.count << " | " << pct(s.mape) << " | " << pct(s.worst) << " | "
       << size_label(static_cast<double>(s.worst_bytes)) << " |\n";

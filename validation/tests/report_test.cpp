@@ -95,9 +95,9 @@ TEST_CASE("report: markdown summary has a row per workload, overall and per conf
   CHECK(md.find("commsim validate --topology t") != std::string::npos);
 }
 
-TEST_CASE("report: measured_metadata reads a commsim-measure directory and rejects a missing one") {
-  const auto meta =
-      measured_metadata(std::string(COMMSIM_SOURCE_DIR) + "/validation/data/h200x4/measure/sendrecv_g2");
+TEST_CASE("report: measured_metadata reads a commsim-measure run; a missing directory is an error") {
+  const auto meta = measured_metadata(
+      load_measured(std::string(COMMSIM_SOURCE_DIR) + "/validation/data/h200x4/measure/sendrecv_g2"));
   bool gpus = false, telemetry = false;
   for (const auto& [k, v] : meta) {
     if (k == "sendrecv_g2: gpus") gpus = v.find("H200") != std::string::npos;
@@ -105,5 +105,5 @@ TEST_CASE("report: measured_metadata reads a commsim-measure directory and rejec
   }
   CHECK(gpus);
   CHECK(telemetry);
-  CHECK_THROWS_AS(measured_metadata("/nonexistent/dir"), Error);
+  CHECK_THROWS_AS(load_measured("/nonexistent/dir"), Error);
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "commsim/sim/runtime.hpp"
 #include "commsim/validation/nccl_tests.hpp"
 
@@ -46,10 +48,23 @@ struct GpuMap {
 std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runtime& runtime,
                                 const GpuMap& map, int iterations = 3, int warmup = 1);
 
-/// Reads a commsim-measure output directory (results.json with its metadata) and simulates every row the same
-/// way: p2p pairs, sendrecv GPU sets (with the run's launch mode) and exchange modes. Throws InputError
-/// naming the file for a missing or malformed directory, a workload commsim cannot simulate yet, or GPUs
-/// outside the topology.
+/// A commsim-measure output directory's results.json, read and checked once.
+struct MeasuredRun {
+  std::string dir;
+  std::string file;  ///< dir + "/results.json"
+  nlohmann::json doc;
+};
+
+/// Reads and checks a commsim-measure output directory. Throws InputError naming the file when results.json
+/// is missing, malformed or not a complete commsim-measure output.
+MeasuredRun load_measured(const std::string& dir);
+
+/// Simulates every row of a commsim-measure run the same way it was measured: p2p pairs, sendrecv and
+/// alltoall GPU sets (with the run's launch mode) and exchange modes. Throws InputError naming the file for a
+/// workload commsim cannot simulate yet, or GPUs outside the topology.
+std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& runtime, int iterations = 3,
+                                         int warmup = 1);
+/// load_measured(dir), then compare_measured.
 std::vector<Comparison> compare_measured(const std::string& dir, sim::Runtime& runtime, int iterations = 3,
                                          int warmup = 1);
 
@@ -58,7 +73,15 @@ struct ErrorStats {
   double worst = 0;  ///< largest absolute percentage error, percent
   std::uint64_t worst_bytes = 0;
   int count = 0;
+  double spread = 0;  ///< mean run-to-run spread of the measurements, percent
 };
 ErrorStats stats(const std::vector<Comparison>& rows);
+
+/// Rows grouped by Comparison::label(), each group in increasing size.
+std::map<std::string, std::vector<Comparison>> group_by_label(const std::vector<Comparison>& rows);
+/// Rows grouped by workload.
+std::map<std::string, std::vector<Comparison>> group_by_workload(const std::vector<Comparison>& rows);
+/// The rows whose size falls in regime `r`.
+std::vector<Comparison> in_regime(const std::vector<Comparison>& rows, Regime r);
 
 }  // namespace commsim::validation

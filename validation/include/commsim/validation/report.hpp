@@ -25,10 +25,9 @@ struct ReportContext {
 /// Escapes &, <, >, " and ' for HTML text and attribute values.
 std::string html_escape(std::string_view s);
 
-/// Reads the metadata of a commsim-measure output directory (GPUs, driver, NCCL, host, date, command line,
-/// temperatures and clocks from the NVML summary) as key/value lines prefixed by the directory's name.
-/// Throws InputError naming the file when results.json is missing or malformed.
-std::vector<std::pair<std::string, std::string>> measured_metadata(const std::string& dir);
+/// The metadata of a commsim-measure run (GPUs, driver, NCCL, host, date, command line, temperatures and
+/// clocks from the NVML summary) as key/value lines prefixed by the directory's name.
+std::vector<std::pair<std::string, std::string>> measured_metadata(const MeasuredRun& run);
 
 /// One self-contained HTML page: summary, log-log time and bandwidth plots per configuration, an error
 /// heatmap over configurations and sizes, error per size regime, the worst cases and the metadata. It
