@@ -154,13 +154,34 @@ NcclEnv NcclEnv::parse(const std::vector<std::string>& settings) {
     } else if (key == "NCCL_MAX_NCHANNELS") {
       env.max_nchannels = static_cast<int>(parse_int(key, value, 1, 64));
     } else if (key == "NCCL_ALGO") {
-      const std::string v = upper(value);
-      for (const char* a : {"RING", "TREE", "^NVLS", "^NVLSTREE", "^COLLNET", "RING,TREE", "TREE,RING"}) {
-        if (v == a) env.algo = v;
+      // NCCL_ALGO=Ring,Tree enables those; ^Tree disables the listed ones. NVLS, NVLSTree, CollNetDirect,
+      // CollNetChain and PAT are accepted but not modelled (off or absent on the machines commsim models).
+      std::string list = upper(value);
+      const bool negate = !list.empty() && list[0] == '^';
+      if (negate) list.erase(0, 1);
+      bool ring = false, tree = false;
+      std::size_t start = 0;
+      while (start <= list.size()) {
+        std::size_t end = list.find(',', start);
+        if (end == std::string::npos) end = list.size();
+        const std::string name = list.substr(start, end - start);
+        if (name == "RING") {
+          ring = true;
+        } else if (name == "TREE") {
+          tree = true;
+        } else if (name != "NVLS" && name != "NVLSTREE" && name != "COLLNETDIRECT" && name != "COLLNETCHAIN" &&
+                   name != "COLLNET" && name != "PAT") {
+          throw UsageError("--nccl-env NCCL_ALGO=" + value + ": unknown algorithm '" + name +
+                           "'; valid: Ring, Tree (NVLS, NVLSTree, CollNetDirect, CollNetChain, PAT are accepted "
+                           "but not modelled), comma-separated, optionally starting with ^ to exclude");
+        }
+        start = end + 1;
       }
-      if (!env.algo)
-        throw UsageError("--nccl-env NCCL_ALGO=" + value +
-                         ": commsim models Ring and Tree (valid: Ring, Tree, Ring,Tree)");
+      env.algo_ring = negate ? !ring : ring;
+      env.algo_tree = negate ? !tree : tree;
+      if (!env.algo_ring && !env.algo_tree)
+        throw UsageError("--nccl-env NCCL_ALGO=" + value + " leaves neither Ring nor Tree, the algorithms commsim models");
+      env.algo = value;
     } else if (key == "NCCL_NVLS_ENABLE") {
       if (parse_int(key, value, 0, 1) != 0) {
         throw UsageError(

@@ -29,6 +29,10 @@ template <typename T>
 std::function<void(ModelParams&, double)> to(T ModelParams::*member) {
   return [member](ModelParams& p, double v) { p.*member = static_cast<T>(v); };
 }
+template <typename T, std::size_t N>
+std::function<void(ModelParams&, double)> to_coll(T (CollectiveParams::*member)[N], std::size_t i) {
+  return [member, i](ModelParams& p, double v) { (p.coll.*member)[i] = static_cast<T>(v); };
+}
 template <typename T>
 std::function<void(ModelParams&, double)> to(ProtocolParams ModelParams::*proto, T ProtocolParams::*member) {
   return [proto, member](ModelParams& p, double v) { (p.*proto).*member = static_cast<T>(v); };
@@ -51,6 +55,8 @@ const std::vector<Field>& fields() {
       {"host", "launch_base", Kind::Duration, to(&P::launch_base)},
       {"host", "launch_per_gpu", Kind::Duration, to(&P::launch_per_gpu)},
       {"host", "launch_per_op", Kind::Duration, to(&P::launch_per_op)},
+      {"host", "launch_compute", Kind::Duration, to(&P::launch_compute)},
+      {"torch", "call_overhead", Kind::Duration, to(&P::torch_call)},
       {"kernel", "launch_latency", Kind::Duration, to(&P::kernel_launch_latency)},
       {"kernel", "gap", Kind::Duration, to(&P::kernel_gap)},
       {"simple", "base_latency", Kind::Duration, to(&P::simple, &ProtocolParams::base_latency)},
@@ -75,6 +81,26 @@ const std::vector<Field>& fields() {
       {"net", "nic_efficiency", Kind::Ratio, to(&P::net_nic_efficiency)},
       {"net", "tcp_efficiency", Kind::Ratio, to(&P::net_tcp_efficiency)},
       {"net", "tcp_latency", Kind::Duration, to(&P::net_tcp_latency)},
+      {"collective", "ll_base_latency", Kind::Duration, to_coll(&CollectiveParams::base_latency, 0)},
+      {"collective", "ll128_base_latency", Kind::Duration, to_coll(&CollectiveParams::base_latency, 1)},
+      {"collective", "simple_base_latency", Kind::Duration, to_coll(&CollectiveParams::base_latency, 2)},
+      {"collective", "ll_hop_latency", Kind::Duration, to_coll(&CollectiveParams::hop_latency, 0)},
+      {"collective", "ll128_hop_latency", Kind::Duration, to_coll(&CollectiveParams::hop_latency, 1)},
+      {"collective", "simple_hop_latency", Kind::Duration, to_coll(&CollectiveParams::hop_latency, 2)},
+      {"collective", "ll_net_hop_latency", Kind::Duration, to_coll(&CollectiveParams::net_hop_latency, 0)},
+      {"collective", "ll128_net_hop_latency", Kind::Duration, to_coll(&CollectiveParams::net_hop_latency, 1)},
+      {"collective", "simple_net_hop_latency", Kind::Duration,
+       to_coll(&CollectiveParams::net_hop_latency, 2)},
+      {"collective", "ll_channel_bandwidth", Kind::Bandwidth, to_coll(&CollectiveParams::channel_bandwidth, 0)},
+      {"collective", "ll128_channel_bandwidth", Kind::Bandwidth,
+       to_coll(&CollectiveParams::channel_bandwidth, 1)},
+      {"collective", "simple_channel_bandwidth", Kind::Bandwidth,
+       to_coll(&CollectiveParams::channel_bandwidth, 2)},
+      {"collective", "all_reduce_efficiency", Kind::Ratio, to_coll(&CollectiveParams::efficiency, 0)},
+      {"collective", "all_gather_efficiency", Kind::Ratio, to_coll(&CollectiveParams::efficiency, 1)},
+      {"collective", "reduce_scatter_efficiency", Kind::Ratio, to_coll(&CollectiveParams::efficiency, 2)},
+      {"collective", "broadcast_efficiency", Kind::Ratio, to_coll(&CollectiveParams::efficiency, 3)},
+      {"collective", "reduce_efficiency", Kind::Ratio, to_coll(&CollectiveParams::efficiency, 4)},
   };
   return list;
 }
@@ -173,6 +199,8 @@ ModelParams ModelParams::parse(std::string_view toml_text, const std::string& fi
           "chunk sizes must be > 0");
   require(p.max_channels >= 1, "[nccl] max_channels must be at least 1");
   require(p.simple.channel_bandwidth > 0 && p.ll.channel_bandwidth > 0, "channel bandwidths must be > 0");
+  for (double b : p.coll.channel_bandwidth) require(b > 0, "[collective] channel bandwidths must be > 0");
+  for (double e : p.coll.efficiency) require(e > 0 && e <= 1.5, "[collective] efficiencies must be in (0, 1.5]");
   require(p.shm_bandwidth > 0 && p.shm_channel_bandwidth > 0 && p.net_channel_bandwidth > 0,
           "transport bandwidths must be > 0");
   return p;

@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 
+#include "collective.hpp"
 #include "commsim/core/error.hpp"
 
 namespace commsim::models {
@@ -31,9 +32,11 @@ class NcclModel final : public TransferModel {
     c.nnodes = nnodes;
     int min_nvlinks = 1 << 30;
     double link_bw = 0;
+    double min_route = 0;
     c.all_nvlink = !pairs.empty();
     for (const PairInfo& pr : pairs) {
       if (!pr.same_node) continue;
+      if (pr.route_bandwidth > 0 && (min_route == 0 || pr.route_bandwidth < min_route)) min_route = pr.route_bandwidth;
       if (pr.path != PathType::Nvl || transport(pr) != Transport::P2p) {
         c.all_nvlink = false;
       } else {
@@ -53,6 +56,16 @@ class NcclModel final : public TransferModel {
     if (env_.max_nchannels) coll = std::min(coll, *env_.max_nchannels);
     coll = std::clamp(coll, 1, p_.max_channels);
     c.coll_channels = coll;
+    // The bus bandwidth NCCL's ring graph reaches: whole search-speed channels over NVLink, else the slowest
+    // intra-node route (PCIe or the CPU link).
+    if (c.all_nvlink && min_nvlinks < (1 << 30)) {
+      const double nccl_link = p_.nccl_nvlink_bandwidth_sm90 * (link_bw > 0 ? link_bw / 25e9 : 1.0);
+      c.nccl_intra_bandwidth =
+          std::floor(min_nvlinks * nccl_link / p_.ring_channel_bandwidth + 1e-9) * p_.ring_channel_bandwidth;
+    } else {
+      c.nccl_intra_bandwidth = min_route > 0 ? min_route : 12e9;
+      c.intra_pcie = true;
+    }
     c.p2p_channels = std::min(pow2_up(coll), p_.max_channels);
     // Channels per peer: the minimum over every peer (src/graph/paths.cc ncclTopoGetNchannels).
     int min_channels = c.p2p_channels;
@@ -162,6 +175,11 @@ class NcclModel final : public TransferModel {
     return t;
   }
 
+  CollectivePlan collective(CollOp op, std::uint64_t bytes, int root, const CommInfo& comm,
+                            std::span<const int> rank_node) const override {
+    return nccl_collective_plan(p_, env_, op, bytes, root, comm, rank_node);
+  }
+
   double link_efficiency(LinkClass link) const override {
     switch (link) {
       case LinkClass::NvLink:
@@ -186,6 +204,8 @@ class NcclModel final : public TransferModel {
   Picoseconds host_launch_time(int gpus, int ops) const override {
     return p_.launch_base + gpus * p_.launch_per_gpu + ops * p_.launch_per_op;
   }
+  Picoseconds compute_launch_time() const override { return p_.launch_compute; }
+  Picoseconds framework_call_time() const override { return p_.torch_call; }
   Picoseconds kernel_launch_latency() const override { return p_.kernel_launch_latency; }
   Picoseconds kernel_gap() const override { return p_.kernel_gap; }
   double shm_bandwidth() const override { return p_.shm_bandwidth; }
@@ -214,9 +234,15 @@ class IdealModel final : public TransferModel {
     t.parts.push_back({bytes, static_cast<double>(bytes), 1, 0});
     return t;
   }
+  CollectivePlan collective(CollOp op, std::uint64_t bytes, int root, const CommInfo& comm,
+                            std::span<const int> rank_node) const override {
+    return ideal_collective_plan(op, bytes, root, comm, rank_node);
+  }
   double link_efficiency(LinkClass) const override { return 1.0; }
   double link_saturation(LinkClass) const override { return 0.0; }
   Picoseconds host_launch_time(int, int) const override { return 0; }
+  Picoseconds compute_launch_time() const override { return 0; }
+  Picoseconds framework_call_time() const override { return 0; }
   Picoseconds kernel_launch_latency() const override { return 0; }
   Picoseconds kernel_gap() const override { return 0; }
   double shm_bandwidth() const override { return 0; }
@@ -232,8 +258,8 @@ std::unique_ptr<TransferModel> make(const ModelParams& p, const NcclEnv& e) {
 
 const std::array<TransferModelInfo, 2> kModels{{
     {"nccl",
-     "NCCL 2.28 send/recv: transport rule, channels per peer and op, LL/Simple, chunked pipeline, "
-     "launch and protocol overheads",
+     "NCCL 2.28: send/recv (transport rule, channels per peer and op, LL/Simple, chunked pipeline) and "
+     "Ring/Tree collectives chosen by NCCL's tuner; launch and protocol overheads",
      &make<NcclModel>},
     {"ideal", "lower bound: every transfer one stream at the route's peak bandwidth, no overheads",
      &make<IdealModel>},
@@ -263,6 +289,26 @@ const char* protocol_name(Protocol p) {
       return "Simple";
   }
   return "?";
+}
+
+const char* coll_op_name(CollOp op) {
+  switch (op) {
+    case CollOp::AllReduce:
+      return "all_reduce";
+    case CollOp::AllGather:
+      return "all_gather";
+    case CollOp::ReduceScatter:
+      return "reduce_scatter";
+    case CollOp::Broadcast:
+      return "broadcast";
+    case CollOp::Reduce:
+      return "reduce";
+  }
+  return "?";
+}
+
+const char* algorithm_name(Algorithm a) {
+  return a == Algorithm::Ring ? "Ring" : "Tree";
 }
 
 std::span<const TransferModelInfo> transfer_models() {

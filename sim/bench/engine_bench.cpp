@@ -55,7 +55,7 @@ void BM_ContentionAllToAll16(benchmark::State& state) {
   p.comms.push_back({all});
   sim::LaunchSpec launch;
   for (int g = 0; g < 16; ++g) {
-    sim::KernelSpec k{g, 0, 0, {}, "alltoall"};
+    sim::KernelSpec k = sim::p2p_kernel(g, 0, 0, {}, "alltoall");
     for (int peer = 0; peer < 16; ++peer) {
       if (peer == g) continue;
       k.ops.push_back({sim::OpSpec::Kind::Send, peer, bytes});

@@ -139,6 +139,7 @@ const models::PairInfo& Runtime::pair(int src, int dst) {
   pc.info.same_node = a.node == b.node;
   pc.info.tcp = topo_.fabric && topo_.fabric->kind == "tcp";
   pc.info.path_latency = r.latency;
+  pc.info.route_bandwidth = r.bandwidth;
   pc.p2p = impl_->resources_of(r);
   return impl_->pairs.emplace(key, std::move(pc)).first->second.info;
 }
@@ -153,7 +154,14 @@ struct KernelInstance {
   Picoseconds end = -1;
   int pending = 0;
   bool shared = false;
+  bool marker = false;     ///< a pure stream wait: no gap, no trace
+  int coll_seq = -1;       ///< the k-th collective of this GPU on its communicator
+  std::vector<int> deps;   ///< kernels (of other streams) that must end first
 };
+
+bool is_marker(const KernelSpec& k) {
+  return k.ops.empty() && !k.collective && k.compute == 0 && !k.wait_streams.empty();
+}
 
 struct Posted {
   int kernel;
@@ -161,6 +169,16 @@ struct Posted {
 };
 
 }  // namespace
+
+KernelSpec p2p_kernel(int gpu, int stream, int comm, std::vector<OpSpec> ops, std::string name) {
+  KernelSpec k;
+  k.gpu = gpu;
+  k.stream = stream;
+  k.comm = comm;
+  k.ops = std::move(ops);
+  k.name = std::move(name);
+  return k;
+}
 
 RunResult Runtime::run(const Program& program, Trace* trace) {
   if (program.iterations < 1 || program.warmup < 0)
@@ -184,6 +202,7 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
 
   // Communicators.
   std::vector<models::CommInfo> comms;
+  std::vector<std::vector<int>> comm_nodes;  ///< machine of each rank
   for (const CommSpec& c : program.comms) {
     std::vector<models::PairInfo> pairs;
     std::set<int> nodes;
@@ -194,7 +213,23 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
         if (a != b) pairs.push_back(pair(a, b));
       }
     }
-    comms.push_back(model_.comm_info(static_cast<int>(c.gpus.size()), static_cast<int>(nodes.size()), pairs));
+    models::CommInfo info =
+        model_.comm_info(static_cast<int>(c.gpus.size()), static_cast<int>(nodes.size()), pairs);
+    if (nodes.size() > 1) {
+      double worst = 0;
+      for (int node : nodes) {
+        double sum = 0;
+        for (const topo::NicInfo& nic : topo_.nics) {
+          if (nic.node == node) sum += nic.bandwidth;
+        }
+        if (worst == 0 || sum < worst) worst = sum;
+      }
+      info.node_net_bandwidth = worst;
+    }
+    comms.push_back(info);
+    std::vector<int> rank_node;
+    for (int a : c.gpus) rank_node.push_back(topo_.gpus[a].node);
+    comm_nodes.push_back(std::move(rank_node));
   }
 
   // Host threads issue every iteration's launches back to back; kernels become ready after the launch
@@ -202,17 +237,27 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   std::vector<KernelInstance> kernels;
   std::map<int, Picoseconds> thread_time;
   std::map<std::pair<int, int>, std::deque<int>> streams;
+  std::map<std::pair<int, int>, int> last_enqueued;  ///< (gpu, stream) -> kernel
+  std::map<std::pair<int, int>, int> coll_count;     ///< (comm, gpu) -> collectives issued
+  std::map<int, std::vector<std::pair<int, int>>> gpu_streams;
   const int total_iterations = program.warmup + program.iterations;
   for (int it = 0; it < total_iterations; ++it) {
     for (const LaunchSpec& l : program.launches) {
       std::set<int> gpus;
       int ops = 0;
+      bool comm_kernel = false, compute_kernel = false;
       for (const KernelSpec& k : l.kernels) {
-        gpus.insert(k.gpu);
-        ops += static_cast<int>(k.ops.size());
+        if (!k.ops.empty() || k.collective) {
+          gpus.insert(k.gpu);
+          comm_kernel = true;
+        }
+        if (k.compute > 0) compute_kernel = true;
+        ops += static_cast<int>(k.ops.size()) + (k.collective ? 1 : 0);
       }
       Picoseconds& t = thread_time[l.thread];
-      t += model_.host_launch_time(static_cast<int>(gpus.size()), ops);
+      if (comm_kernel) t += model_.host_launch_time(static_cast<int>(gpus.size()), ops);
+      if (compute_kernel) t += model_.compute_launch_time();
+      t += l.framework_calls * model_.framework_call_time();
       for (const KernelSpec& k : l.kernels) {
         check_gpu(k.gpu, "a kernel");
         if (k.comm < 0 || static_cast<std::size_t>(k.comm) >= comms.size())
@@ -220,7 +265,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
         KernelInstance ki;
         ki.spec = &k;
         ki.iteration = it;
-        ki.ready = t + model_.kernel_launch_latency();
+        ki.marker = is_marker(k);
+        ki.ready = ki.marker ? t : t + model_.kernel_launch_latency();
         ki.pending = static_cast<int>(k.ops.size());
         bool has_send = false, has_recv = false;
         for (const OpSpec& op : k.ops) {
@@ -230,8 +276,25 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
           has_recv = has_recv || op.kind == OpSpec::Kind::Recv;
         }
         ki.shared = has_send && has_recv;
-        streams[{k.gpu, k.stream}].push_back(static_cast<int>(kernels.size()));
-        kernels.push_back(ki);
+        if (k.collective) {
+          const auto& members = program.comms[k.comm].gpus;
+          if (std::find(members.begin(), members.end(), k.gpu) == members.end()) {
+            throw UsageError("GPU " + std::to_string(k.gpu) + " issues a collective on a communicator it is not in");
+          }
+          if (k.collective->root < 0 || static_cast<std::size_t>(k.collective->root) >= members.size())
+            throw UsageError("collective root is not a rank of the communicator");
+          ki.coll_seq = coll_count[{k.comm, k.gpu}]++;
+        }
+        for (int ws : k.wait_streams) {
+          auto le = last_enqueued.find({k.gpu, ws});
+          if (le != last_enqueued.end()) ki.deps.push_back(le->second);
+        }
+        const int id = static_cast<int>(kernels.size());
+        const auto key = std::make_pair(k.gpu, k.stream);
+        if (!streams.count(key)) gpu_streams[k.gpu].push_back(key);
+        streams[key].push_back(id);
+        last_enqueued[key] = id;
+        kernels.push_back(std::move(ki));
       }
     }
   }
@@ -251,13 +314,42 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     ki.end = q.now();
     const auto key = std::make_pair(ki.spec->gpu, ki.spec->stream);
     busy[key] = false;
-    last_end[key] = ki.end;
+    if (!ki.marker) last_end[key] = ki.end;
     result.iteration_end[ki.iteration] = std::max(result.iteration_end[ki.iteration], ki.end);
-    if (trace) {
+    if (!ki.marker && ki.iteration >= program.warmup) {
+      GpuBusy& b = result.busy[ki.spec->gpu];
+      (ki.spec->compute > 0 ? b.compute : b.communication) += ki.end - ki.start;
+    }
+    if (trace && !ki.marker) {
       trace->span(ki.spec->gpu, "stream " + std::to_string(ki.spec->stream), ki.spec->name, ki.start, ki.end,
                   {{"iteration", ki.iteration}});
     }
-    try_start(key);
+    for (const auto& other : gpu_streams[ki.spec->gpu]) try_start(other);
+  };
+
+  // The links a transfer of `transport` from src to dst crosses.
+  auto route = [&](int src, int dst, Transport transport) -> const std::vector<int>& {
+    const models::PairInfo& info = pair(src, dst);
+    Impl::PairCache& pc = impl_->pairs.at({src, dst});
+    if (transport == Transport::Shm) {
+      if (!pc.shm_done) {
+        // Through host memory: up to the sender's CPU, then (across the socket link if need be) down to dst.
+        pc.shm = via_nearest(src, dst, topo::VertexKind::Cpu, "no CPU is reachable");
+        if (impl_->shm_out[src] >= 0) pc.shm.push_back(impl_->shm_out[src]);
+        if (impl_->shm_in[dst] >= 0) pc.shm.push_back(impl_->shm_in[dst]);
+        pc.shm_done = true;
+      }
+      return pc.shm;
+    }
+    if (transport == Transport::Net && info.same_node) {
+      if (!pc.net_done) {
+        pc.net = via_nearest(src, dst, topo::VertexKind::Nic,
+                             "P2P and SHM are disabled and the machine has no NIC for the NET transport");
+        pc.net_done = true;
+      }
+      return pc.net;
+    }
+    return pc.p2p;
   };
 
   auto begin_transfer = [&](Posted s, Posted r) {
@@ -277,25 +369,7 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     auto pit = plans.find(pk);
     if (pit == plans.end()) pit = plans.emplace(pk, model_.plan(bytes, info, comms[comm], shared)).first;
     const models::TransferPlan& plan = pit->second;
-    Impl::PairCache& pc = impl_->pairs.at({src, dst});
-    const std::vector<int>* path = &pc.p2p;
-    if (plan.transport == Transport::Shm) {
-      if (!pc.shm_done) {
-        // Through host memory: up to the sender's CPU, then (across the socket link if need be) down to dst.
-        pc.shm = via_nearest(src, dst, topo::VertexKind::Cpu, "no CPU is reachable");
-        if (impl_->shm_out[src] >= 0) pc.shm.push_back(impl_->shm_out[src]);
-        if (impl_->shm_in[dst] >= 0) pc.shm.push_back(impl_->shm_in[dst]);
-        pc.shm_done = true;
-      }
-      path = &pc.shm;
-    } else if (plan.transport == Transport::Net && info.same_node) {
-      if (!pc.net_done) {
-        pc.net = via_nearest(src, dst, topo::VertexKind::Nic,
-                             "P2P and SHM are disabled and the machine has no NIC for the NET transport");
-        pc.net_done = true;
-      }
-      path = &pc.net;
-    }
+    const std::vector<int>* path = &route(src, dst, plan.transport);
     const Picoseconds start = q.now();
     if (kernels[s.kernel].iteration == program.warmup) {
       result.ops.push_back({src, dst, bytes, plan.transport, plan.protocol, plan.channels, start, 0});
@@ -344,18 +418,86 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     }
   };
 
+  // Collectives: the k-th collective of every rank of a communicator meets; then the model's plan runs.
+  std::map<std::pair<int, int>, std::vector<int>> rendezvous;  ///< (comm, seq) -> kernels arrived
+  std::map<std::tuple<int, int, std::uint64_t, int>, models::CollectivePlan> coll_plans;
+  auto begin_collective = [&](const std::vector<int>& group) {
+    const KernelInstance& first = kernels[group.front()];
+    const int comm = first.spec->comm;
+    const CollectiveSpec& c = *first.spec->collective;
+    for (int k : group) {
+      const CollectiveSpec& o = *kernels[k].spec->collective;
+      if (o.op != c.op || o.bytes != c.bytes || o.root != c.root) {
+        throw SimulationError("collective mismatch on communicator " + std::to_string(comm) + ": GPU " +
+                              std::to_string(first.spec->gpu) + " issues " + models::coll_op_name(c.op) + " of " +
+                              std::to_string(c.bytes) + " bytes, GPU " + std::to_string(kernels[k].spec->gpu) +
+                              " issues " + models::coll_op_name(o.op) + " of " + std::to_string(o.bytes) +
+                              " bytes at the same position");
+      }
+    }
+    auto pk = std::make_tuple(comm, static_cast<int>(c.op), c.bytes, c.root);
+    auto pit = coll_plans.find(pk);
+    if (pit == coll_plans.end())
+      pit = coll_plans.emplace(pk, model_.collective(c.op, c.bytes, c.root, comms[comm], comm_nodes[comm])).first;
+    const models::CollectivePlan& plan = pit->second;
+    const Picoseconds start = q.now();
+    const bool recorded = first.iteration == program.warmup;
+    const std::size_t record = result.collectives.size();
+    if (recorded) {
+      result.collectives.push_back({c.op, c.bytes, plan.algorithm, plan.protocol, plan.channels, start, 0});
+    }
+    auto remaining = std::make_shared<int>(static_cast<int>(plan.flows.size()));
+    auto finish = [&, group, remaining, recorded, record] {
+      if (--*remaining > 0) return;
+      if (recorded) result.collectives[record].end = q.now();
+      for (int k : group) kernel_op_done(k);
+    };
+    const std::vector<int>& gpus = program.comms[comm].gpus;
+    q.after(plan.latency, [&, finish, remaining, plan_ptr = &plan, gpus_ptr = &gpus] {
+      if (plan_ptr->flows.empty()) {
+        *remaining = 1;
+        finish();
+        return;
+      }
+      for (const models::CollFlow& f : plan_ptr->flows) {
+        const int src = (*gpus_ptr)[f.src], dst = (*gpus_ptr)[f.dst];
+        ++result.flows;
+        net.start(route(src, dst, model_.transport(pair(src, dst))), f.wire_bytes, plan_ptr->flow_rate, finish);
+      }
+    });
+  };
+
   try_start = [&](std::pair<int, int> key) {
     auto& queue = streams[key];
     if (busy[key] || queue.empty()) return;
     const int k = queue.front();
+    for (int d : kernels[k].deps) {
+      if (kernels[d].end < 0) return;  // woken again when that kernel ends
+    }
     queue.pop_front();
     busy[key] = true;
     Picoseconds when = kernels[k].ready;
     auto le = last_end.find(key);
-    if (le != last_end.end()) when = std::max(when, le->second + model_.kernel_gap());
+    if (le != last_end.end() && !kernels[k].marker) when = std::max(when, le->second + model_.kernel_gap());
     q.at(std::max(when, q.now()), [&, k] {
       KernelInstance& ki = kernels[k];
       ki.start = q.now();
+      if (ki.spec->collective) {
+        ki.pending = 1;
+        auto& arrived = rendezvous[{ki.spec->comm, ki.coll_seq}];
+        arrived.push_back(k);
+        if (arrived.size() == program.comms[ki.spec->comm].gpus.size()) {
+          const std::vector<int> group = std::move(arrived);
+          rendezvous.erase({ki.spec->comm, ki.coll_seq});
+          begin_collective(group);
+        }
+        return;
+      }
+      if (ki.spec->compute > 0) {
+        ki.pending = 1;
+        q.after(ki.spec->compute, [&, k] { kernel_op_done(k); });
+        return;
+      }
       if (ki.spec->ops.empty()) {
         ki.pending = 1;
         kernel_op_done(k);
@@ -376,7 +518,24 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     waits << "\n  GPU " << ki.spec->gpu << " stream " << ki.spec->stream << " '" << ki.spec->name
           << "' (iteration " << ki.iteration << ")";
     if (ki.start < 0) {
-      waits << " never started: an earlier kernel on its stream did not finish";
+      bool dep_waiting = false;
+      for (int d : ki.deps) dep_waiting = dep_waiting || kernels[d].end < 0;
+      waits << (dep_waiting ? " never started: it waits for another stream of its GPU that did not finish"
+                            : " never started: an earlier kernel on its stream did not finish");
+      continue;
+    }
+    if (ki.spec->collective) {
+      const auto& members = program.comms[ki.spec->comm].gpus;
+      std::set<int> arrived;
+      auto rit = rendezvous.find({ki.spec->comm, ki.coll_seq});
+      if (rit != rendezvous.end()) {
+        for (int k : rit->second) arrived.insert(kernels[k].spec->gpu);
+      }
+      waits << " waits in " << models::coll_op_name(ki.spec->collective->op) << " for GPU(s)";
+      for (int g : members) {
+        if (!arrived.count(g)) waits << " " << g;
+      }
+      waits << " on communicator " << ki.spec->comm;
       continue;
     }
     for (const auto* table : {&sends, &recvs}) {

@@ -77,7 +77,7 @@ TEST_CASE("runtime: a send without a receive is reported, not hung") {
   Runtime rt(t, *model);
   Program p;
   p.comms.push_back({{0, 1}});
-  p.launches.push_back({0, {{0, 0, 0, {{OpSpec::Kind::Send, 1, 1024}}, "lonely send"}}});
+  p.launches.push_back({0, {p2p_kernel(0, 0, 0, {{OpSpec::Kind::Send, 1, 1024}}, "lonely send")}});
   CHECK_THROWS_WITH_AS(rt.run(p),
                        doctest::Contains("GPU 0 stream 0 'lonely send' (iteration 0) waits for GPU 1"),
                        SimulationError);
@@ -89,8 +89,8 @@ TEST_CASE("runtime: mismatched sizes and unknown GPUs are errors") {
   Runtime rt(t, *model);
   Program p;
   p.comms.push_back({{0, 1}});
-  p.launches.push_back({0, {{0, 0, 0, {{OpSpec::Kind::Send, 1, 1024}}, "send"}}});
-  p.launches.push_back({1, {{1, 0, 0, {{OpSpec::Kind::Recv, 0, 2048}}, "recv"}}});
+  p.launches.push_back({0, {p2p_kernel(0, 0, 0, {{OpSpec::Kind::Send, 1, 1024}}, "send")}});
+  p.launches.push_back({1, {p2p_kernel(1, 0, 0, {{OpSpec::Kind::Recv, 0, 2048}}, "recv")}});
   CHECK_THROWS_WITH_AS(rt.run(p), doctest::Contains("which expects 2048"), SimulationError);
   CHECK_THROWS_AS(rt.run(p2p_program(0, 7, 8)), UsageError);
 }

@@ -133,8 +133,8 @@ Program p2p_program(int src, int dst, std::uint64_t bytes) {
   if (src == dst) throw UsageError("--src and --dst are the same GPU");
   Program p;
   p.comms.push_back({{src, dst}});
-  p.launches.push_back({0, {{src, 0, 0, {send(dst, bytes)}, "ncclSend"}}});
-  p.launches.push_back({1, {{dst, 0, 0, {recv(src, bytes)}, "ncclRecv"}}});
+  p.launches.push_back({0, {p2p_kernel(src, 0, 0, {send(dst, bytes)}, "ncclSend")}});
+  p.launches.push_back({1, {p2p_kernel(dst, 0, 0, {recv(src, bytes)}, "ncclRecv")}});
   return p;
 }
 
@@ -143,8 +143,8 @@ Program sendrecv_program(const std::vector<int>& gpus, std::uint64_t bytes, bool
   const std::size_t n = gpus.size();
   std::vector<KernelSpec> kernels;
   for (std::size_t r = 0; r < n; ++r) {
-    kernels.push_back(
-        {gpus[r], 0, 0, {send(gpus[(r + 1) % n], bytes), recv(gpus[(r + n - 1) % n], bytes)}, "sendrecv"});
+    kernels.push_back(p2p_kernel(gpus[r], 0, 0, {send(gpus[(r + 1) % n], bytes), recv(gpus[(r + n - 1) % n], bytes)},
+                                 "sendrecv"));
   }
   return collective_program(gpus, std::move(kernels), thread_per_gpu);
 }
@@ -155,7 +155,7 @@ Program alltoall_program(const std::vector<int>& gpus, std::uint64_t bytes, bool
   const std::uint64_t per_peer = bytes / n;
   std::vector<KernelSpec> kernels;
   for (std::size_t r = 0; r < n; ++r) {
-    KernelSpec k{gpus[r], 0, 0, {}, "alltoall"};
+    KernelSpec k = p2p_kernel(gpus[r], 0, 0, {}, "alltoall");
     for (std::size_t step = 1; step < n; ++step) {  // NCCL's p2p schedule: peer r+step, from r-step
       k.ops.push_back(send(gpus[(r + step) % n], per_peer));
       k.ops.push_back(recv(gpus[(r + n - step) % n], per_peer));
@@ -171,21 +171,21 @@ Program exchange_program(int a, int b, ExchangeMode mode, std::uint64_t bytes) {
   p.comms.push_back({{a, b}});
   switch (mode) {
     case ExchangeMode::Sequential:
-      p.launches.push_back({0, {{a, 0, 0, {send(b, bytes)}, "send"}}});
-      p.launches.push_back({0, {{a, 0, 0, {recv(b, bytes)}, "recv"}}});
-      p.launches.push_back({1, {{b, 0, 0, {recv(a, bytes)}, "recv"}}});
-      p.launches.push_back({1, {{b, 0, 0, {send(a, bytes)}, "send"}}});
+      p.launches.push_back({0, {p2p_kernel(a, 0, 0, {send(b, bytes)}, "send")}});
+      p.launches.push_back({0, {p2p_kernel(a, 0, 0, {recv(b, bytes)}, "recv")}});
+      p.launches.push_back({1, {p2p_kernel(b, 0, 0, {recv(a, bytes)}, "recv")}});
+      p.launches.push_back({1, {p2p_kernel(b, 0, 0, {send(a, bytes)}, "send")}});
       break;
     case ExchangeMode::Overlapped:
       p.comms.push_back({{a, b}});
-      p.launches.push_back({0, {{a, 0, 0, {send(b, bytes)}, "send"}}});
-      p.launches.push_back({0, {{a, 1, 1, {recv(b, bytes)}, "recv"}}});
-      p.launches.push_back({1, {{b, 0, 0, {recv(a, bytes)}, "recv"}}});
-      p.launches.push_back({1, {{b, 1, 1, {send(a, bytes)}, "send"}}});
+      p.launches.push_back({0, {p2p_kernel(a, 0, 0, {send(b, bytes)}, "send")}});
+      p.launches.push_back({0, {p2p_kernel(a, 1, 1, {recv(b, bytes)}, "recv")}});
+      p.launches.push_back({1, {p2p_kernel(b, 0, 0, {recv(a, bytes)}, "recv")}});
+      p.launches.push_back({1, {p2p_kernel(b, 1, 1, {send(a, bytes)}, "send")}});
       break;
     case ExchangeMode::Batched:
-      p.launches.push_back({0, {{a, 0, 0, {send(b, bytes), recv(b, bytes)}, "batch"}}});
-      p.launches.push_back({1, {{b, 0, 0, {recv(a, bytes), send(a, bytes)}, "batch"}}});
+      p.launches.push_back({0, {p2p_kernel(a, 0, 0, {send(b, bytes), recv(b, bytes)}, "batch")}});
+      p.launches.push_back({1, {p2p_kernel(b, 0, 0, {recv(a, bytes), send(a, bytes)}, "batch")}});
       break;
   }
   return p;

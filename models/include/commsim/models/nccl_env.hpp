@@ -41,7 +41,9 @@ struct NcclEnv {
   std::optional<int> nchannels_per_net_peer;       ///< NCCL_NCHANNELS_PER_NET_PEER
   std::optional<int> min_nchannels;                ///< NCCL_MIN_NCHANNELS
   std::optional<int> max_nchannels;                ///< NCCL_MAX_NCHANNELS
-  std::optional<std::string> algo;                 ///< NCCL_ALGO (collectives)
+  std::optional<std::string> algo;                 ///< NCCL_ALGO (collectives), as given
+  bool algo_ring = true;                           ///< NCCL_ALGO allows Ring
+  bool algo_tree = true;                           ///< NCCL_ALGO allows Tree
   std::vector<std::string> settings;               ///< KEY=VALUE as given, for metadata
 
   /// Parses KEY=VALUE settings. Unknown keys, malformed or out-of-range values throw UsageError naming the

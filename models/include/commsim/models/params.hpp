@@ -20,6 +20,15 @@ struct ProtocolParams {
   double wire_efficiency = 1.0;  ///< data bytes per wire byte (LL: 0.5)
 };
 
+/// Collective costs per protocol, indexed by Protocol (LL, LL128, Simple).
+struct CollectiveParams {
+  Picoseconds base_latency[3] = {0, 0, 0};  ///< per collective, from all ranks ready to data moving
+  Picoseconds hop_latency[3] = {0, 0, 0};   ///< per intra-node step of the algorithm
+  Picoseconds net_hop_latency[3] = {0, 0, 0};  ///< per inter-node step
+  double channel_bandwidth[3] = {0, 0, 0};  ///< data bytes/s one channel moves per direction
+  double efficiency[5] = {1, 1, 1, 1, 1};   ///< per CollOp: achieved fraction of the links' usable rate
+};
+
 /// Every tunable of the transfer model. `defaults()` is models/params/nccl-default.toml (embedded).
 struct ModelParams {
   std::string name;
@@ -43,11 +52,14 @@ struct ModelParams {
   Picoseconds launch_base = 0;
   Picoseconds launch_per_gpu = 0;
   Picoseconds launch_per_op = 0;  ///< per ncclSend/ncclRecv the group enqueues
+  Picoseconds launch_compute = 0;  ///< one compute kernel launch
+  Picoseconds torch_call = 0;      ///< PyTorch's per-call overhead above NCCL (c10d, Python)
   Picoseconds kernel_launch_latency = 0;
   Picoseconds kernel_gap = 0;
 
   ProtocolParams simple;
   ProtocolParams ll;
+  CollectiveParams coll;
 
   // Transports.
   double nvlink_efficiency = 1.0;

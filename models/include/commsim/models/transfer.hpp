@@ -21,6 +21,13 @@ enum class Protocol { Ll, Ll128, Simple };
 const char* transport_name(Transport t);
 const char* protocol_name(Protocol p);
 
+/// NCCL collectives commsim models (alltoall is grouped send/recv and goes through plan()).
+enum class CollOp { AllReduce, AllGather, ReduceScatter, Broadcast, Reduce };
+/// Collective algorithms commsim models (NVLS, CollNet and PAT are off or absent on the modelled machines).
+enum class Algorithm { Ring, Tree };
+const char* coll_op_name(CollOp op);  ///< "all_reduce", as nccl-tests and commsim name them
+const char* algorithm_name(Algorithm a);
+
 /// Link classes whose usable fraction of peak a model decides.
 enum class LinkClass { NvLink, Pcie, Host, Smp, Network, NetworkTcp };
 
@@ -32,6 +39,7 @@ struct PairInfo {
   bool same_node = true;
   bool tcp = false;              ///< the machines are joined by TCP sockets
   Picoseconds path_latency = 0;  ///< one-way latency of the route
+  double route_bandwidth = 0;    ///< peak bytes/s of the route's slowest link
 };
 
 /// Communicator facts NCCL derives at init (channels, chunk size), for one communicator.
@@ -44,6 +52,29 @@ struct CommInfo {
   int p2p_channels_per_peer = 2;    ///< comm->p2pnChannelsPerPeer
   std::uint64_t p2p_chunksize = 0;  ///< Simple step size for send/recv, bytes
   std::uint64_t ll_threshold = 0;   ///< per-channel LL threshold, bytes
+  // Collective facts (NCCL's ring/tree graphs, src/graph/search.cc, as the tuner sees them).
+  double nccl_intra_bandwidth = 0;  ///< bus bytes/s NCCL's intra-node graph reaches (nChannels x bwIntra)
+  double node_net_bandwidth = 0;    ///< NIC bytes/s of the worst-served node: NCCL's inter-node graph bandwidth
+                                    ///< (set by the simulator from the topology; 0 on one node)
+  bool intra_pcie = false;          ///< the intra-node graph runs over PCIe (NCCL's NCCL_HW_PCI latencies)
+};
+
+/// One stream of collective data between two ranks of the communicator.
+struct CollFlow {
+  int src = 0;            ///< communicator rank
+  int dst = 0;            ///< communicator rank
+  double wire_bytes = 0;  ///< bytes on the links, protocol overhead included
+};
+
+/// How one collective runs: after `latency`, every flow starts; the collective ends when the last one does.
+struct CollectivePlan {
+  Algorithm algorithm = Algorithm::Ring;
+  Protocol protocol = Protocol::Simple;
+  int channels = 1;
+  Picoseconds latency = 0;       ///< device-side fixed cost: protocol start plus per-step hop latencies
+  double flow_rate = 0;          ///< wire bytes/s cap of each flow (its channels together; 0 = unlimited)
+  std::vector<CollFlow> flows;   ///< in rank order of the ring or tree
+  double nccl_estimate_us = 0;   ///< NCCL's own tuner estimate for the chosen pair (what it ranked on)
 };
 
 /// One channel's share of an operation.
@@ -75,6 +106,11 @@ class TransferModel {
   /// `shared_channel`: the channel also carries the opposite direction (send and recv in one group round).
   virtual TransferPlan plan(std::uint64_t bytes, const PairInfo& pair, const CommInfo& comm,
                             bool shared_channel) const = 0;
+  /// How NCCL runs collective `op` of `bytes` (nccl-tests' size column) rooted at communicator rank `root`
+  /// (broadcast, reduce) on a communicator whose rank r lives on machine `rank_node[r]`. Throws UsageError
+  /// when NCCL_ALGO/NCCL_PROTO leave no algorithm and protocol for the operation.
+  virtual CollectivePlan collective(CollOp op, std::uint64_t bytes, int root, const CommInfo& comm,
+                                    std::span<const int> rank_node) const = 0;
   /// Usable fraction of a link's peak bandwidth.
   virtual double link_efficiency(LinkClass link) const = 0;
   /// How sharply a link saturates (see FlowNetwork::add_resource): 0 for a hard limit.
@@ -82,6 +118,10 @@ class TransferModel {
   /// CPU time for one thread to issue one group that launches kernels on `gpus` GPUs with `ops` send/recv
   /// operations in all.
   virtual Picoseconds host_launch_time(int gpus, int ops) const = 0;
+  /// CPU time for one thread to launch one compute kernel.
+  virtual Picoseconds compute_launch_time() const = 0;
+  /// CPU time the framework layer above NCCL (PyTorch's ProcessGroupNCCL) adds per call.
+  virtual Picoseconds framework_call_time() const = 0;
   virtual Picoseconds kernel_launch_latency() const = 0;
   virtual Picoseconds kernel_gap() const = 0;
   /// SHM transfers are also limited by this host-memory rate per GPU and direction (bytes/s).

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,19 +32,39 @@ struct OpSpec {
   std::uint64_t bytes = 0;
 };
 
-/// One kernel: the operations of one NCCL call or group on one GPU, on one stream and communicator.
+/// One rank's part of an NCCL collective. Every rank of the communicator issues its part; the k-th
+/// collective a GPU issues on a communicator meets the k-th of every other rank.
+struct CollectiveSpec {
+  models::CollOp op = models::CollOp::AllReduce;
+  std::uint64_t bytes = 0;  ///< nccl-tests' size column (all_gather: the gathered output; reduce_scatter: input)
+  int root = 0;             ///< communicator rank (broadcast, reduce)
+};
+
+/// One kernel on one GPU and stream: the send/recv operations of one NCCL call or group, one rank's part of a
+/// collective, a compute kernel (`compute` > 0), or a pure stream wait (nothing but `wait_streams`).
 struct KernelSpec {
   int gpu = 0;
   int stream = 0;
   int comm = 0;
   std::vector<OpSpec> ops;
   std::string name;
+  std::optional<CollectiveSpec> collective;
+  Picoseconds compute = 0;        ///< a compute kernel's duration
+  std::vector<int> wait_streams;  ///< cudaStreamWaitEvent: work issued earlier on these streams of this GPU
+                                  ///< must finish before this kernel starts
 };
 
-/// What one host thread issues with one call (a plain ncclSend/ncclRecv, or one ncclGroupEnd).
+/// A send/recv kernel: `ops` on `gpu`'s `stream`, on communicator `comm`.
+KernelSpec p2p_kernel(int gpu, int stream, int comm, std::vector<OpSpec> ops, std::string name);
+
+/// What one host thread issues with one call (a plain ncclSend/ncclRecv, one ncclGroupEnd, a collective, a
+/// compute kernel or a stream wait). Host time per launch comes from the model: NCCL's launch cost for
+/// communication kernels, a kernel launch for compute, nothing for stream waits; plus `framework_calls` times
+/// the framework's per-call overhead (PyTorch's c10d, for example).
 struct LaunchSpec {
   int thread = 0;
   std::vector<KernelSpec> kernels;
+  int framework_calls = 0;
 };
 
 struct CommSpec {
@@ -70,10 +91,29 @@ struct OpRecord {
   Picoseconds end = 0;
 };
 
+/// How the first measured iteration ran one collective.
+struct CollectiveRecord {
+  models::CollOp op = models::CollOp::AllReduce;
+  std::uint64_t bytes = 0;
+  models::Algorithm algorithm = models::Algorithm::Ring;
+  models::Protocol protocol = models::Protocol::Simple;
+  int channels = 0;
+  Picoseconds start = 0;  ///< every rank ready
+  Picoseconds end = 0;
+};
+
+/// Time one GPU's streams spent on each kind of work in the measured iterations (summed over streams).
+struct GpuBusy {
+  Picoseconds compute = 0;
+  Picoseconds communication = 0;  ///< communication kernels, from start to end (including waits for peers)
+};
+
 struct RunResult {
   Picoseconds per_iteration = 0;  ///< mean time per measured iteration (what nccl-tests reports)
   std::vector<Picoseconds> iteration_end;
   std::vector<OpRecord> ops;  ///< of the first measured iteration
+  std::vector<CollectiveRecord> collectives;  ///< of the first measured iteration
+  std::map<int, GpuBusy> busy;                ///< per GPU, over the measured iterations
   std::uint64_t events = 0;
   std::uint64_t flows = 0;
 };

@@ -1,0 +1,240 @@
+// NCCL's collective tuner (algorithm and protocol choice, channels per size) and ring/tree data flows.
+//
+// The tuner constants are NCCL 2.28's for Hopper (src/graph/tuning.cc, read to understand; this is our own
+// code). NCCL ranks every (algorithm, protocol) by latency + bytes / bandwidth and runs the fastest; commsim
+// reproduces that choice, then costs the run with its own fitted per-protocol parameters ([collective] in a
+// parameter set) and lets the flow network decide how the ring or tree edges share the links.
+#include "collective.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "commsim/core/error.hpp"
+
+namespace commsim::models {
+namespace {
+
+constexpr int kLl = 0, kLl128 = 1, kSimple = 2;
+constexpr int kRing = 1, kTree = 0;  // NCCL's table order: Tree, Ring
+
+// NCCL tuner constants (us, GB/s), Hopper column where NCCL distinguishes GPU generations.
+constexpr double kBaseLat[2][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};  // [Tree, Ring][LL, LL128, Simple]
+constexpr double kHwLatNvlink[2][3] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}};
+constexpr double kHwLatPci[2][3] = {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}};
+constexpr double kHwLatNet[2][3] = {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}};
+constexpr double kLlMaxBwOneNode = 141.0;            // Hopper, one node
+constexpr double kLlMaxBwMultiNode[2] = {39.0, 20.4};  // x86 CPUs, 2 nodes / more
+constexpr double kPerChMaxRingLl128Bw = 36.7;
+constexpr double kPerChMaxTreeBw[3] = {38.7, 41.4, 36.0};      // 1, 2, more nodes
+constexpr double kPerChMaxTreeLl128Bw[3] = {36.7, 36.7, 29.0};
+constexpr double kPciBw = 12.0;
+// Tree all-reduce correction by log2(bytes / 64), NCCL's treeCorrectionFactor.
+constexpr double kTreeCorrection[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+// Threads per block and per-thread work thresholds (src/include/device.h, src/include/comm.h).
+constexpr int kLlMaxThreads = 512, kLl128MaxThreads = 640, kSimpleMaxThreads = 512;
+constexpr int kLlThreadThreshold = 8, kLl128ThreadThreshold = 8, kSimpleThreadThreshold = 64;
+
+int log2i(std::uint64_t v) {
+  int l = -1;
+  while (v) {
+    v >>= 1;
+    ++l;
+  }
+  return l;
+}
+
+struct Layout {
+  std::vector<int> ring;                  ///< communicator ranks in ring order (grouped by node)
+  std::vector<std::vector<int>> by_node;  ///< ranks per node, in rank order; node order of first appearance
+};
+
+Layout layout(std::span<const int> rank_node) {
+  Layout l;
+  std::map<int, int> node_index;
+  for (std::size_t r = 0; r < rank_node.size(); ++r) {
+    auto [it, added] = node_index.emplace(rank_node[r], static_cast<int>(l.by_node.size()));
+    if (added) l.by_node.emplace_back();
+    l.by_node[it->second].push_back(static_cast<int>(r));
+  }
+  for (const auto& ranks : l.by_node) l.ring.insert(l.ring.end(), ranks.begin(), ranks.end());
+  return l;
+}
+
+int nsteps_of(CollOp op, int n) {
+  return op == CollOp::AllReduce                                 ? 2 * (n - 1)
+         : op == CollOp::AllGather || op == CollOp::ReduceScatter ? n - 1
+                                                                  : n;
+}
+
+struct Choice {
+  int algo = kRing;
+  int proto = kSimple;
+  double time_us = 0;
+};
+
+/// NCCL's tuner (ncclTopoTuneModel + ncclTopoGetAlgoTime + topoGetAlgoInfo), restricted to Ring and Tree.
+Choice tune(const NcclEnv& env, CollOp op, std::uint64_t bytes, const CommInfo& c, int ppn) {
+  const int n = c.nranks, nodes = c.nnodes;
+  const int nsteps = nsteps_of(op, n);
+  const int idx2 = nodes <= 2 ? nodes - 1 : 2;
+  const double ll_max = nodes == 1 ? kLlMaxBwOneNode : kLlMaxBwMultiNode[nodes == 2 ? 0 : 1];
+  const int nch = std::max(1, c.coll_channels);
+  const double inter = c.node_net_bandwidth > 0 ? c.node_net_bandwidth : c.nccl_intra_bandwidth;
+  const double bus = (nodes <= 2 ? c.nccl_intra_bandwidth : std::min(c.nccl_intra_bandwidth, inter)) / 1e9;
+  const double(*intra_hw)[3] = c.intra_pcie ? kHwLatPci : kHwLatNvlink;
+  const bool proto_on[3] = {env.proto_ll, env.proto_ll128 && !c.intra_pcie, env.proto_simple};
+  Choice best;
+  best.time_us = -1;
+  for (int a : {kTree, kRing}) {
+    if (a == kTree && (!env.algo_tree || op != CollOp::AllReduce)) continue;
+    if (a == kRing && !env.algo_ring) continue;
+    for (int p : {kLl, kLl128, kSimple}) {
+      if (!proto_on[p]) continue;
+      double bw = bus;
+      if (a == kRing && p == kLl) bw = std::min(ll_max, bw * .5);
+      if (a == kRing && p == kLl128) bw = std::min(bw * .92, nch * kPerChMaxRingLl128Bw);
+      if (a == kTree) bw = std::min(bw * .92, nch * kPerChMaxTreeBw[idx2]);
+      if (a == kTree && p == kLl) bw = std::min(bw / 3.8, ll_max);
+      if (a == kTree && p == kLl128)
+        bw = std::min(bw * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), nch * kPerChMaxTreeLl128Bw[idx2]);
+      bw *= a == kRing ? static_cast<double>(n) / nsteps : .5;
+      double lat = kBaseLat[a][p];
+      const double intra_lat = intra_hw[a][p];
+      double inter_lat = ppn == 1 ? kHwLatNet[kTree][p] : kHwLatNet[a][p];
+      if (a == kRing) {
+        const double hw = nodes == 1 ? intra_hw[a][p] : kHwLatNet[a][p];
+        if (op == CollOp::Broadcast || op == CollOp::Reduce) {
+          lat += hw;
+        } else {
+          const double net_overhead = nodes > 1 ? (p == kSimple ? 3.0 : 1.0) : 0.0;
+          const int inter_steps = nodes == 1 ? 0 : op == CollOp::AllReduce ? 2 * (nodes - 1) : nodes - 1;
+          lat += (nsteps - inter_steps) * std::max(intra_lat, net_overhead) + inter_steps * inter_lat;
+        }
+      } else {
+        lat += 2 * ((n / nodes - 1) * intra_lat + log2i(static_cast<std::uint64_t>(nodes)) * inter_lat);
+      }
+      const int log_size = log2i(bytes >> 6);
+      if (a == kTree && log_size >= 0 && log_size < 23) bw *= kTreeCorrection[p][log_size];
+      if (a == kRing && p == kSimple && nodes > 1 && op == CollOp::AllReduce &&
+          bytes / (static_cast<std::uint64_t>(nch) * n) >= 64)
+        lat *= 1.4;
+      if (bw <= 0) continue;
+      const double t = lat + static_cast<double>(bytes) / (1000.0 * bw);
+      if (best.time_us < 0 || t < best.time_us) best = {a, p, t};
+    }
+  }
+  if (best.time_us < 0) {
+    throw UsageError(std::string("NCCL_ALGO/NCCL_PROTO leave no algorithm and protocol for ") + coll_op_name(op) +
+                     " (Tree runs only all_reduce; LL128 needs NVLink inside the node)");
+  }
+  return best;
+}
+
+/// Channels NCCL uses for this size (topoGetAlgoInfo: fewer channels until each thread has enough work).
+int channels_for(int algo, int proto, std::uint64_t bytes, const CommInfo& c) {
+  int nc = std::max(1, c.coll_channels);
+  const bool slow = c.nccl_intra_bandwidth / 1e9 <= kPciBw;
+  const int nt = proto == kLl ? kLlMaxThreads : proto == kLl128 ? kLl128MaxThreads : (slow && algo == kRing ? 256 : kSimpleMaxThreads);
+  std::uint64_t threshold = proto == kLl      ? kLlThreadThreshold
+                            : proto == kLl128 ? kLl128ThreadThreshold
+                                              : kSimpleThreadThreshold;
+  if (algo == kRing && proto == kLl) threshold *= static_cast<std::uint64_t>(c.nranks);
+  while (bytes < static_cast<std::uint64_t>(nc) * nt * threshold && nc >= 2) --nc;
+  return nc;
+}
+
+/// Data bytes each edge carries: ring edges for ring algorithms, chain and double binary tree for Tree.
+std::vector<CollFlow> data_flows(int algo, CollOp op, std::uint64_t bytes, int root, const Layout& l) {
+  std::vector<CollFlow> flows;
+  const int n = static_cast<int>(l.ring.size());
+  const double s = static_cast<double>(bytes);
+  if (n < 2) return flows;
+  if (algo == kRing) {
+    if (op == CollOp::Broadcast || op == CollOp::Reduce) {
+      // A pipelined chain along the ring, from the root (broadcast) or ending at it (reduce).
+      const int at = static_cast<int>(std::find(l.ring.begin(), l.ring.end(), root) - l.ring.begin());
+      for (int i = 0; i < n - 1; ++i) {
+        if (op == CollOp::Broadcast) {
+          flows.push_back({l.ring[(at + i) % n], l.ring[(at + i + 1) % n], s});
+        } else {
+          flows.push_back({l.ring[(at + 1 + i) % n], l.ring[(at + 2 + i) % n], s});
+        }
+      }
+      return flows;
+    }
+    const double per_edge = op == CollOp::AllReduce ? 2.0 * (n - 1) / n * s : static_cast<double>(n - 1) / n * s;
+    for (int i = 0; i < n; ++i) flows.push_back({l.ring[i], l.ring[(i + 1) % n], per_edge});
+    return flows;
+  }
+  // Tree all-reduce: reduce up, broadcast down. Inside a node a chain from its first rank; between nodes two
+  // binary trees over the nodes' first ranks, each carrying half of the data (NCCL's double binary tree).
+  for (const auto& ranks : l.by_node) {
+    for (std::size_t i = 0; i + 1 < ranks.size(); ++i) {
+      flows.push_back({ranks[i + 1], ranks[i], s});
+      flows.push_back({ranks[i], ranks[i + 1], s});
+    }
+  }
+  const int nodes = static_cast<int>(l.by_node.size());
+  for (int t = 0; t < (nodes > 1 ? 2 : 0); ++t) {
+    for (int i = 1; i < nodes; ++i) {
+      const int child = t == 0 ? i : nodes - 1 - i;
+      const int parent = t == 0 ? (i - 1) / 2 : nodes - 1 - (i - 1) / 2;
+      const int c = l.by_node[child].front(), p = l.by_node[parent].front();
+      flows.push_back({c, p, s / 2});
+      flows.push_back({p, c, s / 2});
+    }
+  }
+  return flows;
+}
+
+}  // namespace
+
+CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, CollOp op, std::uint64_t bytes,
+                                    int root, const CommInfo& comm, std::span<const int> rank_node) {
+  CollectivePlan plan;
+  const Layout l = layout(rank_node);
+  const int n = comm.nranks;
+  if (n < 2) return plan;
+  const int ppn = std::max(1, n / std::max(1, comm.nnodes));
+  const Choice c = tune(env, op, bytes, comm, ppn);
+  plan.algorithm = c.algo == kRing ? Algorithm::Ring : Algorithm::Tree;
+  plan.protocol = c.proto == kLl ? Protocol::Ll : c.proto == kLl128 ? Protocol::Ll128 : Protocol::Simple;
+  plan.nccl_estimate_us = c.time_us;
+  plan.channels = channels_for(c.algo, c.proto, bytes, comm);
+  const CollectiveParams& k = p.coll;
+  const int nodes = std::max(1, comm.nnodes);
+  int intra_steps = 0, inter_steps = 0;
+  if (c.algo == kRing) {
+    const int hops = op == CollOp::AllReduce ? 2 * (n - 1) : n - 1;
+    inter_steps = nodes == 1 ? 0 : op == CollOp::AllReduce ? 2 * (nodes - 1) : nodes - 1;
+    intra_steps = hops - inter_steps;
+  } else {
+    intra_steps = 2 * (ppn - 1);
+    inter_steps = 2 * log2i(static_cast<std::uint64_t>(nodes));
+  }
+  plan.latency = k.base_latency[c.proto] + intra_steps * k.hop_latency[c.proto] +
+                 inter_steps * k.net_hop_latency[c.proto];
+  const double wire = c.proto == kLl ? 1.0 / p.ll.wire_efficiency : c.proto == kLl128 ? 128.0 / 120.0 : 1.0;
+  const double eff = k.efficiency[static_cast<int>(op)];
+  plan.flow_rate = plan.channels * k.channel_bandwidth[c.proto] * wire;
+  plan.flows = data_flows(c.algo, op, bytes, root, l);
+  for (CollFlow& f : plan.flows) f.wire_bytes *= wire / eff;
+  return plan;
+}
+
+CollectivePlan ideal_collective_plan(CollOp op, std::uint64_t bytes, int root, const CommInfo& comm,
+                                     std::span<const int> rank_node) {
+  CollectivePlan plan;
+  if (comm.nranks < 2) return plan;
+  plan.flows = data_flows(kRing, op, bytes, root, layout(rank_node));
+  plan.channels = comm.coll_channels;
+  return plan;
+}
+
+}  // namespace commsim::models
