@@ -180,6 +180,19 @@ class NcclModel final : public TransferModel {
     return nccl_collective_plan(p_, env_, op, bytes, root, comm, rank_node);
   }
 
+  TransferPlan copy_plan(std::uint64_t bytes, const PairInfo& pair) const override {
+    TransferPlan t;
+    t.transport = Transport::P2p;
+    t.channels = 1;
+    t.chunk = std::max<std::uint64_t>(bytes, 1);
+    t.base_latency = p_.copy_latency + pair.path_latency;
+    // The flow network's NVLink capacity is NCCL's usable share; copy engines reach a different share.
+    const double scale = pair.path == PathType::Nvl ? p_.nvlink_efficiency / p_.copy_nvlink_efficiency : 1.0;
+    t.channel_rate = p_.copy_bandwidth * scale;
+    t.parts.push_back({bytes, static_cast<double>(bytes) * scale, 1, 0});
+    return t;
+  }
+
   double link_efficiency(LinkClass link) const override {
     switch (link) {
       case LinkClass::NvLink:
@@ -201,8 +214,8 @@ class NcclModel final : public TransferModel {
            : link == LinkClass::Pcie ? p_.pcie_saturation
                                      : 0.0;
   }
-  Picoseconds host_launch_time(int gpus, int ops) const override {
-    return p_.launch_base + gpus * p_.launch_per_gpu + ops * p_.launch_per_op;
+  Picoseconds host_launch_time(int gpus, int ops, int colls) const override {
+    return p_.launch_base + gpus * p_.launch_per_gpu + ops * p_.launch_per_op + colls * p_.launch_per_coll;
   }
   Picoseconds compute_launch_time() const override { return p_.launch_compute; }
   Picoseconds framework_call_time() const override { return p_.torch_call; }
@@ -238,9 +251,12 @@ class IdealModel final : public TransferModel {
                             std::span<const int> rank_node) const override {
     return ideal_collective_plan(op, bytes, root, comm, rank_node);
   }
+  TransferPlan copy_plan(std::uint64_t bytes, const PairInfo& pair) const override {
+    return plan(bytes, pair, CommInfo{}, false);
+  }
   double link_efficiency(LinkClass) const override { return 1.0; }
   double link_saturation(LinkClass) const override { return 0.0; }
-  Picoseconds host_launch_time(int, int) const override { return 0; }
+  Picoseconds host_launch_time(int, int, int) const override { return 0; }
   Picoseconds compute_launch_time() const override { return 0; }
   Picoseconds framework_call_time() const override { return 0; }
   Picoseconds kernel_launch_latency() const override { return 0; }

@@ -73,7 +73,9 @@ void add_calibrate_command(CLI::App& app) {
   auto o = std::make_shared<CalibrateCliOptions>();
   CLI::App* c = app.add_subcommand(
       "calibrate", "Fit transfer-model parameters to commsim-measure data and write a parameter file");
-  c->add_option("--measured", o->fit.measured, "commsim-measure output directories")->required();
+  c->add_option("--measured", o->fit.measured, "commsim-measure output directories");
+  c->add_option("--nccl-tests", o->fit.nccl_tests, "nccl-tests logs (their op is the workload name)");
+  c->add_option("--gpu-map", o->fit.gpu_map, "index,pci.bus_id CSV mapping the logs' devices to GPUs");
   c->add_option("--out", o->out, "Parameter file to write (TOML); not written when the fit is degenerate")
       ->required();
   c->add_option("--topology", o->topology, "Topology of the measured machine")->required();

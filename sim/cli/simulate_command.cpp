@@ -1,7 +1,11 @@
-// `commsim simulate p2p|sendrecv|exchange`: size sweeps through the engine, as tables, CSV or JSON.
+// `commsim simulate <workload>`: size sweeps and schedules through the engine, as tables, CSV or JSON.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -15,7 +19,9 @@
 #include "commsim/models/nccl_env.hpp"
 #include "commsim/models/params.hpp"
 #include "commsim/models/transfer.hpp"
+#include "commsim/models/model_spec.hpp"
 #include "commsim/sim/runtime.hpp"
+#include "commsim/sim/schedules.hpp"
 #include "commsim/sim/workloads.hpp"
 #include "commsim/topo/load.hpp"
 
@@ -44,7 +50,54 @@ struct SimOptions {
   std::string pair;
   std::string mode;
   std::string launch = "single-thread";
+  std::string framework = "nccl";
+  int root = 0;
+  std::string model_name;  ///< --model NAME (broadcast, weight-sync, grad-sync)
+  std::string bucket_bytes;
+  // pipeline
+  int stages = 0;
+  std::string microbatches;
+  std::string activation_bytes;
+  double fwd_us = 0;
+  double bwd_us = 0;
+  std::string schedule = "1f1b";
+  // weight-sync
+  int from = -1;
+  std::string to;
+  std::string method;
+  int streams = 4;
 };
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    std::size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+/// PyTorch's per-call overhead on every launch that issues communication (--framework torch for the
+/// point-to-point workloads).
+void apply_framework(sim::Program& p, sim::Framework f) {
+  if (f != sim::Framework::Torch) return;
+  for (sim::LaunchSpec& l : p.launches) {
+    for (const sim::KernelSpec& k : l.kernels) {
+      if (!k.ops.empty() || k.collective) {
+        ++l.framework_calls;
+        break;
+      }
+    }
+  }
+}
+
+Picoseconds us_flag(const char* flag, double us) {
+  if (!(us >= 0) || us > 1e9) throw UsageError(std::string(flag) + " must be between 0 and 1e9 microseconds");
+  return static_cast<Picoseconds>(std::llround(us * 1e6));
+}
 
 /// Progress on a terminal: a bar with an ETA on stderr; nothing when stderr is not a terminal.
 class Progress {
@@ -88,6 +141,211 @@ void emit(const SimOptions& o, sim::ResultTable& table, const sim::Trace* trace)
   if (trace) write_file_atomic(o.trace, trace->to_json().dump() + "\n");
 }
 
+/// Runs a program exactly as built (its own warmup and iterations), with the trace if one is kept.
+std::function<sim::RunResult(sim::Program)> run_raw(const SimOptions& o, sim::Runtime& runtime, sim::Trace* trace) {
+  return [&o, &runtime, trace](sim::Program p) {
+    (void)o;
+    sim::RunResult r = runtime.run(p, trace);
+    if (trace) trace->set_offset(trace->offset() + r.iteration_end.back() + 10 * kPicosPerMicro);
+    return r;
+  };
+}
+
+void run_pipeline(const SimOptions& o, sim::ResultTable& table, sim::Runtime& runtime, int n,
+                  const std::function<sim::RunResult(sim::Program)>& run) {
+  (void)runtime;
+  if (o.schedule != "1f1b") {
+    throw UsageError("--schedule " + o.schedule + ": commsim simulates Megatron's non-interleaved 1f1b schedule");
+  }
+  std::vector<int> gpus;
+  if (o.gpus != "all") {
+    gpus = sim::parse_gpu_list(o.gpus, n);
+    if (o.stages > 0 && static_cast<int>(gpus.size()) != o.stages)
+      throw UsageError("--stages " + std::to_string(o.stages) + " but --gpus lists " + std::to_string(gpus.size()) + " GPUs");
+  } else {
+    if (o.stages < 2) throw UsageError("pipeline needs --stages P (at least 2) or --gpus LIST");
+    if (o.stages > n) {
+      throw UsageError("--stages " + std::to_string(o.stages) + " is more than the topology's " + std::to_string(n) +
+                       " GPUs");
+    }
+    for (int i = 0; i < o.stages; ++i) gpus.push_back(i);
+  }
+  if (o.microbatches.empty()) throw UsageError("pipeline needs --microbatches M[,M...]");
+  if (o.activation_bytes.empty()) throw UsageError("pipeline needs --activation-bytes SIZE[,SIZE...]");
+  std::vector<int> mbs;
+  for (const std::string& m : split_list(o.microbatches)) {
+    char* end = nullptr;
+    const long v = std::strtol(m.c_str(), &end, 10);
+    if (end == m.c_str() || *end != '\0' || v < 1 || v > 100000)
+      throw UsageError("--microbatches " + m + ": expected a whole number between 1 and 100000");
+    mbs.push_back(static_cast<int>(v));
+  }
+  std::vector<std::uint64_t> acts;
+  for (const std::string& a : split_list(o.activation_bytes)) acts.push_back(sim::parse_size_flag("--activation-bytes", a));
+  std::vector<sim::ExchangeMode> modes;
+  for (const std::string& m : split_list(o.mode.empty() ? "sequential,overlapped,batched" : o.mode))
+    modes.push_back(sim::parse_exchange_mode(m));
+  table.columns = {"bytes", "microbatches", "mode", "framework", "time_us", "stage", "gpu",
+                   "compute_us", "comm_us", "bubble_us"};
+  table.units = {"B", "", "", "", "us", "", "", "us", "us", "us"};
+  table.metadata["gpus"] = gpus;
+  table.metadata["schedule"] = o.schedule;
+  table.metadata["fwd_us"] = o.fwd_us;
+  table.metadata["bwd_us"] = o.bwd_us;
+  Progress progress(acts.size() * mbs.size() * modes.size());
+  for (std::uint64_t a : acts) {
+    for (int m : mbs) {
+      for (sim::ExchangeMode mode : modes) {
+        sim::PipelineSpec spec;
+        spec.gpus = gpus;
+        spec.microbatches = m;
+        spec.activation_bytes = a;
+        spec.fwd = us_flag("--fwd-us", o.fwd_us);
+        spec.bwd = us_flag("--bwd-us", o.bwd_us);
+        spec.mode = mode;
+        spec.framework = sim::parse_framework(o.framework);
+        sim::Program p = sim::pipeline_program(spec);
+        p.iterations = o.iterations;
+        p.warmup = o.warmup;
+        const sim::RunResult r = run(std::move(p));
+        const double step = static_cast<double>(r.per_iteration) / 1e6;
+        for (std::size_t st = 0; st < gpus.size(); ++st) {
+          const auto it = r.busy.find(gpus[st]);
+          const sim::GpuBusy b = it == r.busy.end() ? sim::GpuBusy{} : it->second;
+          const double compute = static_cast<double>(b.compute) / 1e6 / o.iterations;
+          const double comm = static_cast<double>(b.communication) / 1e6 / o.iterations;
+          table.rows.push_back({static_cast<std::int64_t>(a), std::int64_t{m}, std::string(sim::exchange_mode_name(mode)),
+                                o.framework, step, static_cast<std::int64_t>(st), std::int64_t{gpus[st]}, compute,
+                                comm, std::max(0.0, step - compute)});
+        }
+        progress.step();
+      }
+    }
+  }
+}
+
+std::uint64_t bucket_flag(const SimOptions& o, std::uint64_t fallback) {
+  if (o.bucket_bytes.empty()) return fallback;
+  if (o.bucket_bytes == "0" || o.bucket_bytes == "0B") return 0;
+  return sim::parse_size_flag("--bucket-bytes", o.bucket_bytes);
+}
+
+void run_model_broadcast(const SimOptions& o, sim::ResultTable& table, int n, sim::Framework framework,
+                         const std::function<sim::RunResult(sim::Program)>& run) {
+  const models::ModelSpec& spec = models::model_spec(o.model_name);
+  std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
+  if (o.root < 0 || o.root >= static_cast<int>(gpus.size()))
+    throw UsageError("--root " + std::to_string(o.root) + " is not a rank of --gpus");
+  std::rotate(gpus.begin(), gpus.begin() + o.root, gpus.end());  // the program broadcasts from its first GPU
+  const auto pieces = sim::tensor_pieces(spec, bucket_flag(o, 0));
+  sim::Program p = sim::broadcast_pieces_program(gpus, pieces, framework);
+  p.iterations = o.iterations;
+  p.warmup = o.warmup;
+  const sim::RunResult r = run(std::move(p));
+  const double t_us = static_cast<double>(r.per_iteration) / 1e6;
+  table.columns = {"model", "tensors", "broadcasts", "bytes", "time_us", "algbw_gbps", "busbw_gbps", "ngpus"};
+  table.units = {"", "", "", "B", "us", "GB/s", "GB/s", ""};
+  table.metadata["gpus"] = gpus;
+  table.metadata["bucket_bytes"] = bucket_flag(o, 0);
+  const double bw = static_cast<double>(spec.bytes()) / (t_us * 1e3);
+  table.rows.push_back({spec.name, static_cast<std::int64_t>(spec.tensors().size()),
+                        static_cast<std::int64_t>(pieces.size()), static_cast<std::int64_t>(spec.bytes()), t_us, bw, bw,
+                        static_cast<std::int64_t>(gpus.size())});
+}
+
+void run_weight_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime& runtime,
+                     const models::ModelParams& params, sim::Framework framework, int n,
+                     const std::function<sim::RunResult(sim::Program)>& run) {
+  (void)runtime;
+  if (o.model_name.empty()) throw UsageError("weight-sync needs --model NAME (`commsim model list`)");
+  const models::ModelSpec& spec = models::model_spec(o.model_name);
+  if (o.from < 0) throw UsageError("weight-sync needs --from GPU (the trainer)");
+  sim::parse_gpu_list(std::to_string(o.from), n);
+  if (o.to.empty()) throw UsageError("weight-sync needs --to LIST (the rollout GPUs)");
+  const std::vector<int> to = sim::parse_gpu_list(o.to, n);
+  if (o.method != "broadcast" && o.method != "p2p-engine")
+    throw UsageError("--method must be broadcast or p2p-engine");
+  auto s = [](Picoseconds ps) { return static_cast<double>(ps) / 1e12; };
+  std::vector<std::pair<std::string, double>> timings;
+  std::int64_t pieces_count = 0;
+  if (o.method == "broadcast") {
+    std::vector<int> gpus{o.from};
+    gpus.insert(gpus.end(), to.begin(), to.end());
+    const auto pieces = sim::tensor_pieces(spec, bucket_flag(o, 0));
+    pieces_count = static_cast<std::int64_t>(pieces.size());
+    sim::Program p = sim::broadcast_pieces_program(gpus, pieces, framework);
+    p.warmup = 0;  // one push from idle GPUs: total_transfer_time runs from the first call to the last byte
+    p.iterations = 1;
+    const sim::RunResult r = run(std::move(p));
+    const Picoseconds push = r.per_iteration;
+    // Host enqueue time of one push: what the trainer's loop spends issuing the broadcasts.
+    Picoseconds enqueue = 0;
+    const auto model = models::make_transfer_model(o.model, params, models::NcclEnv::parse(o.nccl_env));
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      enqueue += framework == sim::Framework::Torch
+                     ? model->host_launch_time(1, 0, 1) + model->framework_call_time()
+                     : model->host_launch_time(static_cast<int>(gpus.size()), 0, static_cast<int>(gpus.size()));
+    }
+    enqueue = std::min(enqueue, push);
+    timings = {{"init_process_group_time", s(params.comm_init)},
+               {"broadcast_time", s(enqueue)},
+               {"sync_time", s(push - enqueue)},
+               {"total_transfer_time", s(push)},
+               {"destroy_group_time", s(params.comm_destroy)}};
+  } else {
+    const auto tensors = sim::tensor_pieces(spec, 0);
+    pieces_count = static_cast<std::int64_t>(tensors.size() * to.size());
+    sim::Program p = sim::copy_engine_program(o.from, to, tensors, o.streams);
+    p.warmup = 0;
+    p.iterations = 1;
+    const sim::RunResult r = run(std::move(p));
+    const Picoseconds push = r.per_iteration;
+    const Picoseconds submit = std::min(push, static_cast<Picoseconds>(pieces_count) * params.copy_submit);
+    timings = {{"register_and_start_time", s(params.engine_register)},
+               {"update_weights_time", 0.0},
+               {"submit_tasks_time", s(submit)},
+               {"wait_transfers_time", s(push - submit)},
+               {"sync_time", 0.0},
+               {"total_transfer_time", s(push)},
+               {"stop_time", s(params.engine_stop)}};
+  }
+  table.columns = {"model", "method", "tensors", "transfers", "bytes", "timing", "seconds"};
+  table.units = {"", "", "", "", "B", "", "s"};
+  table.metadata["from"] = o.from;
+  table.metadata["to"] = to;
+  table.metadata["bucket_bytes"] = bucket_flag(o, 0);
+  table.metadata["streams"] = o.streams;
+  table.metadata["note"] =
+      "total_transfer_time and its parts are simulated; init/destroy/register/stop are the parameter set's "
+      "fixed costs ([setup])";
+  for (const auto& [name, v] : timings) {
+    table.rows.push_back({spec.name, o.method, static_cast<std::int64_t>(spec.tensors().size()), pieces_count,
+                          static_cast<std::int64_t>(spec.bytes()), name, v});
+  }
+}
+
+void run_grad_sync(const SimOptions& o, sim::ResultTable& table, int n, sim::Framework framework,
+                   const std::function<sim::RunResult(sim::Program)>& run) {
+  if (o.model_name.empty()) throw UsageError("grad-sync needs --model NAME (`commsim model list`)");
+  const models::ModelSpec& spec = models::model_spec(o.model_name);
+  const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
+  const std::uint64_t bucket = bucket_flag(o, 25ULL << 20);
+  const auto buckets = sim::tensor_pieces(spec, bucket, true);
+  sim::Program p = sim::grad_sync_program(gpus, buckets, framework);
+  p.warmup = 0;
+  p.iterations = 1;
+  const sim::RunResult r = run(std::move(p));
+  const double t_us = static_cast<double>(r.per_iteration) / 1e6;
+  const double nr = static_cast<double>(gpus.size());
+  const double algbw = static_cast<double>(spec.bytes()) / (t_us * 1e3);
+  table.columns = {"model", "ngpus", "buckets", "bucket_bytes", "bytes", "time_us", "algbw_gbps", "busbw_gbps"};
+  table.units = {"", "", "", "B", "B", "us", "GB/s", "GB/s"};
+  table.metadata["gpus"] = gpus;
+  table.rows.push_back({spec.name, static_cast<std::int64_t>(gpus.size()), static_cast<std::int64_t>(buckets.size()),
+                        static_cast<std::int64_t>(bucket), static_cast<std::int64_t>(spec.bytes()), t_us, algbw,
+                        algbw * 2 * (nr - 1) / nr});
+}
+
 void run_workload(const std::string& workload, const SimOptions& o) {
   const auto& hw = models::HardwareCatalog::builtin();
   if (!o.gpu.empty()) hw.gpu(o.gpu);
@@ -119,9 +377,12 @@ void run_workload(const std::string& workload, const SimOptions& o) {
                     {"warmup", o.warmup},
                     {"commsim_version", COMMSIM_VERSION}};
   std::unique_ptr<sim::Trace> trace = o.trace.empty() ? nullptr : std::make_unique<sim::Trace>();
+  const sim::Framework framework = sim::parse_framework(o.framework);
+  table.metadata["framework"] = o.framework;
   auto run = [&](sim::Program p) {
     p.iterations = o.iterations;
     p.warmup = o.warmup;
+    apply_framework(p, framework);
     sim::RunResult r = runtime.run(p, trace.get());
     if (trace) trace->set_offset(trace->offset() + r.iteration_end.back() + 10 * kPicosPerMicro);
     return r;
@@ -138,10 +399,10 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     row.emplace_back(t_us);
     row.emplace_back(algbw);
     row.emplace_back(algbw);
-    for (auto& c : middle) row.push_back(std::move(c));
-    row.push_back(std::string(models::transport_name(op.transport)));
-    row.push_back(std::string(models::protocol_name(op.protocol)));
-    row.push_back(std::int64_t{op.channels});
+    row.insert(row.end(), middle.begin(), middle.end());
+    row.emplace_back(std::in_place_type<std::string>, models::transport_name(op.transport));
+    row.emplace_back(std::in_place_type<std::string>, models::protocol_name(op.protocol));
+    row.emplace_back(std::in_place_type<std::int64_t>, op.channels);
     table.rows.push_back(std::move(row));  // busbw = algbw for point-to-point workloads
   };
 
@@ -209,6 +470,38 @@ void run_workload(const std::string& workload, const SimOptions& o) {
               {std::string(sim::exchange_mode_name(mode))});
       progress.step();
     }
+  } else if (workload == "pipeline") {
+    run_pipeline(o, table, runtime, n, run_raw(o, runtime, trace.get()));
+  } else if (workload == "weight-sync") {
+    run_weight_sync(o, table, runtime, params, framework, n, run_raw(o, runtime, trace.get()));
+  } else if (workload == "grad-sync") {
+    run_grad_sync(o, table, n, framework, run_raw(o, runtime, trace.get()));
+  } else if (workload == "broadcast" && !o.model_name.empty()) {
+    run_model_broadcast(o, table, n, framework, run_raw(o, runtime, trace.get()));
+  } else {
+    const models::CollOp op = sim::parse_coll_op(workload);
+    const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
+    const bool thread_per_gpu = o.launch == "thread-per-gpu";
+    const double nr = static_cast<double>(gpus.size());
+    const double factor = op == models::CollOp::AllReduce                                         ? 2 * (nr - 1) / nr
+                          : op == models::CollOp::AllGather || op == models::CollOp::ReduceScatter ? (nr - 1) / nr
+                                                                                                   : 1.0;
+    table.columns = {"bytes", "time_us", "algbw_gbps", "busbw_gbps", "ngpus", "algorithm", "protocol", "channels"};
+    table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
+    table.metadata["gpus"] = gpus;
+    table.metadata["launch"] = o.launch;
+    table.metadata["root"] = o.root;
+    Progress progress(sizes.size());
+    for (std::uint64_t bytes : sizes) {
+      const sim::RunResult r = run(sim::collective_program(gpus, op, bytes, o.root, thread_per_gpu, framework));
+      const double t_us = static_cast<double>(r.per_iteration) / 1e6;
+      const double algbw = t_us > 0 ? static_cast<double>(bytes) / (t_us * 1e3) : 0.0;
+      const sim::CollectiveRecord c = r.collectives.empty() ? sim::CollectiveRecord{} : r.collectives.front();
+      table.rows.push_back({static_cast<std::int64_t>(bytes), t_us, algbw, algbw * factor,
+                            static_cast<std::int64_t>(gpus.size()), std::string(models::algorithm_name(c.algorithm)),
+                            std::string(models::protocol_name(c.protocol)), std::int64_t{c.channels}});
+      progress.step();
+    }
   }
   emit(o, table, trace.get());
 }
@@ -220,10 +513,10 @@ void add_common(CLI::App* app, SimOptions& o) {
   app->add_option("--params", o.params,
                   "Parameter set (TOML) over the defaults, e.g. models/params/h200.toml;\ndefault: "
                   "models/params/nccl-default.toml");
-  std::string models_help = "Transfer model:";
+  std::string models_help = "Cost (transfer) model:";
   for (const auto& m : models::transfer_models())
     models_help += "\n  " + std::string(m.name) + ": " + std::string(m.description);
-  app->add_option("--model", o.model, models_help)->capture_default_str();
+  app->add_option("--cost-model", o.model, models_help)->capture_default_str();
   app->add_option(
          "--nccl-env", o.nccl_env,
          "NCCL knob as a what-if, repeatable: KEY=VALUE, e.g. NCCL_PROTO=Simple,\nNCCL_P2P_DISABLE=1, "
@@ -277,31 +570,96 @@ OUTPUT
       {"exchange",
        "Bidirectional exchange between --pair A,B with --mode sequential (one\nstream), overlapped "
        "(separate communicators and streams) or batched\n(one group)"},
+      {"all_reduce", "nccl-tests all_reduce_perf over --gpus (Ring/Tree, LL/LL128/Simple as NCCL's tuner picks)"},
+      {"all_gather", "nccl-tests all_gather_perf over --gpus (size = the gathered output)"},
+      {"reduce_scatter", "nccl-tests reduce_scatter_perf over --gpus (size = the input)"},
+      {"broadcast",
+       "nccl-tests broadcast_perf over --gpus from --root; or with --model NAME\nthe model's tensors, one "
+       "broadcast per tensor or per --bucket-bytes bucket"},
+      {"reduce", "nccl-tests reduce_perf over --gpus to --root"},
+      {"pipeline",
+       "Megatron 1F1B pipeline step over --stages P GPUs (or --gpus): warmup\nforwards, steady 1F1B, "
+       "cooldown; P2P --mode sequential|overlapped|batched"},
+      {"weight-sync",
+       "RL trainer-to-rollout weight push of --model from --from to --to, by\nNCCL broadcast or a "
+       "copy-engine P2P engine (--method)"},
+      {"grad-sync", "Data-parallel gradient all-reduce of --model over --gpus in --bucket-bytes buckets"},
   };
   for (const Workload& w : workloads) {
     auto opts = std::make_shared<SimOptions>();
     CLI::App* sub = simulate->add_subcommand(w.name, w.help);
     add_common(sub, *opts);
     const std::string name = w.name;
+    sub->add_option("--framework", opts->framework,
+                    "nccl: plain NCCL calls; torch: as PyTorch issues them (its NCCL\nstream per group, "
+                    "serialized unbatched P2P on groups > 2 ranks,\nper-call overhead)")
+        ->check(CLI::IsMember({"nccl", "torch"}))
+        ->capture_default_str();
+    const bool coll = name == "all_reduce" || name == "all_gather" || name == "reduce_scatter" ||
+                      name == "broadcast" || name == "reduce";
     if (name == "p2p") {
       sub->add_option("--src", opts->src, "Sending GPU index");
       sub->add_option("--dst", opts->dst, "Receiving GPU index");
       sub->add_option("--pairs", opts->pairs, "'all': every directed GPU pair");
-    } else if (name == "sendrecv" || name == "alltoall") {
+    } else if (name == "sendrecv" || name == "alltoall" || coll) {
       sub->add_option("--gpus", opts->gpus, "GPUs in rank order: 0-3, 0,2,4, all")->capture_default_str();
       sub->add_option("--launch", opts->launch,
                       "single-thread: one host thread drives every GPU (nccl-tests -g N);\nthread-per-gpu: "
                       "commsim-measure's default")
           ->check(CLI::IsMember({"single-thread", "thread-per-gpu"}))
           ->capture_default_str();
-    } else {
+      if (name == "broadcast" || name == "reduce")
+        sub->add_option("--root", opts->root, "Root rank (index into --gpus)")->capture_default_str();
+      if (name == "broadcast") {
+        sub->add_option("--model", opts->model_name,
+                        "Broadcast this model's tensors (`commsim model list`) instead of a\nsize sweep");
+        sub->add_option("--bucket-bytes", opts->bucket_bytes,
+                        "With --model: coalesce consecutive tensors into buckets of at most\nthis size "
+                        "(default: one broadcast per tensor)");
+      }
+    } else if (name == "exchange") {
       sub->add_option("--pair", opts->pair, "The two GPUs, e.g. 0,1")->required();
       sub->add_option("--mode", opts->mode, "sequential, overlapped or batched")->required();
+    } else if (name == "pipeline") {
+      sub->add_option("--stages", opts->stages, "Pipeline stages P: rank r runs stage r on GPU r");
+      sub->add_option("--gpus", opts->gpus, "GPUs for the stages in order (instead of the first P)");
+      sub->add_option("--microbatches", opts->microbatches, "Microbatches per step, a list: 4,16")->required();
+      sub->add_option("--activation-bytes", opts->activation_bytes,
+                      "Activation (and gradient) bytes per microbatch, a list: 4MiB,64MiB")
+          ->required();
+      sub->add_option("--fwd-us", opts->fwd_us, "Forward compute per stage and microbatch, us")->required();
+      sub->add_option("--bwd-us", opts->bwd_us, "Backward compute per stage and microbatch, us")->required();
+      sub->add_option("--mode", opts->mode,
+                      "P2P modes, a list of sequential, overlapped, batched (default: all)");
+      sub->add_option("--schedule", opts->schedule, "Pipeline schedule (Megatron's non-interleaved 1f1b)")
+          ->check(CLI::IsMember({"1f1b"}))
+          ->capture_default_str();
+    } else if (name == "weight-sync") {
+      sub->add_option("--model", opts->model_name, "Model whose weights are pushed (`commsim model list`)")
+          ->required();
+      sub->add_option("--from", opts->from, "Trainer GPU")->required();
+      sub->add_option("--to", opts->to, "Rollout GPUs: 1-3")->required();
+      sub->add_option("--method", opts->method, "broadcast (NCCL) or p2p-engine (copy engines)")
+          ->check(CLI::IsMember({"broadcast", "p2p-engine"}))
+          ->required();
+      sub->add_option("--bucket-bytes", opts->bucket_bytes,
+                      "broadcast: coalesce consecutive tensors into buckets of at most this\nsize");
+      sub->add_option("--streams", opts->streams, "p2p-engine: copy streams per rollout GPU")
+          ->capture_default_str();
+    } else if (name == "grad-sync") {
+      sub->add_option("--model", opts->model_name, "Model whose gradients are reduced")->required();
+      sub->add_option("--gpus", opts->gpus, "Data-parallel GPUs: 0-15, all")->capture_default_str();
+      sub->add_option("--bucket-bytes", opts->bucket_bytes, "Gradient bucket size (DDP's default 25MiB)");
     }
-    sub->footer("\nEXAMPLE\n  commsim simulate " + name + " --topology topologies/library/real/h200x4.topo " +
-                (name == "p2p"        ? "--src 0 --dst 1"
-                 : name == "exchange" ? "--pair 0,1 --mode batched"
-                                      : "--gpus 0-3") +
+    if (name == "grad-sync") opts->framework = "torch";
+    const std::string example =
+        name == "p2p"           ? "--src 0 --dst 1"
+        : name == "exchange"    ? "--pair 0,1 --mode batched"
+        : name == "pipeline"    ? "--stages 4 --microbatches 4,16 --activation-bytes 4MiB,64MiB --fwd-us 500 --bwd-us 1000"
+        : name == "weight-sync" ? "--model qwen2.5-32b --from 0 --to 1-3 --method broadcast"
+        : name == "grad-sync"   ? "--model llama-3-8b --gpus all"
+                                : "--gpus 0-3";
+    sub->footer("\nEXAMPLE\n  commsim simulate " + name + " --topology topologies/library/real/h200x4.topo " + example +
                 " --params models/params/h200.toml");
     sub->callback([opts, name] { run_workload(name, *opts); });
   }

@@ -22,6 +22,7 @@ namespace {
 struct ValidateOptions {
   std::vector<std::string> nccl_tests;
   std::vector<std::string> measured;
+  std::vector<std::string> torch;
   std::string topology;
   std::string gpu;
   std::string params;
@@ -44,7 +45,7 @@ std::string validate_command_line(const ValidateOptions& o) {
   };
   add("--gpu", o.gpu);
   add("--params", o.params);
-  if (o.model != "nccl") add("--model", o.model);
+  if (o.model != "nccl") add("--cost-model", o.model);
   for (const auto& e : o.nccl_env) add("--nccl-env", e);
   add("--gpu-map", o.gpu_map);
   add("--fit-note", o.fit_note);
@@ -52,6 +53,8 @@ std::string validate_command_line(const ValidateOptions& o) {
   for (const auto& f : o.nccl_tests) cmd += " " + f;
   if (!o.measured.empty()) cmd += " --measured";
   for (const auto& d : o.measured) cmd += " " + d;
+  if (!o.torch.empty()) cmd += " --torch";
+  for (const auto& f : o.torch) cmd += " " + f;
   add("--csv", o.csv);
   add("--report", o.report);
   add("--markdown", o.markdown);
@@ -59,8 +62,8 @@ std::string validate_command_line(const ValidateOptions& o) {
 }
 
 void run_validate(const ValidateOptions& o) {
-  if (o.nccl_tests.empty() && o.measured.empty())
-    throw UsageError("validate needs --measured DIR... or --nccl-tests FILE...");
+  if (o.nccl_tests.empty() && o.measured.empty() && o.torch.empty())
+    throw UsageError("validate needs --measured DIR..., --nccl-tests FILE... or --torch FILE...");
   const models::NcclEnv env = models::NcclEnv::parse(o.nccl_env);
   const models::ModelParams params =
       o.params.empty() ? models::ModelParams::defaults() : models::ModelParams::load(o.params);
@@ -83,11 +86,15 @@ void run_validate(const ValidateOptions& o) {
     auto more = validation::compare_measured(measured.back(), rt);
     rows.insert(rows.end(), more.begin(), more.end());
   }
+  for (const auto& f : o.torch) {
+    auto more = validation::compare_torch(f, rt);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
 
   std::printf(
-      "commsim validate: %zu nccl-tests run(s), %zu commsim-measure dir(s), %zu sizes compared; model %s, "
-      "parameters %s%s\n",
-      runs.size(), o.measured.size(), rows.size(), o.model.c_str(), params.name.c_str(),
+      "commsim validate: %zu nccl-tests run(s), %zu commsim-measure dir(s), %zu PyTorch file(s), %zu sizes "
+      "compared; model %s, parameters %s%s\n",
+      runs.size(), o.measured.size(), o.torch.size(), rows.size(), o.model.c_str(), params.name.c_str(),
       env.settings.empty()
           ? ""
           : (", NCCL env " + env.settings.front() + (env.settings.size() > 1 ? " ..." : "")).c_str());
@@ -133,6 +140,7 @@ void run_validate(const ValidateOptions& o) {
     ctx.params = o.params.empty() ? params.name : o.params;
     ctx.fit_note = o.fit_note;
     for (const auto& f : o.nccl_tests) ctx.inputs.push_back("nccl-tests log " + f);
+    for (const auto& f : o.torch) ctx.inputs.push_back("measure/torch output " + f);
     for (const auto& run : measured) {
       ctx.inputs.push_back("commsim-measure " + run.dir);
       for (auto& kv : validation::measured_metadata(run)) ctx.metadata.push_back(std::move(kv));
@@ -158,11 +166,16 @@ void add_validate_command(CLI::App& app) {
   v->add_option("--nccl-tests", o->nccl_tests,
                 "nccl-tests text logs (several runs per file are fine; repeats of a\n"
                 "configuration are combined by their median)");
-  v->add_option("--measured", o->measured, "commsim-measure output directories (p2p, sendrecv, exchange)");
+  v->add_option("--measured", o->measured,
+                "commsim-measure output directories (p2p, sendrecv, alltoall, exchange,\ncollectives, pipeline, "
+                "weight-sync)");
+  v->add_option("--torch", o->torch,
+                "measure/torch outputs (pipeline_1f1b.py, weight_sync_broadcast.py JSON),\nsimulated with "
+                "--framework torch");
   v->add_option("--topology", o->topology, "Topology of the measured machine")->required();
   v->add_option("--gpu", o->gpu, "GPU generation, as for simulate");
   v->add_option("--params", o->params, "Parameter set (TOML) over the defaults");
-  v->add_option("--model", o->model, "Transfer model (see `commsim simulate p2p --help`)")
+  v->add_option("--cost-model", o->model, "Cost (transfer) model (see `commsim simulate p2p --help`)")
       ->capture_default_str();
   v->add_option("--nccl-env", o->nccl_env, "NCCL knobs the measurement ran with, KEY=VALUE, repeatable");
   v->add_option(

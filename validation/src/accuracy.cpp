@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <set>
+#include <tuple>
 
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
+#include "commsim/sim/schedules.hpp"
 #include "commsim/sim/workloads.hpp"
 
 #include <nlohmann/json.hpp>
@@ -112,8 +115,14 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
   for (const NcclTestsRun& r : runs) {
     const std::string where = r.file + ":" + std::to_string(r.line);
     if (r.op != "sendrecv" && r.op != "alltoall") {
-      throw InputError({r.file, r.line, 1}, "commsim cannot yet simulate nccl-tests '" + r.op +
-                                                "' (supported: sendrecv, alltoall)");
+      try {
+        sim::parse_coll_op(r.op);
+      } catch (const UsageError&) {
+        throw InputError({r.file, r.line, 1},
+                         "commsim cannot simulate nccl-tests '" + r.op +
+                             "' (supported: sendrecv, alltoall, all_reduce, all_gather, reduce_scatter, broadcast, "
+                             "reduce)");
+      }
     }
     std::vector<int> gpus;
     for (const NcclTestsDevice& d : r.devices) gpus.push_back(map.gpu_of(d, where));
@@ -142,9 +151,10 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
       std::vector<double> v = ts;
       std::sort(v.begin(), v.end());
       const double median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-      if (bytes == 0) continue;  // alltoall's rows of 0 bytes time only the launch
-      sim::Program p =
-          g.op == "alltoall" ? sim::alltoall_program(g.gpus, bytes) : sim::sendrecv_program(g.gpus, bytes);
+      if (bytes == 0) continue;  // rows of 0 bytes time only the launch
+      sim::Program p = g.op == "alltoall"   ? sim::alltoall_program(g.gpus, bytes)
+                       : g.op == "sendrecv" ? sim::sendrecv_program(g.gpus, bytes)
+                                            : sim::collective_program(g.gpus, sim::parse_coll_op(g.op), bytes);
       p.iterations = iterations;
       p.warmup = warmup;
       const sim::RunResult res = runtime.run(p);
@@ -171,12 +181,166 @@ MeasuredRun load_measured(const std::string& dir) {
     throw InputError({run.file, 0, 0}, std::string("not a commsim-measure results file: ") + e.what());
   }
   const auto& doc = run.doc;
+  if (doc.contains("schema") && doc["schema"] == "commsim.weight_sync/1") {
+    if (!doc.contains("metrics") || !doc.contains("method") || !doc.contains("model"))
+      throw InputError({run.file, 1, 1}, "incomplete commsim-measure weight-sync output");
+    return run;
+  }
   if (!doc.contains("schema") || doc["schema"] != "commsim.results/1" || !doc.contains("rows") ||
       !doc.contains("gpus")) {
     throw InputError({run.file, 1, 1},
                      "missing schema, rows or GPU metadata: not a complete commsim-measure output");
   }
   return run;
+}
+
+namespace {
+
+/// --fwd-us/--bwd-us of a pipeline run: from the document, else from the recorded command line.
+double pipeline_flag(const nlohmann::json& doc, const char* key, const char* flag, const std::string& file) {
+  if (doc.contains(key)) return doc[key].get<double>();
+  const std::string cmd = doc.value("command_line", "");
+  const auto at = cmd.find(std::string(flag) + " ");
+  if (at == std::string::npos)
+    throw InputError({file, 1, 1}, std::string("pipeline run without ") + key + " (neither a field nor " + flag +
+                                       " on its command line)");
+  return std::atof(cmd.c_str() + at + std::string(flag).size() + 1);
+}
+
+sim::Program pipeline_of(const std::vector<int>& gpus, std::uint64_t bytes, int microbatches, const std::string& mode,
+                         double fwd_us, double bwd_us, sim::Framework framework) {
+  sim::PipelineSpec spec;
+  spec.gpus = gpus;
+  spec.microbatches = microbatches;
+  spec.activation_bytes = bytes;
+  spec.fwd = static_cast<Picoseconds>(std::llround(fwd_us * 1e6));
+  spec.bwd = static_cast<Picoseconds>(std::llround(bwd_us * 1e6));
+  spec.mode = sim::parse_exchange_mode(mode);
+  spec.framework = framework;
+  return sim::pipeline_program(spec);
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+/// A commsim-measure weight-sync run (schema commsim.weight_sync/1): total_transfer_time against the
+/// simulated push.
+std::vector<Comparison> compare_weight_sync(const MeasuredRun& run, sim::Runtime& runtime) {
+  const auto& doc = run.doc;
+  const std::string method = doc.at("method").get<std::string>();
+  const models::ModelSpec& spec = models::model_spec(doc.at("model").get<std::string>());
+  const int from = doc.at("from").get<int>();
+  const auto to = doc.at("to").get<std::vector<int>>();
+  std::vector<double> totals;
+  for (const auto& m : doc.at("metrics")) {
+    if (!m.value("warmup", false)) totals.push_back(m.at("total_transfer_time").get<double>() * 1e6);
+  }
+  if (totals.empty()) throw InputError({run.file, 1, 1}, "weight-sync run without timed repetitions");
+  sim::Program p;
+  Comparison c;
+  c.workload = "weight-sync";
+  c.gpus = {from};
+  c.gpus.insert(c.gpus.end(), to.begin(), to.end());
+  const std::uint64_t bucket = doc.value("bucket_bytes", std::uint64_t{0});
+  if (method == "broadcast") {
+    p = sim::broadcast_pieces_program(c.gpus, sim::tensor_pieces(spec, bucket));
+    c.mode = "broadcast" + (bucket ? " bucket " + format_size(bucket) : std::string());
+  } else {
+    p = sim::copy_engine_program(from, to, sim::tensor_pieces(spec, 0), doc.value("streams", 4));
+    c.mode = "p2p-engine";
+  }
+  p.warmup = 0;
+  p.iterations = 1;
+  c.bytes = spec.bytes();
+  c.measured_us = median_of(totals);
+  c.runs = static_cast<int>(totals.size());
+  c.spread = (*std::max_element(totals.begin(), totals.end()) - *std::min_element(totals.begin(), totals.end())) /
+             c.measured_us;
+  c.source = run.file;
+  c.predicted_us = static_cast<double>(runtime.run(p).per_iteration) / 1e6;
+  return {c};
+}
+
+}  // namespace
+
+std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& runtime, int iterations, int warmup) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(read_file(file));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError({file, 0, 0}, std::string("not a measure/torch results file: ") + e.what());
+  }
+  if (!doc.contains("metadata") || !doc.contains("results"))
+    throw InputError({file, 1, 1}, "expected a measure/torch output (metadata and results)");
+  const auto& meta = doc["metadata"];
+  const std::string tool = meta.value("tool", "");
+  const int n_gpus = static_cast<int>(runtime.topology().gpus.size());
+  std::vector<Comparison> out;
+  if (tool.find("pipeline_1f1b") != std::string::npos) {
+    const int stages = meta.at("stages").get<int>();
+    if (stages > n_gpus) throw InputError({file, 1, 1}, "measured on more GPUs than the topology has");
+    std::vector<int> gpus;
+    for (int i = 0; i < stages; ++i) gpus.push_back(i);
+    std::map<std::tuple<std::uint64_t, int, std::string>, std::vector<double>> steps;
+    for (const auto& r : doc["results"]) {
+      steps[{r.at("activation_bytes").get<std::uint64_t>(), r.at("microbatches").get<int>(),
+             r.at("mode").get<std::string>()}]
+          .push_back(r.at("step_us").get<double>());
+    }
+    for (const auto& [key, ts] : steps) {
+      const auto& [bytes, mb, mode] = key;
+      sim::Program p = pipeline_of(gpus, bytes, mb, mode, meta.at("fwd_us").get<double>(),
+                                   meta.at("bwd_us").get<double>(), sim::Framework::Torch);
+      p.iterations = iterations;
+      p.warmup = warmup;
+      Comparison c;
+      c.workload = "pipeline";
+      c.mode = mode + " mb " + std::to_string(mb) + " torch";
+      c.gpus = gpus;
+      c.bytes = bytes;
+      c.measured_us = median_of(ts);
+      c.runs = static_cast<int>(ts.size());
+      c.spread = (*std::max_element(ts.begin(), ts.end()) - *std::min_element(ts.begin(), ts.end())) / c.measured_us;
+      c.source = file;
+      c.predicted_us = static_cast<double>(runtime.run(p).per_iteration) / 1e6;
+      out.push_back(c);
+    }
+  } else if (tool.find("weight_sync") != std::string::npos) {
+    const models::ModelSpec& spec = models::model_spec(meta.at("model").get<std::string>());
+    const int ranks = meta.at("ranks").get<int>();
+    if (ranks > n_gpus) throw InputError({file, 1, 1}, "measured on more GPUs than the topology has");
+    std::vector<double> totals;
+    for (const auto& r : doc["results"]) {
+      if (r.value("warmup", false)) continue;
+      double worst = 0;
+      for (const auto& pr : r.at("per_rank")) worst = std::max(worst, pr.at("total_transfer_time").get<double>());
+      totals.push_back(worst * 1e6);
+    }
+    if (totals.empty()) throw InputError({file, 1, 1}, "no timed repetitions");
+    std::vector<int> gpus;
+    for (int i = 0; i < ranks; ++i) gpus.push_back(i);
+    sim::Program p = sim::broadcast_pieces_program(gpus, sim::tensor_pieces(spec, 0), sim::Framework::Torch);
+    p.warmup = 0;
+    p.iterations = 1;
+    Comparison c;
+    c.workload = "weight-sync";
+    c.mode = "broadcast torch";
+    c.gpus = gpus;
+    c.bytes = spec.bytes();
+    c.measured_us = median_of(totals);
+    c.runs = static_cast<int>(totals.size());
+    c.spread = (*std::max_element(totals.begin(), totals.end()) - *std::min_element(totals.begin(), totals.end())) /
+               c.measured_us;
+    c.source = file;
+    c.predicted_us = static_cast<double>(runtime.run(p).per_iteration) / 1e6;
+    out.push_back(c);
+  } else {
+    throw InputError({file, 1, 1}, "unknown measure/torch tool '" + tool +
+                                       "' (known: pipeline_1f1b.py, weight_sync_broadcast.py)");
+  }
+  return out;
 }
 
 std::vector<Comparison> compare_measured(const std::string& dir, sim::Runtime& runtime, int iterations,
@@ -188,6 +352,7 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
                                          int warmup) {
   const std::string& file = run.file;
   const nlohmann::json& doc = run.doc;
+  if (doc.value("schema", "") == "commsim.weight_sync/1") return compare_weight_sync(run, runtime);
   const bool thread_per_gpu = doc.value("launch", "thread-per-gpu") == "thread-per-gpu";
   const int n_gpus = static_cast<int>(runtime.topology().gpus.size());
   if (static_cast<int>(doc["gpus"].size()) > n_gpus) {
@@ -232,9 +397,19 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
       if (!thread_per_gpu)
         throw InputError({file, 0, 0}, "exchange measured with --launch single-thread: not simulated yet");
       p = sim::exchange_program(c.gpus[0], c.gpus[1], sim::parse_exchange_mode(c.mode), c.bytes);
+    } else if (c.workload == "pipeline") {
+      const int mb = row.at("microbatches").get<int>();
+      p = pipeline_of(c.gpus, c.bytes, mb, c.mode, pipeline_flag(doc, "fwd_us", "--fwd-us", file),
+                      pipeline_flag(doc, "bwd_us", "--bwd-us", file), sim::Framework::Nccl);
+      c.mode += " mb " + std::to_string(mb) + " nccl";
+    } else if (c.workload == "all_reduce" || c.workload == "all_gather" || c.workload == "reduce_scatter" ||
+               c.workload == "broadcast" || c.workload == "reduce") {
+      c.mode = thread_per_gpu ? "thread-per-gpu" : "single-thread";
+      p = sim::collective_program(c.gpus, sim::parse_coll_op(c.workload), c.bytes, 0, thread_per_gpu);
     } else {
-      throw InputError({file, 0, 0}, "commsim cannot yet simulate measured '" + c.workload +
-                                         "' (supported: p2p, sendrecv, alltoall, exchange)");
+      throw InputError({file, 0, 0}, "commsim cannot simulate measured '" + c.workload +
+                                         "' (supported: p2p, sendrecv, alltoall, exchange, pipeline, all_reduce, "
+                                         "all_gather, reduce_scatter, broadcast, reduce, weight-sync)");
     }
     p.iterations = iterations;
     p.warmup = warmup;

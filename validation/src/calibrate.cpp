@@ -57,6 +57,34 @@ const std::vector<Accessor>& accessors() {
       {{"p2p.nvlink_saturation", "", 1.5, 40}, [](const P& p) { return p.nvlink_saturation; }, false},
       {{"p2p.solo_speedup", "", 0.8, 2.0}, [](const P& p) { return p.solo_speedup; }, true},
   };
+  static const std::vector<Accessor> all = [] {
+    std::vector<Accessor> out = list;
+    const char* protos[3] = {"ll", "ll128", "simple"};
+    for (int i = 0; i < 3; ++i) {
+      const std::string pr = protos[i];
+      out.push_back({{"collective." + pr + "_base_latency", "us", 0, 20},
+                     [i](const P& p) { return us(p.coll.base_latency[i]); },
+                     false});
+      out.push_back({{"collective." + pr + "_hop_latency", "us", 0, 10},
+                     [i](const P& p) { return us(p.coll.hop_latency[i]); },
+                     false});
+      out.push_back({{"collective." + pr + "_channel_bandwidth", "GBps", 0.5, 60},
+                     [i](const P& p) { return gbps(p.coll.channel_bandwidth[i]); },
+                     false});
+    }
+    const char* ops[5] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"};
+    for (int i = 0; i < 5; ++i) {
+      out.push_back({{std::string("collective.") + ops[i] + "_efficiency", "", 0.5, 1.5},
+                     [i](const P& p) { return p.coll.efficiency[i]; },
+                     false});
+    }
+    out.push_back({{"host.launch_per_coll", "us", 0, 10}, [](const P& p) { return us(p.launch_per_coll); }, false});
+    out.push_back({{"copy.nvlink_efficiency", "", 0.5, 1.0}, [](const P& p) { return p.copy_nvlink_efficiency; }, false});
+    out.push_back({{"copy.latency", "us", 0, 20}, [](const P& p) { return us(p.copy_latency); }, false});
+    out.push_back({{"torch.call_overhead", "us", 0, 50}, [](const P& p) { return us(p.torch_call); }, false});
+    return out;
+  }();
+  return all;
   return list;
 }
 
@@ -104,7 +132,8 @@ const std::vector<FitParameter>& fit_parameters() {
 
 CalibrateResult calibrate(const topo::Topology& topology, const models::ModelParams& start,
                           const models::NcclEnv& env, const CalibrateOptions& o) {
-  if (o.measured.empty()) throw UsageError("calibrate needs --measured DIR...");
+  if (o.measured.empty() && o.nccl_tests.empty())
+    throw UsageError("calibrate needs --measured DIR... or --nccl-tests FILE...");
   std::vector<const Accessor*> chosen;
   if (o.parameters.empty()) {
     for (const auto& a : accessors())
@@ -141,6 +170,11 @@ CalibrateResult calibrate(const topo::Topology& topology, const models::ModelPar
 
   std::vector<MeasuredRun> runs;
   for (const auto& dir : o.measured) runs.push_back(load_measured(dir));
+  std::vector<NcclTestsRun> logs;
+  for (const auto& f : o.nccl_tests) {
+    for (auto& r : parse_nccl_tests(read_file(f), f)) logs.push_back(std::move(r));
+  }
+  const GpuMap map = o.gpu_map.empty() ? GpuMap{} : GpuMap::from_csv(o.gpu_map);
 
   CalibrateResult result;
   // Predictions for every measured row under `values`; split into fitted and held-out rows.
@@ -151,8 +185,11 @@ CalibrateResult calibrate(const topo::Topology& topology, const models::ModelPar
     const auto model = models::make_transfer_model("nccl", p, env);
     sim::Runtime rt(topology, *model);
     fitted.clear();
-    for (const auto& run : runs) {
-      for (auto& c : compare_measured(run, rt)) {
+    std::vector<std::vector<Comparison>> sets;
+    for (const auto& run : runs) sets.push_back(compare_measured(run, rt));
+    if (!logs.empty()) sets.push_back(compare(logs, rt, map));
+    for (auto& set : sets) {
+      for (auto& c : set) {
         if (is_fitted(c)) {
           fitted.push_back(std::move(c));
         } else if (held_out) {
@@ -269,6 +306,7 @@ std::string fitted_params_toml(const CalibrateResult& res, const std::string& st
   }
   std::string data, workloads;
   for (const auto& d : o.measured) data += (data.empty() ? "" : ", ") + d;
+  for (const auto& f : o.nccl_tests) data += (data.empty() ? "" : ", ") + f;
   for (const auto& w : o.workloads) workloads += (workloads.empty() ? "" : ", ") + w;
   root.insert_or_assign("name", name);
   root.insert_or_assign("fitted", "commsim calibrate on " + workloads + " rows of " + data);

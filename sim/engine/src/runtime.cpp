@@ -244,7 +244,7 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   for (int it = 0; it < total_iterations; ++it) {
     for (const LaunchSpec& l : program.launches) {
       std::set<int> gpus;
-      int ops = 0;
+      int ops = 0, colls = 0;
       bool comm_kernel = false, compute_kernel = false;
       for (const KernelSpec& k : l.kernels) {
         if (!k.ops.empty() || k.collective) {
@@ -252,10 +252,11 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
           comm_kernel = true;
         }
         if (k.compute > 0) compute_kernel = true;
-        ops += static_cast<int>(k.ops.size()) + (k.collective ? 1 : 0);
+        ops += static_cast<int>(k.ops.size());
+        colls += k.collective ? 1 : 0;
       }
       Picoseconds& t = thread_time[l.thread];
-      if (comm_kernel) t += model_.host_launch_time(static_cast<int>(gpus.size()), ops);
+      if (comm_kernel) t += model_.host_launch_time(static_cast<int>(gpus.size()), ops, colls);
       if (compute_kernel) t += model_.compute_launch_time();
       t += l.framework_calls * model_.framework_call_time();
       for (const KernelSpec& k : l.kernels) {
@@ -418,6 +419,21 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     }
   };
 
+  // Copy-engine transfers: no partner, the model's copy plan on the P2P route.
+  auto start_copy = [&](int k, int op_index) {
+    const KernelInstance& ki = kernels[k];
+    const OpSpec& op = ki.spec->ops[op_index];
+    const int src = op.peer, dst = ki.spec->gpu;
+    const models::TransferPlan plan = model_.copy_plan(op.bytes, pair(src, dst));
+    const std::vector<int>* path = &route(src, dst, Transport::P2p);
+    const double wire = plan.parts.empty() ? 0.0 : plan.parts.front().wire_bytes;
+    const double rate = plan.channel_rate;
+    q.after(plan.base_latency, [&, k, path, wire, rate] {
+      ++result.flows;
+      net.start(*path, wire, rate, [&, k] { kernel_op_done(k); });
+    });
+  };
+
   // Collectives: the k-th collective of every rank of a communicator meets; then the model's plan runs.
   std::map<std::pair<int, int>, std::vector<int>> rendezvous;  ///< (comm, seq) -> kernels arrived
   std::map<std::tuple<int, int, std::uint64_t, int>, models::CollectivePlan> coll_plans;
@@ -503,7 +519,13 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
         kernel_op_done(k);
         return;
       }
-      for (std::size_t i = 0; i < ki.spec->ops.size(); ++i) post(k, static_cast<int>(i));
+      for (std::size_t i = 0; i < ki.spec->ops.size(); ++i) {
+        if (ki.spec->ops[i].kind == OpSpec::Kind::Copy) {
+          start_copy(k, static_cast<int>(i));
+        } else {
+          post(k, static_cast<int>(i));
+        }
+      }
     });
   };
   for (auto& [key, queue] : streams) try_start(key);

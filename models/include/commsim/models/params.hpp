@@ -53,7 +53,20 @@ struct ModelParams {
   Picoseconds launch_per_gpu = 0;
   Picoseconds launch_per_op = 0;  ///< per ncclSend/ncclRecv the group enqueues
   Picoseconds launch_compute = 0;  ///< one compute kernel launch
+  Picoseconds launch_per_coll = 0;  ///< per collective the call enqueues (algorithm choice, work setup)
   Picoseconds torch_call = 0;      ///< PyTorch's per-call overhead above NCCL (c10d, Python)
+
+  // Copy engines (cudaMemcpyPeerAsync).
+  Picoseconds copy_submit = 0;       ///< CPU time per cudaMemcpyPeerAsync call
+  Picoseconds copy_latency = 0;      ///< from the copy reaching the head of its stream to data moving
+  double copy_nvlink_efficiency = 1;  ///< usable fraction of NVLink peak for copy engines
+  double copy_bandwidth = 0;          ///< one copy's rate limit, bytes/s
+
+  // Fixed costs of weight-sync set-up and tear-down (CPU side, not simulated event by event).
+  Picoseconds comm_init = 0;        ///< ncclCommInitAll / init_process_group of the sync group
+  Picoseconds comm_destroy = 0;     ///< destroying it
+  Picoseconds engine_register = 0;  ///< peer access and copy streams of a P2P engine
+  Picoseconds engine_stop = 0;
   Picoseconds kernel_launch_latency = 0;
   Picoseconds kernel_gap = 0;
 

@@ -106,6 +106,8 @@ class TransferModel {
   /// `shared_channel`: the channel also carries the opposite direction (send and recv in one group round).
   virtual TransferPlan plan(std::uint64_t bytes, const PairInfo& pair, const CommInfo& comm,
                             bool shared_channel) const = 0;
+  /// A copy-engine transfer (cudaMemcpyPeerAsync) of `bytes` over `pair`: one part, its latency and rate cap.
+  virtual TransferPlan copy_plan(std::uint64_t bytes, const PairInfo& pair) const = 0;
   /// How NCCL runs collective `op` of `bytes` (nccl-tests' size column) rooted at communicator rank `root`
   /// (broadcast, reduce) on a communicator whose rank r lives on machine `rank_node[r]`. Throws UsageError
   /// when NCCL_ALGO/NCCL_PROTO leave no algorithm and protocol for the operation.
@@ -116,8 +118,8 @@ class TransferModel {
   /// How sharply a link saturates (see FlowNetwork::add_resource): 0 for a hard limit.
   virtual double link_saturation(LinkClass link) const = 0;
   /// CPU time for one thread to issue one group that launches kernels on `gpus` GPUs with `ops` send/recv
-  /// operations in all.
-  virtual Picoseconds host_launch_time(int gpus, int ops) const = 0;
+  /// operations and `colls` collectives in all.
+  virtual Picoseconds host_launch_time(int gpus, int ops, int colls = 0) const = 0;
   /// CPU time for one thread to launch one compute kernel.
   virtual Picoseconds compute_launch_time() const = 0;
   /// CPU time the framework layer above NCCL (PyTorch's ProcessGroupNCCL) adds per call.

@@ -20,7 +20,7 @@ const char* regime_name(Regime r);
 
 /// One measured size of one configuration, with its prediction.
 struct Comparison {
-  std::string workload;   ///< "sendrecv", "p2p", "exchange"
+  std::string workload;   ///< "sendrecv", "p2p", "exchange", "all_reduce", "pipeline", "weight-sync", ...
   std::string mode;       ///< exchange mode
   std::vector<int> gpus;  ///< topology GPU indices, rank order
   std::uint64_t bytes = 0;
@@ -67,6 +67,11 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
 /// load_measured(dir), then compare_measured.
 std::vector<Comparison> compare_measured(const std::string& dir, sim::Runtime& runtime, int iterations = 3,
                                          int warmup = 1);
+
+/// A measure/torch output (pipeline_1f1b.py or weight_sync_broadcast.py, JSON) against the simulator with
+/// --framework torch. Throws InputError naming the file for anything else.
+std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& runtime, int iterations = 3,
+                                      int warmup = 1);
 
 struct ErrorStats {
   double mape = 0;   ///< mean absolute percentage error, percent

@@ -25,6 +25,8 @@ const std::vector<FitParameter>& fit_parameters();
 
 struct CalibrateOptions {
   std::vector<std::string> measured;          ///< commsim-measure output directories
+  std::vector<std::string> nccl_tests;        ///< nccl-tests logs (workload = the nccl-tests op)
+  std::string gpu_map;                        ///< index,pci.bus_id CSV for the nccl-tests logs (optional)
   std::vector<std::string> workloads{"p2p"};  ///< rows of these workloads are fitted; the rest are held out
   std::vector<std::string> parameters;  ///< "section.key" names; empty: the defaults of fit_parameters()
   double sigma_large = 0.02;            ///< relative measurement error assumed for sizes >= 1 MiB

@@ -26,7 +26,9 @@ class SimulationError : public Error {
 };
 
 struct OpSpec {
-  enum class Kind { Send, Recv };
+  /// Send and Recv pair up as NCCL send/recv. Copy is a copy-engine transfer (cudaMemcpyPeerAsync issued on
+  /// the kernel's GPU) that pulls `bytes` from `peer`; it needs no partner.
+  enum class Kind { Send, Recv, Copy };
   Kind kind = Kind::Send;
   int peer = 0;  ///< global GPU index of the other side
   std::uint64_t bytes = 0;

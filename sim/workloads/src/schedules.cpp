@@ -1,0 +1,289 @@
+// Program builders for collectives, Megatron 1F1B pipeline steps, weight pushes and gradient sync.
+#include "commsim/sim/schedules.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "commsim/core/error.hpp"
+
+namespace commsim::sim {
+
+Framework parse_framework(std::string_view name) {
+  if (name == "nccl") return Framework::Nccl;
+  if (name == "torch") return Framework::Torch;
+  throw UsageError("unknown --framework '" + std::string(name) + "'; valid: nccl, torch");
+}
+
+const char* framework_name(Framework f) {
+  return f == Framework::Nccl ? "nccl" : "torch";
+}
+
+models::CollOp parse_coll_op(std::string_view name) {
+  using models::CollOp;
+  for (CollOp op : {CollOp::AllReduce, CollOp::AllGather, CollOp::ReduceScatter, CollOp::Broadcast, CollOp::Reduce}) {
+    if (name == models::coll_op_name(op)) return op;
+  }
+  throw UsageError("unknown collective '" + std::string(name) +
+                   "'; valid: all_reduce, all_gather, reduce_scatter, broadcast, reduce");
+}
+
+namespace {
+
+KernelSpec coll_kernel(int gpu, int stream, int comm, models::CollOp op, std::uint64_t bytes, int root) {
+  KernelSpec k;
+  k.gpu = gpu;
+  k.stream = stream;
+  k.comm = comm;
+  k.collective = CollectiveSpec{op, bytes, root};
+  k.name = models::coll_op_name(op);
+  return k;
+}
+
+KernelSpec compute_kernel(int gpu, Picoseconds duration, const char* name) {
+  KernelSpec k;
+  k.gpu = gpu;
+  k.compute = duration;
+  k.name = name;
+  return k;
+}
+
+KernelSpec wait_kernel(int gpu, int stream, std::vector<int> on) {
+  KernelSpec k;
+  k.gpu = gpu;
+  k.stream = stream;
+  k.wait_streams = std::move(on);
+  k.name = "wait";
+  return k;
+}
+
+}  // namespace
+
+Program collective_program(const std::vector<int>& gpus, models::CollOp op, std::uint64_t bytes, int root,
+                           bool thread_per_gpu, Framework framework) {
+  if (gpus.size() < 2) throw UsageError(std::string(models::coll_op_name(op)) + " needs at least 2 GPUs");
+  if (root < 0 || static_cast<std::size_t>(root) >= gpus.size()) {
+    throw UsageError("--root " + std::to_string(root) + " is not a rank: ranks are 0-" +
+                     std::to_string(gpus.size() - 1));
+  }
+  Program p;
+  p.comms.push_back({gpus});
+  const bool torch = framework == Framework::Torch;
+  if (thread_per_gpu || torch) {
+    for (std::size_t r = 0; r < gpus.size(); ++r) {
+      LaunchSpec l{static_cast<int>(r), {coll_kernel(gpus[r], torch ? 1 : 0, 0, op, bytes, root)}, torch ? 1 : 0};
+      if (torch) l.kernels.front().wait_streams = {0};
+      p.launches.push_back(std::move(l));
+    }
+  } else {
+    LaunchSpec l{0, {}, 0};
+    for (int g : gpus) l.kernels.push_back(coll_kernel(g, 0, 0, op, bytes, root));
+    p.launches.push_back(std::move(l));
+  }
+  return p;
+}
+
+namespace {
+
+/// Issues one stage's side of Megatron's _communicate in the chosen mode and framework.
+class StageComms {
+ public:
+  StageComms(Program& p, const PipelineSpec& s, int rank) : p_(p), s_(s), r_(rank) {}
+
+  void compute(Picoseconds d, const char* name) { p_.launches.push_back({r_, {compute_kernel(gpu(), d, name)}, 0}); }
+
+  void communicate(bool send_next, bool send_prev, bool recv_prev, bool recv_next) {
+    if (!(send_next || send_prev || recv_prev || recv_next)) return;
+    const int prev = r_ > 0 ? s_.gpus[r_ - 1] : -1;
+    const int next = r_ + 1 < static_cast<int>(s_.gpus.size()) ? s_.gpus[r_ + 1] : -1;
+    const std::uint64_t b = s_.activation_bytes;
+    struct Op {
+      OpSpec spec;
+      bool forward_direction;  ///< activations travel forward; gradients backward
+    };
+    const bool torch = s_.framework == Framework::Torch;
+    if (s_.mode == ExchangeMode::Batched) {
+      // One batch_isend_irecv, Megatron's op order.
+      std::vector<OpSpec> ops;
+      if (send_prev) ops.push_back({OpSpec::Kind::Send, prev, b});
+      if (recv_prev) ops.push_back({OpSpec::Kind::Recv, prev, b});
+      if (send_next) ops.push_back({OpSpec::Kind::Send, next, b});
+      if (recv_next) ops.push_back({OpSpec::Kind::Recv, next, b});
+      KernelSpec k = p2p_kernel(gpu(), torch ? 1 : 0, 0, std::move(ops), "batch_isend_irecv");
+      if (torch) k.wait_streams = {0};
+      p_.launches.push_back({r_, {std::move(k)}, torch ? 1 : 0});
+      if (torch) p_.launches.push_back({r_, {wait_kernel(gpu(), 0, {1})}, 0});
+      return;
+    }
+    // Megatron's even/odd ordering for isend/irecv.
+    std::vector<Op> order;
+    if (r_ % 2 == 0) {
+      if (send_next) order.push_back({{OpSpec::Kind::Send, next, b}, true});
+      if (recv_prev) order.push_back({{OpSpec::Kind::Recv, prev, b}, true});
+      if (send_prev) order.push_back({{OpSpec::Kind::Send, prev, b}, false});
+      if (recv_next) order.push_back({{OpSpec::Kind::Recv, next, b}, false});
+    } else {
+      if (recv_prev) order.push_back({{OpSpec::Kind::Recv, prev, b}, true});
+      if (send_next) order.push_back({{OpSpec::Kind::Send, next, b}, true});
+      if (recv_next) order.push_back({{OpSpec::Kind::Recv, next, b}, false});
+      if (send_prev) order.push_back({{OpSpec::Kind::Send, prev, b}, false});
+    }
+    const bool overlapped = s_.mode == ExchangeMode::Overlapped;
+    const char* name_send = "isend";
+    const char* name_recv = "irecv";
+    if (!torch) {
+      if (!overlapped) {  // sequential: one stream and communicator, one operation at a time
+        for (const Op& o : order)
+          p_.launches.push_back({r_, {p2p_kernel(gpu(), 0, 0, {o.spec}, o.spec.kind == OpSpec::Kind::Send ? name_send : name_recv)}, 0});
+        return;
+      }
+      // overlapped: forward direction on (comm 0, stream 1), backward on (comm 1, stream 2); compute joins.
+      p_.launches.push_back({r_, {wait_kernel(gpu(), 1, {0}), wait_kernel(gpu(), 2, {0})}, 0});
+      for (const Op& o : order) {
+        const int ch = o.forward_direction ? 0 : 1;
+        p_.launches.push_back(
+            {r_, {p2p_kernel(gpu(), ch + 1, ch, {o.spec}, o.spec.kind == OpSpec::Kind::Send ? name_send : name_recv)}, 0});
+      }
+      p_.launches.push_back({r_, {wait_kernel(gpu(), 0, {1, 2})}, 0});
+      return;
+    }
+    // PyTorch: every op on the group's NCCL stream (waiting for the compute stream first); with 2 stages
+    // Megatron puts one direction on a second group, so it gets its own communicator and stream.
+    const bool second_group = overlapped && s_.gpus.size() == 2;
+    for (const Op& o : order) {
+      const int ch = second_group && !o.forward_direction ? 1 : 0;
+      KernelSpec k = p2p_kernel(gpu(), ch + 1, ch, {o.spec}, o.spec.kind == OpSpec::Kind::Send ? name_send : name_recv);
+      k.wait_streams = {0};
+      p_.launches.push_back({r_, {std::move(k)}, 1});
+      if (!overlapped) p_.launches.push_back({r_, {wait_kernel(gpu(), 0, {ch + 1})}, 0});
+    }
+    if (overlapped) p_.launches.push_back({r_, {wait_kernel(gpu(), 0, {1, 2})}, 0});
+  }
+
+ private:
+  int gpu() const { return s_.gpus[r_]; }
+  Program& p_;
+  const PipelineSpec& s_;
+  int r_;
+};
+
+}  // namespace
+
+Program pipeline_program(const PipelineSpec& s) {
+  const int n = static_cast<int>(s.gpus.size());
+  if (n < 2) throw UsageError("a pipeline needs at least 2 stages (GPUs); got " + std::to_string(n));
+  if (s.microbatches < 1) throw UsageError("--microbatches must be at least 1");
+  if (s.activation_bytes == 0) throw UsageError("--activation-bytes must be at least 1B");
+  if (s.fwd < 0 || s.bwd < 0) throw UsageError("--fwd-us and --bwd-us must not be negative");
+  Program p;
+  p.comms.push_back({s.gpus});
+  p.comms.push_back({s.gpus});  // the second communicator (overlapped backward direction)
+  for (int r = 0; r < n; ++r) {
+    StageComms c(p, s, r);
+    const bool first = r == 0, last = r == n - 1;
+    // Megatron's forward_backward_pipelining_without_interleaving.
+    const int warmup = std::min(n - r - 1, s.microbatches);
+    const int remaining = s.microbatches - warmup;
+    for (int i = 0; i < warmup; ++i) {
+      if (!first) c.communicate(false, false, true, false);  // recv_forward
+      c.compute(s.fwd, "forward");
+      if (!last) c.communicate(true, false, false, false);  // send_forward
+    }
+    if (remaining > 0 && !first) c.communicate(false, false, true, false);
+    for (int i = 0; i < remaining; ++i) {
+      c.compute(s.fwd, "forward");
+      if (!last) c.communicate(true, false, false, true);  // send_forward_recv_backward
+      c.compute(s.bwd, "backward");
+      if (i == remaining - 1) {
+        if (!first) c.communicate(false, true, false, false);  // send_backward
+      } else if (!first) {
+        c.communicate(false, true, true, false);  // send_backward_recv_forward
+      }
+    }
+    for (int i = 0; i < warmup; ++i) {
+      if (!last) c.communicate(false, false, false, true);  // recv_backward
+      c.compute(s.bwd, "backward");
+      if (!first) c.communicate(false, true, false, false);  // send_backward
+    }
+  }
+  return p;
+}
+
+std::vector<std::uint64_t> tensor_pieces(const models::ModelSpec& spec, std::uint64_t bucket_bytes, bool reverse) {
+  auto tensors = spec.tensors();
+  if (reverse) std::reverse(tensors.begin(), tensors.end());
+  std::vector<std::uint64_t> pieces;
+  for (const auto& t : tensors) {
+    if (bucket_bytes > 0 && !pieces.empty() && pieces.back() + t.bytes <= bucket_bytes) {
+      pieces.back() += t.bytes;
+    } else {
+      pieces.push_back(t.bytes);
+    }
+  }
+  return pieces;
+}
+
+Program broadcast_pieces_program(const std::vector<int>& gpus, const std::vector<std::uint64_t>& pieces,
+                                 Framework framework) {
+  if (gpus.size() < 2) throw UsageError("a broadcast needs at least 2 GPUs (--from and at least one --to)");
+  if (pieces.empty()) throw UsageError("nothing to broadcast");
+  Program p;
+  p.comms.push_back({gpus});
+  const bool torch = framework == Framework::Torch;
+  for (std::uint64_t b : pieces) {
+    if (torch) {
+      for (std::size_t r = 0; r < gpus.size(); ++r) {
+        KernelSpec k = coll_kernel(gpus[r], 1, 0, models::CollOp::Broadcast, b, 0);
+        k.wait_streams = {0};
+        p.launches.push_back({static_cast<int>(r), {std::move(k)}, 1});
+      }
+    } else {
+      LaunchSpec l{0, {}, 0};
+      for (int g : gpus) l.kernels.push_back(coll_kernel(g, 0, 0, models::CollOp::Broadcast, b, 0));
+      p.launches.push_back(std::move(l));
+    }
+  }
+  return p;
+}
+
+Program copy_engine_program(int from, const std::vector<int>& to, const std::vector<std::uint64_t>& tensors,
+                            int streams) {
+  if (to.empty()) throw UsageError("--to names no rollout GPU");
+  if (std::find(to.begin(), to.end(), from) != to.end())
+    throw UsageError("--to lists the trainer GPU " + std::to_string(from) + " itself");
+  if (streams < 1 || streams > 64) throw UsageError("--streams must be between 1 and 64");
+  if (tensors.empty()) throw UsageError("nothing to copy");
+  Program p;
+  std::vector<int> all{from};
+  all.insert(all.end(), to.begin(), to.end());
+  p.comms.push_back({all});
+  for (std::size_t k = 0; k < tensors.size(); ++k) {
+    for (int g : to) {
+      KernelSpec c;
+      c.gpu = g;
+      c.stream = static_cast<int>(k % static_cast<std::size_t>(streams));
+      c.ops.push_back({OpSpec::Kind::Copy, from, tensors[k]});
+      c.name = "cudaMemcpyPeerAsync";
+      p.launches.push_back({0, {std::move(c)}, 0});
+    }
+  }
+  return p;
+}
+
+Program grad_sync_program(const std::vector<int>& gpus, const std::vector<std::uint64_t>& buckets,
+                          Framework framework) {
+  if (gpus.size() < 2) throw UsageError("gradient sync needs at least 2 GPUs");
+  if (buckets.empty()) throw UsageError("no gradient buckets");
+  Program p;
+  p.comms.push_back({gpus});
+  const bool torch = framework == Framework::Torch;
+  for (std::uint64_t b : buckets) {
+    for (std::size_t r = 0; r < gpus.size(); ++r) {
+      KernelSpec k = coll_kernel(gpus[r], torch ? 1 : 0, 0, models::CollOp::AllReduce, b, 0);
+      if (torch) k.wait_streams = {0};
+      p.launches.push_back({static_cast<int>(r), {std::move(k)}, torch ? 1 : 0});
+    }
+  }
+  return p;
+}
+
+}  // namespace commsim::sim
