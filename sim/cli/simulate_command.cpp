@@ -213,7 +213,7 @@ void run_pipeline(const SimOptions& o, sim::ResultTable& table, sim::Runtime& ru
           const auto it = r.busy.find(gpus[st]);
           const sim::GpuBusy b = it == r.busy.end() ? sim::GpuBusy{} : it->second;
           const double compute = static_cast<double>(b.compute) / 1e6 / o.iterations;
-          const double comm = static_cast<double>(b.communication) / 1e6 / o.iterations;
+          const double comm = static_cast<double>(b.transfer) / 1e6 / o.iterations;
           table.rows.push_back({static_cast<std::int64_t>(a), std::int64_t{m}, std::string(sim::exchange_mode_name(mode)),
                                 o.framework, step, static_cast<std::int64_t>(st), std::int64_t{gpus[st]}, compute,
                                 comm, std::max(0.0, step - compute)});
@@ -309,8 +309,8 @@ void run_weight_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime&
                {"total_transfer_time", s(push)},
                {"stop_time", s(params.engine_stop)}};
   }
-  table.columns = {"model", "method", "tensors", "transfers", "bytes", "timing", "seconds"};
-  table.units = {"", "", "", "", "B", "", "s"};
+  table.columns = {"model", "method", "tensors", "transfers", "bytes", "timing", "time_ms"};
+  table.units = {"", "", "", "", "B", "", "ms"};
   table.metadata["from"] = o.from;
   table.metadata["to"] = to;
   table.metadata["bucket_bytes"] = bucket_flag(o, 0);
@@ -320,7 +320,7 @@ void run_weight_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime&
       "fixed costs ([setup])";
   for (const auto& [name, v] : timings) {
     table.rows.push_back({spec.name, o.method, static_cast<std::int64_t>(spec.tensors().size()), pieces_count,
-                          static_cast<std::int64_t>(spec.bytes()), name, v});
+                          static_cast<std::int64_t>(spec.bytes()), name, v * 1e3});
   }
 }
 

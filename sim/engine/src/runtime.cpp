@@ -302,6 +302,10 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
 
   RunResult result;
   result.iteration_end.assign(total_iterations, 0);
+  std::map<int, std::vector<std::pair<Picoseconds, Picoseconds>>> moving;  ///< per GPU, measured iterations
+  auto note_moving = [&](int iteration, int gpu, Picoseconds from) {
+    if (iteration >= program.warmup) moving[gpu].push_back({from, q.now()});
+  };
   std::map<std::pair<int, int>, bool> busy;
   std::map<std::pair<int, int>, Picoseconds> last_end;
   // Pending posts per (comm, src, dst): sends waiting for receives and receives waiting for sends.
@@ -381,6 +385,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     auto finish = [&, s, r, src, dst, start, remaining, recorded, record, bytes] {
       if (--*remaining > 0) return;
       if (recorded) result.ops[record].end = q.now();
+      note_moving(kernels[s.kernel].iteration, src, start);
+      note_moving(kernels[s.kernel].iteration, dst, start);
       if (trace) {
         trace->span(src, "send to GPU" + std::to_string(dst), "send " + format_size(bytes), start, q.now());
       }
@@ -428,9 +434,14 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     const std::vector<int>* path = &route(src, dst, Transport::P2p);
     const double wire = plan.parts.empty() ? 0.0 : plan.parts.front().wire_bytes;
     const double rate = plan.channel_rate;
-    q.after(plan.base_latency, [&, k, path, wire, rate] {
+    const Picoseconds start = q.now();
+    q.after(plan.base_latency, [&, k, path, wire, rate, src, dst, start] {
       ++result.flows;
-      net.start(*path, wire, rate, [&, k] { kernel_op_done(k); });
+      net.start(*path, wire, rate, [&, k, src, dst, start] {
+        note_moving(kernels[k].iteration, src, start);
+        note_moving(kernels[k].iteration, dst, start);
+        kernel_op_done(k);
+      });
     });
   };
 
@@ -463,9 +474,10 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
       result.collectives.push_back({c.op, c.bytes, plan.algorithm, plan.protocol, plan.channels, start, 0});
     }
     auto remaining = std::make_shared<int>(static_cast<int>(plan.flows.size()));
-    auto finish = [&, group, remaining, recorded, record] {
+    auto finish = [&, group, remaining, recorded, record, start] {
       if (--*remaining > 0) return;
       if (recorded) result.collectives[record].end = q.now();
+      for (int k : group) note_moving(kernels[k].iteration, kernels[k].spec->gpu, start);
       for (int k : group) kernel_op_done(k);
     };
     const std::vector<int>& gpus = program.comms[comm].gpus;
@@ -575,6 +587,20 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   if (stuck > 0) {
     throw SimulationError("the schedule deadlocks: " + std::to_string(stuck) + " kernel(s) cannot finish" +
                           waits.str());
+  }
+  for (auto& [gpu, spans] : moving) {
+    std::sort(spans.begin(), spans.end());
+    Picoseconds total = 0, lo = -1, hi = -1;
+    for (const auto& [a, b] : spans) {
+      if (a > hi) {
+        total += hi - lo;
+        lo = a;
+        hi = b;
+      } else {
+        hi = std::max(hi, b);
+      }
+    }
+    result.busy[gpu].transfer = total + (hi - lo);
   }
   const Picoseconds first = program.warmup > 0 ? result.iteration_end[program.warmup - 1] : 0;
   result.per_iteration = (result.iteration_end.back() - first) / program.iterations;

@@ -108,6 +108,7 @@ struct CollectiveRecord {
 struct GpuBusy {
   Picoseconds compute = 0;
   Picoseconds communication = 0;  ///< communication kernels, from start to end (including waits for peers)
+  Picoseconds transfer = 0;       ///< time data of this GPU was moving (union of its transfers' intervals)
 };
 
 struct RunResult {

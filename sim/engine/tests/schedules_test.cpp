@@ -1,0 +1,167 @@
+// Runtime tests for compute kernels, stream waits, collectives and pipeline schedules: closed forms under the
+// ideal model, the NCCL model's protocol choices, and deadlock reports.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "commsim/core/error.hpp"
+#include "commsim/models/transfer.hpp"
+#include "commsim/sim/runtime.hpp"
+#include "commsim/sim/schedules.hpp"
+#include "commsim/topo/builder.hpp"
+#include "commsim/topo/topo_matrix.hpp"
+
+using namespace commsim;
+using namespace commsim::sim;
+
+namespace {
+
+topo::Topology tiny(const char* matrix, const char* gpu) {
+  topo::Topology t;
+  topo::Diagnostics diag;
+  topo::NodeBuildOptions o;
+  o.gpu = gpu;
+  topo::add_matrix_node(t, topo::parse_topo_matrix(matrix, "tiny.topo"), o, models::HardwareCatalog::builtin(),
+                        diag);
+  return t;
+}
+
+constexpr const char* kBridge = "\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\t X \n";  // 4 x 14.0625 GB/s
+constexpr double kBridgeBw = 4 * 14.0625e9;
+
+double once(Runtime& rt, Program p) {
+  p.warmup = 0;
+  p.iterations = 1;
+  return static_cast<double>(rt.run(p).per_iteration) / 1e12;
+}
+
+KernelSpec compute(int gpu, int stream, Picoseconds d) {
+  KernelSpec k;
+  k.gpu = gpu;
+  k.stream = stream;
+  k.compute = d;
+  k.name = "compute";
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("runtime: a stream wait orders kernels of two streams; without it they overlap") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  Program p;
+  p.comms.push_back({{0, 1}});
+  p.launches.push_back({0, {compute(0, 0, 1'000'000)}, 0});
+  p.launches.push_back({0, {compute(0, 1, 1'000'000)}, 0});
+  CHECK(once(rt, p) == doctest::Approx(1e-6));
+  p.launches.back().kernels.front().wait_streams = {0};
+  CHECK(once(rt, p) == doctest::Approx(2e-6));
+}
+
+TEST_CASE("runtime: under the ideal model an all-reduce of S on 2 GPUs takes S / link bandwidth") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  const std::uint64_t s = 1'000'000'000;
+  // Ring all-reduce: each rank sends 2(n-1)/n x S = S to the other, both directions at once.
+  CHECK(once(rt, collective_program({0, 1}, models::CollOp::AllReduce, s)) == doctest::Approx(s / kBridgeBw));
+  // All-gather: (n-1)/n x S each way.
+  CHECK(once(rt, collective_program({0, 1}, models::CollOp::AllGather, s)) ==
+        doctest::Approx(s / 2 / kBridgeBw));
+  // Broadcast from rank 1: S one way.
+  CHECK(once(rt, collective_program({0, 1}, models::CollOp::Broadcast, s, 1)) == doctest::Approx(s / kBridgeBw));
+}
+
+TEST_CASE("runtime: a collective a rank never joins is reported as a deadlock naming the missing GPU") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  Program p = collective_program({0, 1}, models::CollOp::AllReduce, 1024);
+  p.launches.front().kernels.pop_back();  // GPU 1 never issues its part
+  CHECK_THROWS_WITH_AS(rt.run(p), doctest::Contains("waits in all_reduce for GPU(s) 1"), SimulationError);
+  Program q = collective_program({0, 1}, models::CollOp::AllReduce, 1024);
+  q.launches.front().kernels.back().collective->bytes = 2048;
+  CHECK_THROWS_WITH_AS(rt.run(q), doctest::Contains("collective mismatch"), SimulationError);
+}
+
+TEST_CASE("runtime: the NCCL model picks LL for small all-reduces and Simple for large ones") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  auto proto = [&](std::uint64_t bytes) {
+    const RunResult r = rt.run(collective_program({0, 1}, models::CollOp::AllReduce, bytes));
+    REQUIRE(r.collectives.size() == 1);
+    return r.collectives.front().protocol;
+  };
+  CHECK(proto(1024) == models::Protocol::Ll);
+  CHECK(proto(1ULL << 30) == models::Protocol::Simple);
+  const auto simple = models::make_transfer_model("nccl", models::ModelParams::defaults(),
+                                                  models::NcclEnv::parse({"NCCL_PROTO=Simple"}));
+  Runtime rt2(t, *simple);
+  CHECK(rt2.run(collective_program({0, 1}, models::CollOp::AllReduce, 1024)).collectives.front().protocol ==
+        models::Protocol::Simple);
+}
+
+TEST_CASE("pipeline: 1F1B with negligible communication takes (M + P - 1) x (F + B)") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  for (ExchangeMode mode : {ExchangeMode::Sequential, ExchangeMode::Overlapped, ExchangeMode::Batched}) {
+    for (Framework f : {Framework::Nccl, Framework::Torch}) {
+      PipelineSpec s;
+      s.gpus = {0, 1};
+      s.microbatches = 4;
+      s.activation_bytes = 1;
+      s.fwd = 100'000'000;  // 100 us
+      s.bwd = 200'000'000;
+      s.mode = mode;
+      s.framework = f;
+      const std::string what = std::string(exchange_mode_name(mode)) + " " + framework_name(f);
+      CAPTURE(what);
+      // Within the transfers' hop latencies (0.15 us each, a handful on the critical path).
+      CHECK(once(rt, pipeline_program(s)) == doctest::Approx((4 + 2 - 1) * 300e-6).epsilon(2e-3));
+    }
+  }
+}
+
+TEST_CASE("pipeline: large activations cost what the transfers add; sequential is slower than batched") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  PipelineSpec s;
+  s.gpus = {0, 1};
+  s.microbatches = 1;
+  s.activation_bytes = 56'250'000;  // 1 ms over the bridge
+  s.fwd = 0;
+  s.bwd = 0;
+  s.mode = ExchangeMode::Batched;
+  // One microbatch on 2 stages: activation forward, then its gradient back: 2 transfers in sequence.
+  CHECK(once(rt, pipeline_program(s)) == doctest::Approx(2e-3).epsilon(1e-6));
+}
+
+TEST_CASE("pipeline: schedules that cannot run are refused with the reason") {
+  PipelineSpec s;
+  s.gpus = {0};
+  s.microbatches = 4;
+  s.activation_bytes = 1;
+  CHECK_THROWS_WITH_AS(pipeline_program(s), doctest::Contains("at least 2 stages"), UsageError);
+  s.gpus = {0, 1};
+  s.microbatches = 0;
+  CHECK_THROWS_WITH_AS(pipeline_program(s), doctest::Contains("--microbatches"), UsageError);
+  CHECK_THROWS_WITH_AS(parse_framework("jax"), doctest::Contains("valid: nccl, torch"), UsageError);
+  CHECK_THROWS_WITH_AS(parse_coll_op("allreduce"), doctest::Contains("valid: all_reduce"), UsageError);
+}
+
+TEST_CASE("weight sync: the copy engine pulls every tensor to every rollout GPU") {
+  const auto t = tiny("\tGPU0\tGPU1\tGPU2\nGPU0\t X \tNV6\tNV6\nGPU1\tNV6\t X \tNV6\nGPU2\tNV6\tNV6\t X \n", "A100");
+  const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  // Direct NVLink bundles: each rollout GPU has its own bundle from the trainer, so pushing 2 tensors of S/2 to
+  // each of 2 GPUs takes S / (bundle bandwidth).
+  const double bundle = t.gpus[0].nvlink_bandwidth / 2;
+  const Program p = copy_engine_program(0, {1, 2}, {500'000'000, 500'000'000}, 2);
+  CHECK(once(rt, p) == doctest::Approx(1e9 / bundle).epsilon(1e-3));
+  CHECK_THROWS_WITH_AS(copy_engine_program(0, {0, 1}, {1}, 1), doctest::Contains("trainer GPU 0 itself"),
+                       UsageError);
+}
