@@ -7,7 +7,7 @@ namespace commsim::cli {
 
 /// Adds `commsim topo ...` (show, gpus, presets) to `app`.
 void add_topo_command(CLI::App& app);
-/// Adds `commsim simulate ...` (p2p, sendrecv, exchange) to `app`.
+/// Adds `commsim simulate ...` (point-to-point, collectives, pipeline, weight-sync, grad-sync) to `app`.
 void add_simulate_command(CLI::App& app);
 /// Adds `commsim model list|show` (bundled model specs) to `app`.
 void add_model_command(CLI::App& app);
@@ -15,5 +15,7 @@ void add_model_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 /// Adds `commsim calibrate` (fit parameters to commsim-measure data) to `app`.
 void add_calibrate_command(CLI::App& app);
+/// Adds `commsim advise pipeline` (which P2P mode wins, and why) to `app`.
+void add_advise_command(CLI::App& app);
 
 }  // namespace commsim::cli

@@ -16,6 +16,8 @@ EXAMPLES
   commsim topo show my-node.topo --gpu H100 --format json     your machine, for scripts
   commsim topo gpus                                            the GPU generations commsim knows
   commsim simulate sendrecv --topology T.topo --gpus 0-3        predicted nccl-tests sendrecv_perf
+  commsim simulate pipeline --topology T.topo --stages 4 ...    a Megatron 1F1B step, per P2P mode
+  commsim advise pipeline --topology T.topo --stages 4 ...      which P2P mode to use, and why
   commsim validate --topology T.topo --nccl-tests LOG...        how far predictions are from measurements
   commsim <command> --help                                     details of one command
 
@@ -52,6 +54,7 @@ int main(int argc, char** argv) {
   commsim::cli::add_validate_command(app);
   commsim::cli::add_calibrate_command(app);
   commsim::cli::add_model_command(app);
+  commsim::cli::add_advise_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
