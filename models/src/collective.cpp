@@ -150,44 +150,66 @@ int channels_for(int algo, int proto, std::uint64_t bytes, const CommInfo& c) {
 }
 
 /// Data bytes each edge carries: ring edges for ring algorithms, chain and double binary tree for Tree.
+/// Ring (or tree head) `r` of several: each node's ranks rotated by r, so that parallel rings leave and
+/// enter every node through different GPUs and hence different NICs, as NCCL's channels do.
+std::vector<int> rotated_ring(const Layout& l, int r) {
+  std::vector<int> ring;
+  for (const auto& ranks : l.by_node) {
+    const std::size_t k = ranks.size();
+    for (std::size_t i = 0; i < k; ++i) ring.push_back(ranks[(i + static_cast<std::size_t>(r)) % k]);
+  }
+  return ring;
+}
+
+/// Data bytes each edge carries: ring edges for ring algorithms, chains and double binary trees for Tree.
+/// Across machines the data is spread over as many parallel rings (trees) as the smallest machine has ranks.
 std::vector<CollFlow> data_flows(int algo, CollOp op, std::uint64_t bytes, int root, const Layout& l) {
   std::vector<CollFlow> flows;
   const int n = static_cast<int>(l.ring.size());
-  const double s = static_cast<double>(bytes);
   if (n < 2) return flows;
-  if (algo == kRing) {
-    if (op == CollOp::Broadcast || op == CollOp::Reduce) {
-      // A pipelined chain along the ring, from the root (broadcast) or ending at it (reduce).
-      const int at = static_cast<int>(std::find(l.ring.begin(), l.ring.end(), root) - l.ring.begin());
-      for (int i = 0; i < n - 1; ++i) {
-        if (op == CollOp::Broadcast) {
-          flows.push_back({l.ring[(at + i) % n], l.ring[(at + i + 1) % n], s});
-        } else {
-          flows.push_back({l.ring[(at + 1 + i) % n], l.ring[(at + 2 + i) % n], s});
-        }
-      }
-      return flows;
-    }
-    const double per_edge = op == CollOp::AllReduce ? 2.0 * (n - 1) / n * s : static_cast<double>(n - 1) / n * s;
-    for (int i = 0; i < n; ++i) flows.push_back({l.ring[i], l.ring[(i + 1) % n], per_edge});
-    return flows;
-  }
-  // Tree all-reduce: reduce up, broadcast down. Inside a node a chain from its first rank; between nodes two
-  // binary trees over the nodes' first ranks, each carrying half of the data (NCCL's double binary tree).
-  for (const auto& ranks : l.by_node) {
-    for (std::size_t i = 0; i + 1 < ranks.size(); ++i) {
-      flows.push_back({ranks[i + 1], ranks[i], s});
-      flows.push_back({ranks[i], ranks[i + 1], s});
-    }
-  }
   const int nodes = static_cast<int>(l.by_node.size());
-  for (int t = 0; t < (nodes > 1 ? 2 : 0); ++t) {
-    for (int i = 1; i < nodes; ++i) {
-      const int child = t == 0 ? i : nodes - 1 - i;
-      const int parent = t == 0 ? (i - 1) / 2 : nodes - 1 - (i - 1) / 2;
-      const int c = l.by_node[child].front(), p = l.by_node[parent].front();
-      flows.push_back({c, p, s / 2});
-      flows.push_back({p, c, s / 2});
+  std::size_t ppn = l.by_node.front().size();
+  for (const auto& ranks : l.by_node) ppn = std::min(ppn, ranks.size());
+  const int rings = nodes > 1 ? static_cast<int>(ppn) : 1;
+  const double s = static_cast<double>(bytes) / rings;
+  for (int r = 0; r < rings; ++r) {
+    const std::vector<int> ring = rotated_ring(l, r);
+    if (algo == kRing) {
+      if (op == CollOp::Broadcast || op == CollOp::Reduce) {
+        // A pipelined chain along the ring, from the root (broadcast) or ending at it (reduce).
+        const int at = static_cast<int>(std::find(ring.begin(), ring.end(), root) - ring.begin());
+        for (int i = 0; i < n - 1; ++i) {
+          if (op == CollOp::Broadcast) {
+            flows.push_back({ring[(at + i) % n], ring[(at + i + 1) % n], s});
+          } else {
+            flows.push_back({ring[(at + 1 + i) % n], ring[(at + 2 + i) % n], s});
+          }
+        }
+        continue;
+      }
+      const double per_edge = op == CollOp::AllReduce ? 2.0 * (n - 1) / n * s : static_cast<double>(n - 1) / n * s;
+      for (int i = 0; i < n; ++i) flows.push_back({ring[i], ring[(i + 1) % n], per_edge});
+      continue;
+    }
+    // Tree all-reduce: reduce up, broadcast down. Inside a node a chain from its head rank; between nodes two
+    // binary trees over the heads, each carrying half of the data (NCCL's double binary tree).
+    std::vector<int> heads;
+    std::size_t at = 0;
+    for (const auto& ranks : l.by_node) {
+      for (std::size_t i = 0; i + 1 < ranks.size(); ++i) {
+        flows.push_back({ring[at + i + 1], ring[at + i], s});
+        flows.push_back({ring[at + i], ring[at + i + 1], s});
+      }
+      heads.push_back(ring[at]);
+      at += ranks.size();
+    }
+    for (int t = 0; t < (nodes > 1 ? 2 : 0); ++t) {
+      for (int i = 1; i < nodes; ++i) {
+        const int child = t == 0 ? i : nodes - 1 - i;
+        const int parent = t == 0 ? (i - 1) / 2 : nodes - 1 - (i - 1) / 2;
+        flows.push_back({heads[child], heads[parent], s / 2});
+        flows.push_back({heads[parent], heads[child], s / 2});
+      }
     }
   }
   return flows;
@@ -219,7 +241,7 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
     inter_steps = 2 * log2i(static_cast<std::uint64_t>(nodes));
   }
   plan.latency = k.base_latency[c.proto] + intra_steps * k.hop_latency[c.proto] +
-                 inter_steps * k.net_hop_latency[c.proto];
+                 inter_steps * (k.net_hop_latency[c.proto] + (comm.net_tcp ? p.net_tcp_latency : 0));
   const double wire = c.proto == kLl ? 1.0 / p.ll.wire_efficiency : c.proto == kLl128 ? 128.0 / 120.0 : 1.0;
   const double eff = k.efficiency[static_cast<int>(op)];
   plan.flow_rate = plan.channels * k.channel_bandwidth[c.proto] * wire;

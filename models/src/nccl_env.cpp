@@ -15,8 +15,9 @@ namespace {
 constexpr std::array<const char*, 11> kPathNames{"LOC", "NVL", "NVB", "C2C", "PIX", "PXB",
                                                  "P2C", "PXN", "PHB", "SYS", "NET"};
 
-constexpr std::array<const char*, 15> kKeys{"NCCL_P2P_DISABLE",
+constexpr std::array<const char*, 16> kKeys{"NCCL_P2P_DISABLE",
                                             "NCCL_SHM_DISABLE",
+                                            "NCCL_IB_DISABLE",
                                             "NCCL_P2P_LEVEL",
                                             "NCCL_PROTO",
                                             "NCCL_BUFFSIZE",
@@ -90,6 +91,8 @@ NcclEnv NcclEnv::parse(const std::vector<std::string>& settings) {
     env.settings.push_back(s);
     if (key == "NCCL_P2P_DISABLE") {
       env.p2p_disable = parse_int(key, value, 0, 1) == 1;
+    } else if (key == "NCCL_IB_DISABLE") {
+      env.ib_disable = parse_int(key, value, 0, 1) == 1;
     } else if (key == "NCCL_SHM_DISABLE") {
       env.shm_disable = parse_int(key, value, 0, 1) == 1;
     } else if (key == "NCCL_P2P_LEVEL") {

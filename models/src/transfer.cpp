@@ -35,7 +35,10 @@ class NcclModel final : public TransferModel {
     double min_route = 0;
     c.all_nvlink = !pairs.empty();
     for (const PairInfo& pr : pairs) {
-      if (!pr.same_node) continue;
+      if (!pr.same_node) {
+        c.net_tcp = c.net_tcp || pr.tcp || env_.ib_disable;
+        continue;
+      }
       if (pr.route_bandwidth > 0 && (min_route == 0 || pr.route_bandwidth < min_route)) min_route = pr.route_bandwidth;
       if (pr.path != PathType::Nvl || transport(pr) != Transport::P2p) {
         c.all_nvlink = false;
@@ -143,7 +146,7 @@ class NcclModel final : public TransferModel {
       t.base_latency += p_.shm_base_latency;
     } else if (t.transport == Transport::Net) {
       rate = std::min(rate, p_.net_channel_bandwidth);
-      t.base_latency += p_.net_base_latency + (pair.tcp ? p_.net_tcp_latency : 0);
+      t.base_latency += p_.net_base_latency + (pair.tcp || env_.ib_disable ? p_.net_tcp_latency : 0);
     }
     t.base_latency += pair.path_latency;
     // The 8-slot window: at most `steps` chunks in flight per round trip.
@@ -200,7 +203,7 @@ class NcclModel final : public TransferModel {
       case LinkClass::Pcie:
         return p_.pcie_efficiency;
       case LinkClass::Network:
-        return p_.net_nic_efficiency;
+        return env_.ib_disable ? p_.net_tcp_efficiency : p_.net_nic_efficiency;
       case LinkClass::NetworkTcp:
         return p_.net_tcp_efficiency;
       case LinkClass::Host:

@@ -81,11 +81,11 @@ TEST_CASE("collective: across many nodes small all-reduces go to Tree, and NCCL_
   for (int n = 0; n < 64; ++n) nodes.insert(nodes.end(), 8, n);
   const auto t = plan(CollOp::AllReduce, 64 << 10, c, nodes);
   CHECK(t.algorithm == Algorithm::Tree);
-  // Intra-node chains both ways (7 edges x 2 per node) plus two binary trees over 64 nodes (63 edges x 2 each).
-  CHECK(t.flows.size() == 64 * 7 * 2 + 2 * 63 * 2);
+  // Per tree: intra-node chains both ways (7 edges x 2 per node) and two binary trees over 64 nodes (63 x 2).
+  CHECK(t.flows.size() == 8 * (64 * 7 * 2 + 2 * 63 * 2));  // 8 parallel trees, one per local GPU and NIC
   const auto ring = plan(CollOp::AllReduce, 64 << 10, c, nodes, {"NCCL_ALGO=Ring"});
   CHECK(ring.algorithm == Algorithm::Ring);
-  CHECK(ring.flows.size() == 512);
+  CHECK(ring.flows.size() == 8 * 512);
   CHECK_THROWS_WITH_AS(plan(CollOp::Broadcast, 1024, c, nodes, {"NCCL_ALGO=Tree"}),
                        doctest::Contains("Tree runs only all_reduce"), UsageError);
   CHECK_THROWS_WITH_AS(NcclEnv::parse({"NCCL_ALGO=Magic"}), doctest::Contains("valid: Ring, Tree"), UsageError);

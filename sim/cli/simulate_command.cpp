@@ -66,6 +66,9 @@ struct SimOptions {
   std::string to;
   std::string method;
   int streams = 4;
+  // grad-sync baseline
+  std::string baseline_topology;
+  std::vector<std::string> baseline_nccl_env;
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -324,26 +327,52 @@ void run_weight_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime&
   }
 }
 
-void run_grad_sync(const SimOptions& o, sim::ResultTable& table, int n, sim::Framework framework,
-                   const std::function<sim::RunResult(sim::Program)>& run) {
+void run_grad_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime& runtime, sim::Framework framework,
+                   const models::ModelParams& params, const std::function<sim::RunResult(sim::Program)>& run) {
   if (o.model_name.empty()) throw UsageError("grad-sync needs --model NAME (`commsim model list`)");
   const models::ModelSpec& spec = models::model_spec(o.model_name);
-  const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
   const std::uint64_t bucket = bucket_flag(o, 25ULL << 20);
   const auto buckets = sim::tensor_pieces(spec, bucket, true);
-  sim::Program p = sim::grad_sync_program(gpus, buckets, framework);
-  p.warmup = 0;
-  p.iterations = 1;
-  const sim::RunResult r = run(std::move(p));
-  const double t_us = static_cast<double>(r.per_iteration) / 1e6;
-  const double nr = static_cast<double>(gpus.size());
-  const double algbw = static_cast<double>(spec.bytes()) / (t_us * 1e3);
-  table.columns = {"model", "ngpus", "buckets", "bucket_bytes", "bytes", "time_us", "algbw_gbps", "busbw_gbps"};
-  table.units = {"", "", "", "B", "B", "us", "GB/s", "GB/s"};
-  table.metadata["gpus"] = gpus;
-  table.rows.push_back({spec.name, static_cast<std::int64_t>(gpus.size()), static_cast<std::int64_t>(buckets.size()),
-                        static_cast<std::int64_t>(bucket), static_cast<std::int64_t>(spec.bytes()), t_us, algbw,
-                        algbw * 2 * (nr - 1) / nr});
+  table.columns = {"case", "topology", "model", "ngpus", "buckets", "bucket_bytes", "bytes",
+                   "time_us", "algbw_gbps", "busbw_gbps", "speedup"};
+  table.units = {"", "", "", "", "", "B", "B", "us", "GB/s", "GB/s", "x"};
+  struct Case {
+    std::string name, topology;
+    double time_us;
+    int ngpus;
+  };
+  std::vector<Case> cases;
+  auto one = [&](sim::Runtime& rt, const std::function<sim::RunResult(sim::Program)>& runner, const std::string& name,
+                 const std::string& topology) {
+    const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, static_cast<int>(rt.topology().gpus.size()));
+    sim::Program p = sim::grad_sync_program(gpus, buckets, framework);
+    p.warmup = 0;
+    p.iterations = 1;
+    cases.push_back({name, topology, static_cast<double>(runner(std::move(p)).per_iteration) / 1e6,
+                     static_cast<int>(gpus.size())});
+  };
+  one(runtime, run, "this", o.topology);
+  if (!o.baseline_topology.empty() || !o.baseline_nccl_env.empty()) {
+    // The same gradient sync on the baseline: another fabric, or other NCCL knobs (e.g. NCCL_IB_DISABLE=1).
+    std::vector<std::string> env = o.nccl_env;
+    env.insert(env.end(), o.baseline_nccl_env.begin(), o.baseline_nccl_env.end());
+    const auto model = models::make_transfer_model(o.model, params, models::NcclEnv::parse(env));
+    const std::string path = o.baseline_topology.empty() ? o.topology : o.baseline_topology;
+    topo::Diagnostics diag;
+    const topo::Topology t = topo::load_topology(path, {o.gpu, ""}, diag);
+    for (const auto& w : diag.warnings()) std::cerr << "commsim: warning: " << w << "\n";
+    sim::Runtime rt(t, *model);
+    one(rt, [&](sim::Program p) { return rt.run(p); }, "baseline", path);
+    table.metadata["baseline_nccl_env"] = o.baseline_nccl_env;
+  }
+  const double base = cases.back().time_us;
+  for (const Case& c : cases) {
+    const double algbw = static_cast<double>(spec.bytes()) / (c.time_us * 1e3);
+    const double nr = c.ngpus;
+    table.rows.push_back({c.name, c.topology, spec.name, std::int64_t{c.ngpus}, static_cast<std::int64_t>(buckets.size()),
+                          static_cast<std::int64_t>(bucket), static_cast<std::int64_t>(spec.bytes()), c.time_us, algbw,
+                          algbw * 2 * (nr - 1) / nr, base / c.time_us});
+  }
 }
 
 void run_workload(const std::string& workload, const SimOptions& o) {
@@ -475,7 +504,7 @@ void run_workload(const std::string& workload, const SimOptions& o) {
   } else if (workload == "weight-sync") {
     run_weight_sync(o, table, runtime, params, framework, n, run_raw(o, runtime, trace.get()));
   } else if (workload == "grad-sync") {
-    run_grad_sync(o, table, n, framework, run_raw(o, runtime, trace.get()));
+    run_grad_sync(o, table, runtime, framework, params, run_raw(o, runtime, trace.get()));
   } else if (workload == "broadcast" && !o.model_name.empty()) {
     run_model_broadcast(o, table, n, framework, run_raw(o, runtime, trace.get()));
   } else {
@@ -650,6 +679,11 @@ OUTPUT
       sub->add_option("--model", opts->model_name, "Model whose gradients are reduced")->required();
       sub->add_option("--gpus", opts->gpus, "Data-parallel GPUs: 0-15, all")->capture_default_str();
       sub->add_option("--bucket-bytes", opts->bucket_bytes, "Gradient bucket size (DDP's default 25MiB)");
+      sub->add_option("--baseline-topology", opts->baseline_topology,
+                      "Also run on this fabric (e.g. the TCP what-if) and report the speedup");
+      sub->add_option("--baseline-nccl-env", opts->baseline_nccl_env,
+                      "Also run with these extra NCCL knobs (e.g. NCCL_IB_DISABLE=1: TCP\nsockets over the same "
+                      "NICs) and report the speedup");
     }
     if (name == "grad-sync") opts->framework = "torch";
     const std::string example =
@@ -657,7 +691,7 @@ OUTPUT
         : name == "exchange"    ? "--pair 0,1 --mode batched"
         : name == "pipeline"    ? "--stages 4 --microbatches 4,16 --activation-bytes 4MiB,64MiB --fwd-us 500 --bwd-us 1000"
         : name == "weight-sync" ? "--model qwen2.5-32b --from 0 --to 1-3 --method broadcast"
-        : name == "grad-sync"   ? "--model llama-3-8b --gpus all"
+        : name == "grad-sync"   ? "--model llama-3-8b --gpus all --baseline-nccl-env NCCL_IB_DISABLE=1"
                                 : "--gpus 0-3";
     sub->footer("\nEXAMPLE\n  commsim simulate " + name + " --topology topologies/library/real/h200x4.topo " + example +
                 " --params models/params/h200.toml");

@@ -130,8 +130,33 @@ std::pair<const GpuSpec*, std::string> default_gpu_for(const TopoMatrix& m, cons
   return {newest(hw, [](const GpuSpec&) { return true; }), "no catalogue GPU matches: the newest GPU"};
 }
 
-void add_matrix_node(Topology& topo, const TopoMatrix& m, const NodeBuildOptions& opt,
+namespace {
+
+/// The matrix without the NICs after the first `keep`.
+TopoMatrix first_nics(const TopoMatrix& m, int keep) {
+  std::vector<std::size_t> kept;
+  int nics = 0;
+  for (std::size_t d = 0; d < m.devices.size(); ++d) {
+    if (static_cast<int>(d) < m.gpu_count() || nics++ < keep) kept.push_back(d);
+  }
+  TopoMatrix out;
+  out.file = m.file;
+  out.legend_seen = m.legend_seen;
+  for (std::size_t a : kept) {
+    out.devices.push_back(m.devices[a]);
+    std::vector<MatrixCell> row;
+    for (std::size_t b : kept) row.push_back(m.cells[a][b]);
+    out.cells.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_matrix_node(Topology& topo, const TopoMatrix& full, const NodeBuildOptions& opt,
                      const HardwareCatalog& hw, Diagnostics& diag) {
+  const TopoMatrix trimmed = opt.overrides.nics ? first_nics(full, *opt.overrides.nics) : TopoMatrix{};
+  const TopoMatrix& m = opt.overrides.nics ? trimmed : full;
   const std::string source = opt.source.empty() ? m.file : opt.source;
   // 1. Which GPU.
   GpuSpec spec;

@@ -238,7 +238,7 @@ Topology load_whatif(std::string_view text, const std::string& file, const std::
     if (const toml::table* o = f.subtable("overrides")) {
       TomlFields of(*o, file, "[nodes.overrides]");
       of.reject_unknown_keys(
-          {"nvlink_links", "nvlink_link_bandwidth", "pcie_gen", "pcie_lanes", "nic_bandwidth"});
+          {"nvlink_links", "nvlink_link_bandwidth", "pcie_gen", "pcie_lanes", "nic_bandwidth", "nics"});
       if (auto v = of.integer("nvlink_links")) {
         if (*v < 0 || *v > 64) of.fail("nvlink_links", "must be between 0 and 64");
         nb.overrides.nvlink_links = static_cast<int>(*v);
@@ -258,6 +258,10 @@ Topology load_whatif(std::string_view text, const std::string& file, const std::
         nb.overrides.pcie_lanes = static_cast<int>(*v);
       }
       nb.overrides.nic_bandwidth = of.bandwidth("nic_bandwidth");
+      if (auto v = of.integer("nics")) {
+        if (*v < 0 || *v > 64) of.fail("nics", "must be between 0 and 64");
+        nb.overrides.nics = static_cast<int>(*v);
+      }
     }
     if (!gpu.empty() && !hw.find_gpu(gpu))
       f.fail("gpu", "unknown GPU '" + gpu + "'; known GPUs: " + hw.gpu_names());

@@ -57,6 +57,7 @@ struct CommInfo {
   double node_net_bandwidth = 0;    ///< NIC bytes/s of the worst-served node: NCCL's inter-node graph bandwidth
                                     ///< (set by the simulator from the topology; 0 on one node)
   bool intra_pcie = false;          ///< the intra-node graph runs over PCIe (NCCL's NCCL_HW_PCI latencies)
+  bool net_tcp = false;             ///< inter-node traffic goes over TCP sockets (fabric or NCCL_IB_DISABLE)
 };
 
 /// One stream of collective data between two ranks of the communicator.

@@ -20,6 +20,7 @@ struct NodeOverrides {
   std::optional<int> pcie_gen;
   std::optional<int> pcie_lanes;
   std::optional<double> nic_bandwidth;
+  std::optional<int> nics;  ///< keep only the machine's first N NICs (in `nvidia-smi topo -m` order)
 };
 
 /// Warnings for stderr, each printed once.
