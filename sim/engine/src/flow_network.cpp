@@ -37,9 +37,26 @@ FlowNetwork::FlowId FlowNetwork::start(std::vector<ResourceId> path, double byte
   const FlowId id = static_cast<FlowId>(flows_.size());
   flows_.push_back(std::move(f));
   active_.push_back(id);
+  mark_stale();
+  return id;
+}
+
+void FlowNetwork::mark_stale() {
+  stale_ = true;
+  ++generation_;  // completions scheduled under the old rates are void
+  if (flush_queued_) return;
+  flush_queued_ = true;
+  events_.after(0, [this] {
+    flush_queued_ = false;
+    settle();
+  });
+}
+
+void FlowNetwork::settle() {
+  if (!stale_) return;
+  stale_ = false;
   recompute();
   schedule_next();
-  return id;
 }
 
 void FlowNetwork::advance() {
@@ -171,8 +188,7 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     flows_[id].active = false;
     flows_[id].remaining = 0;
   }
-  recompute();
-  schedule_next();
+  mark_stale();
   for (FlowId id : finished) {
     Done d = std::move(flows_[id].done);
     flows_[id].done = nullptr;

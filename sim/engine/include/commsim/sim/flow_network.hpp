@@ -13,7 +13,7 @@ namespace commsim::sim {
 
 /// Resources (directed links, or virtual limits such as a GPU's host-memory copy rate) with a capacity in
 /// bytes/s, and flows that each cross a list of resources. Rates are the max-min fair allocation subject to
-/// each flow's own cap; they are recomputed only when a flow starts or ends. Completion events go on the
+/// each flow's own cap; they are recomputed once per instant at which flows start or end. Completion events go on the
 /// shared EventQueue; a completion that a rate change made stale is ignored.
 class FlowNetwork {
  public:
@@ -37,7 +37,11 @@ class FlowNetwork {
   /// last byte has arrived. A flow with no resources and no cap completes at once.
   FlowId start(std::vector<ResourceId> path, double bytes, double cap, Done done);
 
-  double rate(FlowId f) const { return flows_[f].rate; }
+  /// The flow's current rate (settles pending starts first).
+  double rate(FlowId f) {
+    settle();
+    return flows_[f].rate;
+  }
   std::size_t active_flows() const { return active_.size(); }
   std::uint64_t recomputations() const { return recomputations_; }
   void set_load_observer(LoadObserver obs) { observer_ = std::move(obs); }
@@ -66,6 +70,13 @@ class FlowNetwork {
   void recompute();      ///< max-min fair rates (water-filling)
   void schedule_next();  ///< the earliest completion, tagged with the current generation
   void on_completion(std::uint64_t generation);
+  /// Rates are recomputed once per instant: starts and completions mark the allocation stale and one event
+  /// at the same time (after everything already queued for it) recomputes, so n flows started together cost
+  /// one water-filling instead of n.
+  void mark_stale();
+  void settle();
+  bool stale_ = false;
+  bool flush_queued_ = false;
 
   EventQueue& events_;
   std::vector<Resource> resources_;
