@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Quick start 1: install what is missing, build commsim, and run the main job on the bundled 4x H200 machine:
-# what commsim infers from its topology, then the predicted nccl-tests sendrecv over all 4 GPUs.
+# what commsim infers from its topology, the predicted nccl-tests sendrecv over all 4 GPUs, and which P2P mode a
+# 4-stage pipeline should use there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -12,3 +13,7 @@ echo
 echo "Predicted nccl-tests sendrecv_perf over GPUs 0-3 (models/params/h200.toml, fitted on this machine):"
 ./build/default/sim/commsim simulate sendrecv --topology topologies/library/real/h200x4.topo --gpus 0-3 \
   --params models/params/h200.toml --min-bytes 8B
+echo
+echo "Which P2P mode should a 4-stage Megatron 1F1B pipeline use here (64 MiB activations, 16 microbatches)?"
+./build/default/sim/commsim advise pipeline --topology topologies/library/real/h200x4.topo \
+  --params models/params/h200.toml --stages 4 --microbatches 16 --activation-bytes 64MiB --fwd-us 500 --bwd-us 1000
