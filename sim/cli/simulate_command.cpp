@@ -61,6 +61,7 @@ struct SimOptions {
   double fwd_us = 0;
   double bwd_us = 0;
   std::string schedule = "1f1b";
+  int chunks = 0;
   // weight-sync
   int from = -1;
   std::string to;
@@ -157,9 +158,10 @@ std::function<sim::RunResult(sim::Program)> run_raw(const SimOptions& o, sim::Ru
 void run_pipeline(const SimOptions& o, sim::ResultTable& table, sim::Runtime& runtime, int n,
                   const std::function<sim::RunResult(sim::Program)>& run) {
   (void)runtime;
-  if (o.schedule != "1f1b") {
-    throw UsageError("--schedule " + o.schedule + ": commsim simulates Megatron's non-interleaved 1f1b schedule");
-  }
+  const bool interleaved = o.schedule == "interleaved";
+  if (!interleaved && o.chunks > 1)
+    throw UsageError("--chunks " + std::to_string(o.chunks) + " needs --schedule interleaved");
+  if (interleaved && o.chunks < 2) throw UsageError("--schedule interleaved needs --chunks V (at least 2)");
   std::vector<int> gpus;
   if (o.gpus != "all") {
     gpus = sim::parse_gpu_list(o.gpus, n);
@@ -193,6 +195,7 @@ void run_pipeline(const SimOptions& o, sim::ResultTable& table, sim::Runtime& ru
   table.units = {"B", "", "", "", "us", "", "", "us", "us", "us"};
   table.metadata["gpus"] = gpus;
   table.metadata["schedule"] = o.schedule;
+  table.metadata["chunks"] = interleaved ? o.chunks : 1;
   table.metadata["fwd_us"] = o.fwd_us;
   table.metadata["bwd_us"] = o.bwd_us;
   Progress progress(acts.size() * mbs.size() * modes.size());
@@ -207,6 +210,7 @@ void run_pipeline(const SimOptions& o, sim::ResultTable& table, sim::Runtime& ru
         spec.bwd = us_flag("--bwd-us", o.bwd_us);
         spec.mode = mode;
         spec.framework = sim::parse_framework(o.framework);
+        spec.chunks = interleaved ? o.chunks : 1;
         sim::Program p = sim::pipeline_program(spec);
         p.iterations = o.iterations;
         p.warmup = o.warmup;
@@ -660,9 +664,13 @@ OUTPUT
       sub->add_option("--bwd-us", opts->bwd_us, "Backward compute per stage and microbatch, us")->required();
       sub->add_option("--mode", opts->mode,
                       "P2P modes, a list of sequential, overlapped, batched (default: all)");
-      sub->add_option("--schedule", opts->schedule, "Pipeline schedule (Megatron's non-interleaved 1f1b)")
-          ->check(CLI::IsMember({"1f1b"}))
+      sub->add_option("--schedule", opts->schedule,
+                      "1f1b (Megatron's non-interleaved) or interleaved (virtual pipeline\nstages, --chunks V)")
+          ->check(CLI::IsMember({"1f1b", "interleaved"}))
           ->capture_default_str();
+      sub->add_option("--chunks", opts->chunks,
+                      "Model chunks per stage for --schedule interleaved; --fwd-us/--bwd-us\nare per stage and "
+                      "split evenly over the chunks");
     } else if (name == "weight-sync") {
       sub->add_option("--model", opts->model_name, "Model whose weights are pushed (`commsim model list`)")
           ->required();

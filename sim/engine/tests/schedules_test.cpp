@@ -165,3 +165,36 @@ TEST_CASE("weight sync: the copy engine pulls every tensor to every rollout GPU"
   CHECK_THROWS_WITH_AS(copy_engine_program(0, {0, 1}, {1}, 1), doctest::Contains("trainer GPU 0 itself"),
                        UsageError);
 }
+
+TEST_CASE("pipeline: interleaved 1F1B with negligible communication shrinks the bubble to (P - 1) x (F + B) / V") {
+  const auto t = tiny("\tGPU0\tGPU1\tGPU2\tGPU3\nGPU0\t X \tNV4\tNV4\tNV4\nGPU1\tNV4\t X \tNV4\tNV4\n"
+                      "GPU2\tNV4\tNV4\t X \tNV4\nGPU3\tNV4\tNV4\tNV4\t X \n",
+                      "H100");
+  const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  for (int stages : {2, 4}) {
+    for (int chunks : {2, 3}) {
+      for (ExchangeMode mode : {ExchangeMode::Sequential, ExchangeMode::Overlapped, ExchangeMode::Batched}) {
+        PipelineSpec s;
+        for (int g = 0; g < stages; ++g) s.gpus.push_back(g);
+        s.microbatches = 2 * stages;
+        s.activation_bytes = 1;
+        s.fwd = 300'000'000;  // 300 us per stage, split over the chunks
+        s.bwd = 600'000'000;
+        s.mode = mode;
+        s.chunks = chunks;
+        const std::string what = std::to_string(stages) + " stages, " + std::to_string(chunks) + " chunks, " +
+                                 exchange_mode_name(mode);
+        CAPTURE(what);
+        const double expected = (s.microbatches * 900e-6) + (stages - 1) * 900e-6 / chunks;
+        CHECK(once(rt, pipeline_program(s)) == doctest::Approx(expected).epsilon(2e-3));
+      }
+    }
+  }
+  PipelineSpec bad;
+  bad.gpus = {0, 1, 2, 3};
+  bad.microbatches = 6;
+  bad.activation_bytes = 1;
+  bad.chunks = 2;
+  CHECK_THROWS_WITH_AS(pipeline_program(bad), doctest::Contains("multiple of the stages"), UsageError);
+}

@@ -93,8 +93,11 @@ class StageComms {
 
   void communicate(bool send_next, bool send_prev, bool recv_prev, bool recv_next) {
     if (!(send_next || send_prev || recv_prev || recv_next)) return;
-    const int prev = r_ > 0 ? s_.gpus[r_ - 1] : -1;
-    const int next = r_ + 1 < static_cast<int>(s_.gpus.size()) ? s_.gpus[r_ + 1] : -1;
+    // Interleaved pipelines wrap around: the last stage's chunk feeds the first stage's next chunk.
+    const int n = static_cast<int>(s_.gpus.size());
+    const bool ring = s_.chunks > 1;
+    const int prev = r_ > 0 ? s_.gpus[r_ - 1] : ring ? s_.gpus[n - 1] : -1;
+    const int next = r_ + 1 < n ? s_.gpus[r_ + 1] : ring ? s_.gpus[0] : -1;
     const std::uint64_t b = s_.activation_bytes;
     struct Op {
       OpSpec spec;
@@ -168,15 +171,83 @@ class StageComms {
 
 }  // namespace
 
+namespace {
+
+/// Megatron's forward_backward_pipelining_with_interleaving for rank r: V = chunks model chunks per stage,
+/// virtual microbatch k runs chunk (k mod P*V) / P (backward: mirrored), neighbours wrap around the ring.
+void interleaved_rank(StageComms& c, const PipelineSpec& s, int r) {
+  const int P = static_cast<int>(s.gpus.size()), V = s.chunks, M = s.microbatches;
+  const int total = M * V;
+  const bool first = r == 0, last = r == P - 1;
+  const Picoseconds fwd = s.fwd / V, bwd = s.bwd / V;
+  auto chunk = [&](int k, bool forward) {
+    const int in_group = ((k % (P * V)) + P * V) % (P * V);  // Python's modulo: k may be negative
+    const int id = in_group / P;
+    return forward ? id : V - id - 1;
+  };
+  const bool all_warmup = M == P;
+  const int warmup = all_warmup ? total : std::min((P - r - 1) * 2 + (V - 1) * P, total);
+  const int remaining = total - warmup;
+  // The first virtual stage (rank 0, chunk 0) has no input; the last (rank P-1, chunk V-1) sends no output.
+  if (!first) c.communicate(false, false, true, false);  // recv_forward for virtual microbatch 0
+  for (int k = 0; k < warmup; ++k) {
+    c.compute(fwd, "forward");
+    const bool send_out = !(last && chunk(k, true) == V - 1);
+    bool recv_prev = !(first && chunk(k + 1, true) == 0);
+    if (k == total - 1) recv_prev = false;
+    if (k == warmup - 1 && !all_warmup) {
+      const bool recv_next = !last;
+      c.communicate(send_out, false, recv_prev, recv_next);  // send_forward_backward_recv_forward_backward
+    } else {
+      c.communicate(send_out, false, recv_prev, false);  // send_forward_recv_forward
+    }
+  }
+  for (int k = 0; k < remaining; ++k) {
+    const int fk = k + warmup, bk = k;
+    c.compute(fwd, "forward");
+    c.compute(bwd, "backward");
+    const bool send_out = !(last && chunk(fk, true) == V - 1);
+    const bool send_grad = !(first && chunk(bk, false) == 0);
+    bool recv_prev = true;
+    if (first && chunk(fk - (P - 1), true) == V - 1) recv_prev = false;
+    bool recv_next = true;
+    if (last && chunk(bk - (P - 1), false) == 0) recv_next = false;
+    if (k == remaining - 1) recv_prev = false;
+    c.communicate(send_out, send_grad, recv_prev, recv_next);
+  }
+  if (all_warmup && !last) c.communicate(false, false, false, true);  // recv_backward
+  for (int k = remaining; k < total; ++k) {
+    c.compute(bwd, "backward");
+    const bool send_grad = !(first && chunk(k, false) == 0);
+    bool recv_next = !(last && chunk(k + 1, false) == V - 1);
+    if (k == total - 1) recv_next = false;
+    c.communicate(false, send_grad, false, recv_next);  // send_backward_recv_backward
+  }
+}
+
+}  // namespace
+
 Program pipeline_program(const PipelineSpec& s) {
   const int n = static_cast<int>(s.gpus.size());
   if (n < 2) throw UsageError("a pipeline needs at least 2 stages (GPUs); got " + std::to_string(n));
   if (s.microbatches < 1) throw UsageError("--microbatches must be at least 1");
   if (s.activation_bytes == 0) throw UsageError("--activation-bytes must be at least 1B");
   if (s.fwd < 0 || s.bwd < 0) throw UsageError("--fwd-us and --bwd-us must not be negative");
+  if (s.chunks < 1 || s.chunks > 64) throw UsageError("--chunks must be between 1 and 64");
+  if (s.chunks > 1 && s.microbatches % n != 0) {
+    throw UsageError("the interleaved schedule needs --microbatches to be a multiple of the stages (" +
+                     std::to_string(n) + "); got " + std::to_string(s.microbatches));
+  }
   Program p;
   p.comms.push_back({s.gpus});
   p.comms.push_back({s.gpus});  // the second communicator (overlapped backward direction)
+  if (s.chunks > 1) {
+    for (int r = 0; r < n; ++r) {
+      StageComms c(p, s, r);
+      interleaved_rank(c, s, r);
+    }
+    return p;
+  }
   for (int r = 0; r < n; ++r) {
     StageComms c(p, s, r);
     const bool first = r == 0, last = r == n - 1;

@@ -37,14 +37,17 @@ struct PipelineSpec {
   Picoseconds bwd = 0;
   ExchangeMode mode = ExchangeMode::Batched;
   Framework framework = Framework::Nccl;
+  int chunks = 1;  ///< model chunks per stage: > 1 runs Megatron's interleaved schedule (fwd/bwd split evenly)
 };
 
 /// One training step's communication and emulated compute, as Megatron-LM issues it
-/// (forward_backward_pipelining_without_interleaving and p2p_communication._communicate):
+/// (forward_backward_pipelining_without_interleaving, or _with_interleaving when chunks > 1, and
+/// p2p_communication._communicate):
 /// batched = one batch_isend_irecv per exchange; overlapped = isend/irecv with even/odd ordering on separate
 /// streams (plain NCCL) or on the group's one NCCL stream (PyTorch, more than 2 ranks); sequential = the
 /// same ordering, one operation at a time. Compute runs on stream 0 of each GPU. Throws UsageError for fewer
-/// than 2 stages or no microbatches.
+/// than 2 stages, no microbatches, or an interleaved schedule whose microbatches are not a multiple of the
+/// stages (Megatron's requirement).
 Program pipeline_program(const PipelineSpec& spec);
 
 /// Tensors of a model split into pieces as a weight push or gradient sync sends them: per tensor
