@@ -62,6 +62,7 @@ struct Options {
   std::vector<std::string> modes;
   double fwd_us = 500, bwd_us = 1000;
   std::string schedule = "1f1b";
+  int chunks = 0;
   std::string framework = "nccl";
 };
 
@@ -187,8 +188,13 @@ int run(const Options& o, int argc, char** argv) {
   p.mode = o.mode;
   p.root = o.root;
   if (o.workload == "pipeline") {
-    if (o.schedule != "1f1b")
-      throw UsageError("commsim-measure runs --schedule 1f1b (interleaved is not measured yet)");
+    if (o.schedule != "1f1b" && o.schedule != "interleaved")
+      throw UsageError("--schedule " + o.schedule + ": valid: 1f1b, interleaved");
+    if (o.schedule == "interleaved" && o.chunks < 2)
+      throw UsageError("--schedule interleaved needs --chunks V (at least 2)");
+    if (o.schedule == "1f1b" && o.chunks > 1)
+      throw UsageError("--chunks " + std::to_string(o.chunks) + " needs --schedule interleaved");
+    p.chunks = o.schedule == "interleaved" ? o.chunks : 1;
     if (o.framework != "nccl") {
       throw UsageError(
           "commsim-measure measures --framework nccl; the torch framework is measure/torch/pipeline_1f1b.py");
@@ -520,7 +526,7 @@ The tool never changes clocks, power limits or GPU modes; it records them.)");
       sub->add_option("--pair", o.pair, "The two GPUs, e.g. 0,1")->required();
       sub->add_option("--mode", o.mode, "sequential, overlapped or batched")->required();
     }
-    if (w == "broadcast") sub->add_option("--root", o.root, "Root GPU")->capture_default_str();
+    if (w == "broadcast" || w == "reduce") sub->add_option("--root", o.root, "Root GPU")->capture_default_str();
     if (w == "pipeline") {
       sub->add_option("--activation-bytes", o.activation_bytes,
                       "Activation size(s) sent between stages, with a unit")
@@ -533,7 +539,10 @@ The tool never changes clocks, power limits or GPU modes; it records them.)");
           ->capture_default_str();
       sub->add_option("--bwd-us", o.bwd_us, "Emulated backward compute per stage and microbatch (us)")
           ->capture_default_str();
-      sub->add_option("--schedule", o.schedule, "Pipeline schedule (1f1b)")->capture_default_str();
+      sub->add_option("--schedule", o.schedule, "Pipeline schedule: 1f1b or interleaved (with --chunks)")
+          ->capture_default_str();
+      sub->add_option("--chunks", o.chunks,
+                      "Model chunks per stage for --schedule interleaved (--fwd-us/--bwd-us split\nevenly)");
       sub->add_option("--framework", o.framework, "nccl: plain NCCL calls (torch: measure/torch/)")
           ->capture_default_str();
     }

@@ -21,14 +21,15 @@ std::uint64_t splitmix(std::uint64_t& state) {
 const std::vector<std::string>& measure_workloads() {
   static const std::vector<std::string> w{"p2p",        "sendrecv",   "exchange",
                                           "all_reduce", "all_gather", "reduce_scatter",
-                                          "alltoall",   "broadcast",  "pipeline"};
+                                          "alltoall",   "broadcast",  "reduce",
+                                          "pipeline"};
   return w;
 }
 
 std::string Config::tag() const {
   char buf[128];
   if (workload == "pipeline") {
-    std::snprintf(buf, sizeof buf, "pipeline_cfg%04d_p%zu_sz%llu_m%d_%s", id, gpus.size(),
+    std::snprintf(buf, sizeof buf, "pipeline_cfg%04d_p%zu_v%d_sz%llu_m%d_%s", id, gpus.size(), chunks,
                   static_cast<unsigned long long>(bytes), microbatches, mode.c_str());
   } else if (workload == "p2p") {
     std::snprintf(buf, sizeof buf, "p2p_cfg%04d_s%dd%d_sz%llu", id, src, dst,
@@ -120,16 +121,24 @@ std::vector<Config> plan_configs(const PlanOptions& o) {
       }
     }
     if (o.fwd_us < 0 || o.bwd_us < 0) throw UsageError("--fwd-us and --bwd-us must not be negative");
+    if (o.chunks < 1 || o.chunks > 64) throw UsageError("--chunks must be between 1 and 64");
+    for (int m : o.microbatches) {
+      if (o.chunks > 1 && m % static_cast<int>(gpus.size()) != 0) {
+        throw UsageError("the interleaved schedule needs --microbatches to be a multiple of the stages (" +
+                         std::to_string(gpus.size()) + "); got " + std::to_string(m));
+      }
+    }
     for (auto s : o.sizes) {
       for (int m : o.microbatches) {
         for (const auto& mode : o.modes)
-          add({0, "pipeline", -1, -1, gpus, s, mode, 0, m, o.fwd_us, o.bwd_us});
+          add({0, "pipeline", -1, -1, gpus, s, mode, 0, m, o.fwd_us, o.bwd_us, o.chunks});
       }
     }
   } else {
     if (gpus.size() < 2)
       throw UsageError(o.workload + " needs at least 2 GPUs; found " + std::to_string(gpus.size()));
-    if (o.workload == "broadcast" && std::find(gpus.begin(), gpus.end(), o.root) == gpus.end()) {
+    if ((o.workload == "broadcast" || o.workload == "reduce") &&
+        std::find(gpus.begin(), gpus.end(), o.root) == gpus.end()) {
       throw UsageError("--root " + std::to_string(o.root) + " is not one of the GPUs");
     }
     for (auto s : o.sizes) add({0, o.workload, -1, -1, gpus, s, "", o.root});

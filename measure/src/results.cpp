@@ -80,6 +80,7 @@ void ResultStore::append(const Config& c, const Sample& s) {
                       {"bytes", c.bytes},
                       {"mode", c.mode},
                       {"microbatches", c.microbatches},
+                      {"chunks", c.chunks},
                       {"time_us", s.time_us()},
                       {"iteration_us", s.iteration_us},
                       {"failed", s.failed},
@@ -106,7 +107,7 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
   std::ostringstream csv, samples;
   csv << "workload,src,dst,gpus,mode,bytes,time_us,algbw_gbps,busbw_gbps,median_us,min_us,max_us,mean_us,"
          "stdev_us,"
-         "cv,reps,failed,microbatches\n";
+         "cv,reps,failed,microbatches,chunks\n";
   samples << "config_id,workload,src,dst,bytes,rep,iteration,time_us\n";
   for (const Config& c : configs) {
     std::vector<double> times;
@@ -139,6 +140,9 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
                     {"gpus", c.gpus},
                     {"mode", c.mode},
                     {"microbatches", c.microbatches},
+                    {"chunks", c.chunks},
+                    {"fwd_us", c.fwd_us},
+                    {"bwd_us", c.bwd_us},
                     {"bytes", c.bytes},
                     {"time_us", s.median},
                     {"algbw_gbps", algbw},
@@ -153,8 +157,8 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
                     {"failed", failed}});
     csv << c.workload << "," << c.src << "," << c.dst << "," << gpus << "," << c.mode << "," << c.bytes << ","
         << s.median << "," << algbw << "," << busbw << "," << s.median << "," << s.min << "," << s.max << ","
-        << s.mean << "," << s.stdev << "," << s.cv << "," << s.n << "," << failed << "," << c.microbatches
-        << "\n";
+        << s.mean << "," << s.stdev << "," << s.cv << "," << s.n << "," << failed << "," << c.microbatches << ","
+        << c.chunks << "\n";
   }
   nlohmann::json doc = metadata;
   doc["schema"] = "commsim.results/1";

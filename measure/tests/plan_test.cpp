@@ -87,7 +87,13 @@ TEST_CASE("plan: a pipeline is activation sizes x microbatch counts x modes over
   REQUIRE(cs.size() == 12);
   CHECK(cs[0].gpus.size() == 4);
   CHECK(cs[0].microbatches == 4);
-  CHECK(cs[0].tag() == "pipeline_cfg0000_p4_sz4194304_m4_sequential");
+  CHECK(cs[0].tag() == "pipeline_cfg0000_p4_v1_sz4194304_m4_sequential");
+  o.chunks = 2;
+  CHECK(plan_configs(o)[0].tag() == "pipeline_cfg0000_p4_v2_sz4194304_m4_sequential");
+  o.microbatches = {6};  // interleaving needs a multiple of the 4 stages
+  CHECK_THROWS_WITH_AS(plan_configs(o), doctest::Contains("multiple of the stages"), UsageError);
+  o.chunks = 1;
+  o.microbatches = {4, 16};
   o.modes = {"parallel"};
   CHECK_THROWS_WITH_AS(plan_configs(o), doctest::Contains("valid: sequential, overlapped, batched"),
                        UsageError);

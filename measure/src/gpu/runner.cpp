@@ -1,6 +1,8 @@
 // The measurement loop: per-GPU threads, back-to-back NCCL calls, events between iterations, a watchdog.
 #include "runner.hpp"
 
+#include "commsim/sim/megatron.hpp"
+
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
@@ -154,6 +156,9 @@ void Runner::issue(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
   } else if (c.workload == "broadcast") {
     const int root = static_cast<int>(std::find(c.gpus.begin(), c.gpus.end(), c.root) - c.gpus.begin());
     COMMSIM_NCCL_CHECK(ncclBroadcast(dv.send, dv.recv, floats, ncclFloat, root, comm, s0));
+  } else if (c.workload == "reduce") {
+    const int root = static_cast<int>(std::find(c.gpus.begin(), c.gpus.end(), c.root) - c.gpus.begin());
+    COMMSIM_NCCL_CHECK(ncclReduce(dv.send, dv.recv, floats, ncclFloat, ncclSum, root, comm, s0));
   } else {
     throw GpuError("unknown workload " + c.workload);
   }
@@ -168,10 +173,11 @@ void Runner::pipeline_step(const Config& c, int r, const std::vector<ncclComm_t>
   char* act = static_cast<char*>(dv.send);
   char* in_prev = static_cast<char*>(dv.recv);          // activation from the previous stage
   char* in_next = static_cast<char*>(dv.recv) + bytes;  // gradient from the next stage
-  const bool first = r == 0, last = r == n - 1;
-  const int prev = r - 1, next = r + 1;
-  const auto fwd_ns = static_cast<std::uint64_t>(c.fwd_us * 1000.0);
-  const auto bwd_ns = static_cast<std::uint64_t>(c.bwd_us * 1000.0);
+  // Interleaved schedules wrap around: the last stage feeds the first stage's next model chunk.
+  const int prev = r > 0 ? r - 1 : (c.chunks > 1 ? n - 1 : -1);
+  const int next = r + 1 < n ? r + 1 : (c.chunks > 1 ? 0 : -1);
+  const auto fwd_ns = static_cast<std::uint64_t>(c.fwd_us * 1000.0 / c.chunks);
+  const auto bwd_ns = static_cast<std::uint64_t>(c.bwd_us * 1000.0 / c.chunks);
   // Megatron's _communicate: which of send_next, send_prev, recv_prev, recv_next this exchange has.
   auto communicate = [&](bool send_next, bool send_prev, bool recv_prev, bool recv_next) {
     if (c.mode == "batched") {  // one batch_isend_irecv: one group, Megatron's op order
@@ -220,28 +226,19 @@ void Runner::pipeline_step(const Config& c, int r, const std::vector<ncclComm_t>
       if (send_prev) op(true, act, prev);
     }
   };
-  const int warmup = std::min(n - r - 1, c.microbatches);
-  const int remaining = c.microbatches - warmup;
-  for (int i = 0; i < warmup; ++i) {
-    if (!first) communicate(false, false, true, false);
-    launch_spin(s0, fwd_ns, 1);
-    if (!last) communicate(true, false, false, false);
-  }
-  if (remaining > 0 && !first) communicate(false, false, true, false);
-  for (int i = 0; i < remaining; ++i) {
-    launch_spin(s0, fwd_ns, 1);
-    if (!last) communicate(true, false, false, true);  // send_forward_recv_backward
-    launch_spin(s0, bwd_ns, 1);
-    if (i == remaining - 1) {
-      if (!first) communicate(false, true, false, false);  // send_backward
-    } else if (!first) {
-      communicate(false, true, true, false);  // send_backward_recv_forward
+  // The schedule itself is the simulator's (sim/workloads/src/megatron.cpp): the same steps, run for real.
+  for (const sim::PipelineStep& step : sim::megatron_steps(n, r, c.microbatches, c.chunks)) {
+    switch (step.kind) {
+      case sim::PipelineStep::Kind::Forward:
+        launch_spin(s0, fwd_ns, 1);
+        break;
+      case sim::PipelineStep::Kind::Backward:
+        launch_spin(s0, bwd_ns, 1);
+        break;
+      case sim::PipelineStep::Kind::Communicate:
+        communicate(step.send_next, step.send_prev, step.recv_prev, step.recv_next);
+        break;
     }
-  }
-  for (int i = 0; i < warmup; ++i) {
-    if (!last) communicate(false, false, false, true);
-    launch_spin(s0, bwd_ns, 1);
-    if (!first) communicate(false, true, false, false);
   }
 }
 

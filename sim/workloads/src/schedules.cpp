@@ -5,6 +5,7 @@
 #include <string>
 
 #include "commsim/core/error.hpp"
+#include "commsim/sim/megatron.hpp"
 
 namespace commsim::sim {
 
@@ -171,109 +172,30 @@ class StageComms {
 
 }  // namespace
 
-namespace {
-
-/// Megatron's forward_backward_pipelining_with_interleaving for rank r: V = chunks model chunks per stage,
-/// virtual microbatch k runs chunk (k mod P*V) / P (backward: mirrored), neighbours wrap around the ring.
-void interleaved_rank(StageComms& c, const PipelineSpec& s, int r) {
-  const int P = static_cast<int>(s.gpus.size()), V = s.chunks, M = s.microbatches;
-  const int total = M * V;
-  const bool first = r == 0, last = r == P - 1;
-  const Picoseconds fwd = s.fwd / V, bwd = s.bwd / V;
-  auto chunk = [&](int k, bool forward) {
-    const int in_group = ((k % (P * V)) + P * V) % (P * V);  // Python's modulo: k may be negative
-    const int id = in_group / P;
-    return forward ? id : V - id - 1;
-  };
-  const bool all_warmup = M == P;
-  const int warmup = all_warmup ? total : std::min((P - r - 1) * 2 + (V - 1) * P, total);
-  const int remaining = total - warmup;
-  // The first virtual stage (rank 0, chunk 0) has no input; the last (rank P-1, chunk V-1) sends no output.
-  if (!first) c.communicate(false, false, true, false);  // recv_forward for virtual microbatch 0
-  for (int k = 0; k < warmup; ++k) {
-    c.compute(fwd, "forward");
-    const bool send_out = !(last && chunk(k, true) == V - 1);
-    bool recv_prev = !(first && chunk(k + 1, true) == 0);
-    if (k == total - 1) recv_prev = false;
-    if (k == warmup - 1 && !all_warmup) {
-      const bool recv_next = !last;
-      c.communicate(send_out, false, recv_prev, recv_next);  // send_forward_backward_recv_forward_backward
-    } else {
-      c.communicate(send_out, false, recv_prev, false);  // send_forward_recv_forward
-    }
-  }
-  for (int k = 0; k < remaining; ++k) {
-    const int fk = k + warmup, bk = k;
-    c.compute(fwd, "forward");
-    c.compute(bwd, "backward");
-    const bool send_out = !(last && chunk(fk, true) == V - 1);
-    const bool send_grad = !(first && chunk(bk, false) == 0);
-    bool recv_prev = true;
-    if (first && chunk(fk - (P - 1), true) == V - 1) recv_prev = false;
-    bool recv_next = true;
-    if (last && chunk(bk - (P - 1), false) == 0) recv_next = false;
-    if (k == remaining - 1) recv_prev = false;
-    c.communicate(send_out, send_grad, recv_prev, recv_next);
-  }
-  if (all_warmup && !last) c.communicate(false, false, false, true);  // recv_backward
-  for (int k = remaining; k < total; ++k) {
-    c.compute(bwd, "backward");
-    const bool send_grad = !(first && chunk(k, false) == 0);
-    bool recv_next = !(last && chunk(k + 1, false) == V - 1);
-    if (k == total - 1) recv_next = false;
-    c.communicate(false, send_grad, false, recv_next);  // send_backward_recv_backward
-  }
-}
-
-}  // namespace
-
 Program pipeline_program(const PipelineSpec& s) {
   const int n = static_cast<int>(s.gpus.size());
-  if (n < 2) throw UsageError("a pipeline needs at least 2 stages (GPUs); got " + std::to_string(n));
-  if (s.microbatches < 1) throw UsageError("--microbatches must be at least 1");
   if (s.activation_bytes == 0) throw UsageError("--activation-bytes must be at least 1B");
   if (s.fwd < 0 || s.bwd < 0) throw UsageError("--fwd-us and --bwd-us must not be negative");
-  if (s.chunks < 1 || s.chunks > 64) throw UsageError("--chunks must be between 1 and 64");
-  if (s.chunks > 1 && s.microbatches % n != 0) {
-    throw UsageError("the interleaved schedule needs --microbatches to be a multiple of the stages (" +
-                     std::to_string(n) + "); got " + std::to_string(s.microbatches));
-  }
+  if (n < 2) megatron_steps(n, 0, s.microbatches, s.chunks);  // throws the reason
   Program p;
   p.comms.push_back({s.gpus});
   p.comms.push_back({s.gpus});  // the second communicator (overlapped backward direction)
-  if (s.chunks > 1) {
-    for (int r = 0; r < n; ++r) {
-      StageComms c(p, s, r);
-      interleaved_rank(c, s, r);
-    }
-    return p;
-  }
+  // With V chunks each stage's forward and backward split evenly over them.
+  const Picoseconds fwd = s.fwd / s.chunks, bwd = s.bwd / s.chunks;
   for (int r = 0; r < n; ++r) {
     StageComms c(p, s, r);
-    const bool first = r == 0, last = r == n - 1;
-    // Megatron's forward_backward_pipelining_without_interleaving.
-    const int warmup = std::min(n - r - 1, s.microbatches);
-    const int remaining = s.microbatches - warmup;
-    for (int i = 0; i < warmup; ++i) {
-      if (!first) c.communicate(false, false, true, false);  // recv_forward
-      c.compute(s.fwd, "forward");
-      if (!last) c.communicate(true, false, false, false);  // send_forward
-    }
-    if (remaining > 0 && !first) c.communicate(false, false, true, false);
-    for (int i = 0; i < remaining; ++i) {
-      c.compute(s.fwd, "forward");
-      if (!last) c.communicate(true, false, false, true);  // send_forward_recv_backward
-      c.compute(s.bwd, "backward");
-      if (i == remaining - 1) {
-        if (!first) c.communicate(false, true, false, false);  // send_backward
-      } else if (!first) {
-        c.communicate(false, true, true, false);  // send_backward_recv_forward
+    for (const PipelineStep& step : megatron_steps(n, r, s.microbatches, s.chunks)) {
+      switch (step.kind) {
+        case PipelineStep::Kind::Forward:
+          c.compute(fwd, "forward");
+          break;
+        case PipelineStep::Kind::Backward:
+          c.compute(bwd, "backward");
+          break;
+        case PipelineStep::Kind::Communicate:
+          c.communicate(step.send_next, step.send_prev, step.recv_prev, step.recv_next);
+          break;
       }
-    }
-    for (int i = 0; i < warmup; ++i) {
-      if (!last) c.communicate(false, false, false, true);  // recv_backward
-      c.compute(s.bwd, "backward");
-      if (!first) c.communicate(false, true, false, false);  // send_backward
     }
   }
   return p;

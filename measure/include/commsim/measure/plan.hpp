@@ -11,7 +11,7 @@ namespace commsim::measure {
 struct Config {
   int id = 0;
   std::string
-      workload;  ///< p2p, sendrecv, exchange, all_reduce, all_gather, reduce_scatter, alltoall, broadcast
+      workload;  ///< p2p, sendrecv, exchange, all_reduce, all_gather, reduce_scatter, alltoall, broadcast, reduce, pipeline
   int src = -1;
   int dst = -1;
   std::vector<int> gpus;
@@ -21,6 +21,7 @@ struct Config {
   int microbatches = 0;     ///< pipeline
   double fwd_us = 0;        ///< pipeline: emulated forward compute per stage and microbatch
   double bwd_us = 0;        ///< pipeline: emulated backward compute
+  int chunks = 1;           ///< pipeline: model chunks per stage (> 1: Megatron's interleaved schedule)
 
   /// "p2p_cfg0042_s0d1_sz1048576": the NVTX range name without the repetition suffix.
   std::string tag() const;
@@ -40,6 +41,7 @@ struct PlanOptions {
   std::vector<int> microbatches;     ///< pipeline
   std::vector<std::string> modes;    ///< pipeline P2P modes
   double fwd_us = 0, bwd_us = 0;     ///< pipeline
+  int chunks = 1;                    ///< pipeline: > 1 for the interleaved schedule
   std::uint64_t seed = 42;
 };
 
