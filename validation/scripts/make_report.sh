@@ -10,13 +10,14 @@ out=validation/reports/h200x4
 mkdir -p "$out"
 "$commsim" validate --topology topologies/library/real/h200x4.topo --params models/params/h200.toml \
   --gpu-map $D/meta/gpus.csv \
-  --fit-note "models/params/h200.toml: the send/recv sections were fitted (validation/scripts/fit_params.py) on nccl-tests sendrecv over GPUs 0,1 and 0-3, commsim-measure p2p 0->1 and the three exchange modes on 0,1; the [collective] section was fitted (commsim calibrate) on the nccl-tests all_reduce, all_gather, reduce_scatter, broadcast and reduce sweeps on 2 and 4 GPUs and commsim-measure's collective sweeps. Held out, used only to validate: the other 11 p2p pairs, commsim-measure sendrecv and alltoall, nccl-tests alltoall, the 1F1B pipeline steps (commsim-measure and PyTorch) and the qwen2.5-32b weight pushes (broadcast, bucketed broadcast, PyTorch broadcast, copy-engine P2P engine)." \
+  --fit-note "models/params/h200.toml: the send/recv sections were fitted (validation/scripts/fit_params.py) on nccl-tests sendrecv over GPUs 0,1 and 0-3, commsim-measure p2p 0->1 and the three exchange modes on 0,1; the [collective] section was fitted (commsim calibrate) on the nccl-tests all_reduce, all_gather, reduce_scatter, broadcast and reduce sweeps on 2 and 4 GPUs and commsim-measure's collective sweeps. Held out, used only to validate: the other 11 p2p pairs, commsim-measure sendrecv and alltoall, nccl-tests alltoall, the commsim-measure reduce sweeps, the 1F1B and interleaved pipeline steps (commsim-measure and PyTorch) and the qwen2.5-32b weight pushes (broadcast, bucketed broadcast, PyTorch broadcast, copy-engine P2P engine)." \
   --nccl-tests $D/nccl-tests/sendrecv_g2_d01_r*.log $D/nccl-tests/sendrecv_g4_r*.log \
                $D/nccl-tests/alltoall_g2.log $D/nccl-tests/alltoall_g4.log \
                $D/nccl-tests/{all_reduce,all_gather,reduce_scatter,broadcast,reduce}_g{2,4}.log \
   --measured $D/measure/p2p_all $D/measure/exchange_sequential $D/measure/exchange_overlapped \
              $D/measure/exchange_batched $D/measure/sendrecv_g2 $D/measure/sendrecv_g4 $D/measure/alltoall_g4 \
-             $D/measure/{all_reduce,all_gather,reduce_scatter,broadcast}_g4 $D/measure/pipeline_1f1b_nccl \
+             $D/measure/{all_reduce,all_gather,reduce_scatter,broadcast}_g4 $D/measure/reduce_g{2,4} \
+             $D/measure/pipeline_1f1b_nccl $D/measure/pipeline_interleaved_v{2,4}_{seq_batched,overlapped_4MiB} \
              $D/measure/weight_sync_qwen32b_{broadcast,broadcast_bucket64MiB,broadcast_bucket256MiB,broadcast_bucket1GiB,p2p-engine} \
   --torch $D/torch/pipeline_1f1b_torch.json $D/torch/weight_sync_broadcast_qwen32b.json \
   --report $out/report.html --markdown $out/summary.md --csv $out/rows.csv

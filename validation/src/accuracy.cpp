@@ -208,7 +208,7 @@ double pipeline_flag(const nlohmann::json& doc, const char* key, const char* fla
 }
 
 sim::Program pipeline_of(const std::vector<int>& gpus, std::uint64_t bytes, int microbatches, const std::string& mode,
-                         double fwd_us, double bwd_us, sim::Framework framework) {
+                         double fwd_us, double bwd_us, sim::Framework framework, int chunks = 1) {
   sim::PipelineSpec spec;
   spec.gpus = gpus;
   spec.microbatches = microbatches;
@@ -217,6 +217,7 @@ sim::Program pipeline_of(const std::vector<int>& gpus, std::uint64_t bytes, int 
   spec.bwd = static_cast<Picoseconds>(std::llround(bwd_us * 1e6));
   spec.mode = sim::parse_exchange_mode(mode);
   spec.framework = framework;
+  spec.chunks = chunks;
   return sim::pipeline_program(spec);
 }
 
@@ -399,9 +400,11 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
       p = sim::exchange_program(c.gpus[0], c.gpus[1], sim::parse_exchange_mode(c.mode), c.bytes);
     } else if (c.workload == "pipeline") {
       const int mb = row.at("microbatches").get<int>();
-      p = pipeline_of(c.gpus, c.bytes, mb, c.mode, pipeline_flag(doc, "fwd_us", "--fwd-us", file),
-                      pipeline_flag(doc, "bwd_us", "--bwd-us", file), sim::Framework::Nccl);
-      c.mode += " mb " + std::to_string(mb) + " nccl";
+      const int chunks = row.value("chunks", 1);
+      const double fwd = row.contains("fwd_us") ? row["fwd_us"].get<double>() : pipeline_flag(doc, "fwd_us", "--fwd-us", file);
+      const double bwd = row.contains("bwd_us") ? row["bwd_us"].get<double>() : pipeline_flag(doc, "bwd_us", "--bwd-us", file);
+      p = pipeline_of(c.gpus, c.bytes, mb, c.mode, fwd, bwd, sim::Framework::Nccl, chunks);
+      c.mode += " mb " + std::to_string(mb) + (chunks > 1 ? " v" + std::to_string(chunks) : "") + " nccl";
     } else if (c.workload == "all_reduce" || c.workload == "all_gather" || c.workload == "reduce_scatter" ||
                c.workload == "broadcast" || c.workload == "reduce") {
       c.mode = thread_per_gpu ? "thread-per-gpu" : "single-thread";

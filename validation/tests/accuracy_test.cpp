@@ -168,6 +168,18 @@ TEST_CASE("accuracy: pipeline 1F1B and weight sync on 4 H200s (held out)") {
     if (c.mode.rfind("sequential", 0) == 0) sequential = c.predicted_us;
   }
   CHECK(overlapped == doctest::Approx(sequential).epsilon(0.01));
+  // Megatron's interleaved schedule (V = 2, 4), measured after the simulator was written.
+  std::vector<Comparison> inter;
+  for (const char* d : {"pipeline_interleaved_v2_seq_batched", "pipeline_interleaved_v2_overlapped_4MiB",
+                        "pipeline_interleaved_v4_seq_batched", "pipeline_interleaved_v4_overlapped_4MiB"}) {
+    const auto more = compare_measured(kDir + "measure/" + d, rt);
+    inter.insert(inter.end(), more.begin(), more.end());
+  }
+  REQUIRE(inter.size() == 20);
+  const ErrorStats si = stats(inter);
+  MESSAGE("interleaved pipeline, 20 configurations: MAPE " << si.mape << "%, worst " << si.worst << "%");
+  CHECK(si.mape <= 10.0);
+  CHECK(si.worst <= 25.0);
   const auto ws = compare_torch(kDir + "torch/weight_sync_broadcast_qwen32b.json", rt);
   REQUIRE(ws.size() == 1);
   MESSAGE("qwen2.5-32b per-tensor broadcast, 1 -> 3 GPUs: error " << 100 * ws[0].error() << "%");
