@@ -526,7 +526,8 @@ The tool never changes clocks, power limits or GPU modes; it records them.)");
       sub->add_option("--pair", o.pair, "The two GPUs, e.g. 0,1")->required();
       sub->add_option("--mode", o.mode, "sequential, overlapped or batched")->required();
     }
-    if (w == "broadcast" || w == "reduce") sub->add_option("--root", o.root, "Root GPU")->capture_default_str();
+    if (w == "broadcast" || w == "reduce")
+      sub->add_option("--root", o.root, "Root GPU")->capture_default_str();
     if (w == "pipeline") {
       sub->add_option("--activation-bytes", o.activation_bytes,
                       "Activation size(s) sent between stages, with a unit")

@@ -19,10 +19,9 @@ std::uint64_t splitmix(std::uint64_t& state) {
 }  // namespace
 
 const std::vector<std::string>& measure_workloads() {
-  static const std::vector<std::string> w{"p2p",        "sendrecv",   "exchange",
-                                          "all_reduce", "all_gather", "reduce_scatter",
-                                          "alltoall",   "broadcast",  "reduce",
-                                          "pipeline"};
+  static const std::vector<std::string> w{"p2p",        "sendrecv",       "exchange", "all_reduce",
+                                          "all_gather", "reduce_scatter", "alltoall", "broadcast",
+                                          "reduce",     "pipeline"};
   return w;
 }
 

@@ -71,20 +71,11 @@ ResultStore::ResultStore(std::string dir, bool resume) : dir_(std::move(dir)) {
 }
 
 void ResultStore::append(const Config& c, const Sample& s) {
-  nlohmann::json j = {{"config_id", c.id},
-                      {"rep", s.rep},
-                      {"workload", c.workload},
-                      {"src", c.src},
-                      {"dst", c.dst},
-                      {"gpus", c.gpus},
-                      {"bytes", c.bytes},
-                      {"mode", c.mode},
-                      {"microbatches", c.microbatches},
-                      {"chunks", c.chunks},
-                      {"time_us", s.time_us()},
-                      {"iteration_us", s.iteration_us},
-                      {"failed", s.failed},
-                      {"error", s.error}};
+  nlohmann::json j = {{"config_id", c.id},  {"rep", s.rep},           {"workload", c.workload},
+                      {"src", c.src},       {"dst", c.dst},           {"gpus", c.gpus},
+                      {"bytes", c.bytes},   {"mode", c.mode},         {"microbatches", c.microbatches},
+                      {"chunks", c.chunks}, {"time_us", s.time_us()}, {"iteration_us", s.iteration_us},
+                      {"failed", s.failed}, {"error", s.error}};
   jsonl_ << j.dump() << "\n";
   jsonl_.flush();
   exec_log_ << c.id << "," << c.workload << "," << c.src << "," << c.dst << "," << c.bytes << "," << s.rep
@@ -157,8 +148,8 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
                     {"failed", failed}});
     csv << c.workload << "," << c.src << "," << c.dst << "," << gpus << "," << c.mode << "," << c.bytes << ","
         << s.median << "," << algbw << "," << busbw << "," << s.median << "," << s.min << "," << s.max << ","
-        << s.mean << "," << s.stdev << "," << s.cv << "," << s.n << "," << failed << "," << c.microbatches << ","
-        << c.chunks << "\n";
+        << s.mean << "," << s.stdev << "," << s.cv << "," << s.n << "," << failed << "," << c.microbatches
+        << "," << c.chunks << "\n";
   }
   nlohmann::json doc = metadata;
   doc["schema"] = "commsim.results/1";

@@ -25,10 +25,10 @@ constexpr double kBaseLat[2][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};  // [Tre
 constexpr double kHwLatNvlink[2][3] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}};
 constexpr double kHwLatPci[2][3] = {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}};
 constexpr double kHwLatNet[2][3] = {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}};
-constexpr double kLlMaxBwOneNode = 141.0;            // Hopper, one node
+constexpr double kLlMaxBwOneNode = 141.0;              // Hopper, one node
 constexpr double kLlMaxBwMultiNode[2] = {39.0, 20.4};  // x86 CPUs, 2 nodes / more
 constexpr double kPerChMaxRingLl128Bw = 36.7;
-constexpr double kPerChMaxTreeBw[3] = {38.7, 41.4, 36.0};      // 1, 2, more nodes
+constexpr double kPerChMaxTreeBw[3] = {38.7, 41.4, 36.0};  // 1, 2, more nodes
 constexpr double kPerChMaxTreeLl128Bw[3] = {36.7, 36.7, 29.0};
 constexpr double kPciBw = 12.0;
 // Tree all-reduce correction by log2(bytes / 64), NCCL's treeCorrectionFactor.
@@ -67,7 +67,7 @@ Layout layout(std::span<const int> rank_node) {
 }
 
 int nsteps_of(CollOp op, int n) {
-  return op == CollOp::AllReduce                                 ? 2 * (n - 1)
+  return op == CollOp::AllReduce                                  ? 2 * (n - 1)
          : op == CollOp::AllGather || op == CollOp::ReduceScatter ? n - 1
                                                                   : n;
 }
@@ -130,8 +130,8 @@ Choice tune(const NcclEnv& env, CollOp op, std::uint64_t bytes, const CommInfo& 
     }
   }
   if (best.time_us < 0) {
-    throw UsageError(std::string("NCCL_ALGO/NCCL_PROTO leave no algorithm and protocol for ") + coll_op_name(op) +
-                     " (Tree runs only all_reduce; LL128 needs NVLink inside the node)");
+    throw UsageError(std::string("NCCL_ALGO/NCCL_PROTO leave no algorithm and protocol for ") +
+                     coll_op_name(op) + " (Tree runs only all_reduce; LL128 needs NVLink inside the node)");
   }
   return best;
 }
@@ -140,7 +140,9 @@ Choice tune(const NcclEnv& env, CollOp op, std::uint64_t bytes, const CommInfo& 
 int channels_for(int algo, int proto, std::uint64_t bytes, const CommInfo& c) {
   int nc = std::max(1, c.coll_channels);
   const bool slow = c.nccl_intra_bandwidth / 1e9 <= kPciBw;
-  const int nt = proto == kLl ? kLlMaxThreads : proto == kLl128 ? kLl128MaxThreads : (slow && algo == kRing ? 256 : kSimpleMaxThreads);
+  const int nt = proto == kLl      ? kLlMaxThreads
+                 : proto == kLl128 ? kLl128MaxThreads
+                                   : (slow && algo == kRing ? 256 : kSimpleMaxThreads);
   std::uint64_t threshold = proto == kLl      ? kLlThreadThreshold
                             : proto == kLl128 ? kLl128ThreadThreshold
                                               : kSimpleThreadThreshold;
@@ -187,7 +189,8 @@ std::vector<CollFlow> data_flows(int algo, CollOp op, std::uint64_t bytes, int r
         }
         continue;
       }
-      const double per_edge = op == CollOp::AllReduce ? 2.0 * (n - 1) / n * s : static_cast<double>(n - 1) / n * s;
+      const double per_edge =
+          op == CollOp::AllReduce ? 2.0 * (n - 1) / n * s : static_cast<double>(n - 1) / n * s;
       for (int i = 0; i < n; ++i) flows.push_back({ring[i], ring[(i + 1) % n], per_edge});
       continue;
     }
@@ -256,7 +259,8 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
     const double per_channel = static_cast<double>(bytes) / plan.channels / n;
     const double slice = std::min(2 * step, per_channel / 2);
     const double share = comm.nccl_intra_bandwidth > 0 ? comm.nccl_intra_bandwidth / plan.channels : 0;
-    const double rate = share > 0 ? std::min(k.channel_bandwidth[c.proto], share) : k.channel_bandwidth[c.proto];
+    const double rate =
+        share > 0 ? std::min(k.channel_bandwidth[c.proto], share) : k.channel_bandwidth[c.proto];
     plan.latency += static_cast<Picoseconds>(std::llround(slice / rate * 1e12));
   }
   return plan;

@@ -172,18 +172,20 @@ NcclEnv NcclEnv::parse(const std::vector<std::string>& settings) {
           ring = true;
         } else if (name == "TREE") {
           tree = true;
-        } else if (name != "NVLS" && name != "NVLSTREE" && name != "COLLNETDIRECT" && name != "COLLNETCHAIN" &&
-                   name != "COLLNET" && name != "PAT") {
-          throw UsageError("--nccl-env NCCL_ALGO=" + value + ": unknown algorithm '" + name +
-                           "'; valid: Ring, Tree (NVLS, NVLSTree, CollNetDirect, CollNetChain, PAT are accepted "
-                           "but not modelled), comma-separated, optionally starting with ^ to exclude");
+        } else if (name != "NVLS" && name != "NVLSTREE" && name != "COLLNETDIRECT" &&
+                   name != "COLLNETCHAIN" && name != "COLLNET" && name != "PAT") {
+          throw UsageError(
+              "--nccl-env NCCL_ALGO=" + value + ": unknown algorithm '" + name +
+              "'; valid: Ring, Tree (NVLS, NVLSTree, CollNetDirect, CollNetChain, PAT are accepted "
+              "but not modelled), comma-separated, optionally starting with ^ to exclude");
         }
         start = end + 1;
       }
       env.algo_ring = negate ? !ring : ring;
       env.algo_tree = negate ? !tree : tree;
       if (!env.algo_ring && !env.algo_tree)
-        throw UsageError("--nccl-env NCCL_ALGO=" + value + " leaves neither Ring nor Tree, the algorithms commsim models");
+        throw UsageError("--nccl-env NCCL_ALGO=" + value +
+                         " leaves neither Ring nor Tree, the algorithms commsim models");
       env.algo = value;
     } else if (key == "NCCL_NVLS_ENABLE") {
       if (parse_int(key, value, 0, 1) != 0) {

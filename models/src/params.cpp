@@ -100,7 +100,8 @@ const std::vector<Field>& fields() {
       {"collective", "ll128_net_hop_latency", Kind::Duration, to_coll(&CollectiveParams::net_hop_latency, 1)},
       {"collective", "simple_net_hop_latency", Kind::Duration,
        to_coll(&CollectiveParams::net_hop_latency, 2)},
-      {"collective", "ll_channel_bandwidth", Kind::Bandwidth, to_coll(&CollectiveParams::channel_bandwidth, 0)},
+      {"collective", "ll_channel_bandwidth", Kind::Bandwidth,
+       to_coll(&CollectiveParams::channel_bandwidth, 0)},
       {"collective", "ll128_channel_bandwidth", Kind::Bandwidth,
        to_coll(&CollectiveParams::channel_bandwidth, 1)},
       {"collective", "simple_channel_bandwidth", Kind::Bandwidth,
@@ -209,7 +210,8 @@ ModelParams ModelParams::parse(std::string_view toml_text, const std::string& fi
   require(p.max_channels >= 1, "[nccl] max_channels must be at least 1");
   require(p.simple.channel_bandwidth > 0 && p.ll.channel_bandwidth > 0, "channel bandwidths must be > 0");
   for (double b : p.coll.channel_bandwidth) require(b > 0, "[collective] channel bandwidths must be > 0");
-  for (double e : p.coll.efficiency) require(e > 0 && e <= 1.5, "[collective] efficiencies must be in (0, 1.5]");
+  for (double e : p.coll.efficiency)
+    require(e > 0 && e <= 1.5, "[collective] efficiencies must be in (0, 1.5]");
   require(p.shm_bandwidth > 0 && p.shm_channel_bandwidth > 0 && p.net_channel_bandwidth > 0,
           "transport bandwidths must be > 0");
   return p;

@@ -39,7 +39,8 @@ class NcclModel final : public TransferModel {
         c.net_tcp = c.net_tcp || pr.tcp || env_.ib_disable;
         continue;
       }
-      if (pr.route_bandwidth > 0 && (min_route == 0 || pr.route_bandwidth < min_route)) min_route = pr.route_bandwidth;
+      if (pr.route_bandwidth > 0 && (min_route == 0 || pr.route_bandwidth < min_route))
+        min_route = pr.route_bandwidth;
       if (pr.path != PathType::Nvl || transport(pr) != Transport::P2p) {
         c.all_nvlink = false;
       } else {

@@ -29,7 +29,8 @@ CollectivePlan plan(CollOp op, std::uint64_t bytes, const CommInfo& c, const std
 
 }  // namespace
 
-TEST_CASE("collective: NCCL's tuner picks Ring LL for small and Ring Simple for large all-reduces on one node") {
+TEST_CASE(
+    "collective: NCCL's tuner picks Ring LL for small and Ring Simple for large all-reduces on one node") {
   const std::vector<int> nodes{0, 0, 0, 0};
   const auto small = plan(CollOp::AllReduce, 1024, h200x4(), nodes);
   CHECK(small.algorithm == Algorithm::Ring);
@@ -39,7 +40,8 @@ TEST_CASE("collective: NCCL's tuner picks Ring LL for small and Ring Simple for 
   CHECK(large.protocol == Protocol::Simple);
   CHECK(large.channels == 24);
   // NCCL's own estimate for the choice: 8.4 + 6 x 3.4 us + bytes / (360 x 4/6 GB/s).
-  CHECK(large.nccl_estimate_us == doctest::Approx(8.4 + 6 * 3.4 + (1ULL << 30) / (1000.0 * 240)).epsilon(1e-6));
+  CHECK(large.nccl_estimate_us ==
+        doctest::Approx(8.4 + 6 * 3.4 + (1ULL << 30) / (1000.0 * 240)).epsilon(1e-6));
 }
 
 TEST_CASE("collective: ring flows carry 2(n-1)/n of the buffer for all-reduce, (n-1)/n for all-gather") {
@@ -88,7 +90,8 @@ TEST_CASE("collective: across many nodes small all-reduces go to Tree, and NCCL_
   CHECK(ring.flows.size() == 8 * 512);
   CHECK_THROWS_WITH_AS(plan(CollOp::Broadcast, 1024, c, nodes, {"NCCL_ALGO=Tree"}),
                        doctest::Contains("Tree runs only all_reduce"), UsageError);
-  CHECK_THROWS_WITH_AS(NcclEnv::parse({"NCCL_ALGO=Magic"}), doctest::Contains("valid: Ring, Tree"), UsageError);
+  CHECK_THROWS_WITH_AS(NcclEnv::parse({"NCCL_ALGO=Magic"}), doctest::Contains("valid: Ring, Tree"),
+                       UsageError);
   CHECK_THROWS_WITH_AS(NcclEnv::parse({"NCCL_ALGO=^Ring,Tree"}), doctest::Contains("neither Ring nor Tree"),
                        UsageError);
 }

@@ -55,8 +55,8 @@ std::string route_words(sim::Runtime& rt, int a, int b, const models::TransferMo
   char buf[160];
   if (t == models::Transport::Net) {
     const std::string fabric = rt.topology().fabric ? rt.topology().fabric->kind : "network";
-    std::snprintf(buf, sizeof buf, "the %s network (NET transport, %.0f GB/s peak per direction)", fabric.c_str(),
-                  gbps);
+    std::snprintf(buf, sizeof buf, "the %s network (NET transport, %.0f GB/s peak per direction)",
+                  fabric.c_str(), gbps);
   } else if (t == models::Transport::Shm) {
     std::snprintf(buf, sizeof buf, "host memory (SHM transport through the CPU, %.0f GB/s route peak)", gbps);
   } else if (p.path == models::PathType::Nvl) {
@@ -148,7 +148,8 @@ void run_advise(const AdviseOptions& o) {
     }
     const double gain = 100.0 * (worst->step_us - best->step_us) / worst->step_us;
     char buf[512];
-    std::snprintf(buf, sizeof buf, "With --framework %s, %s wins: %.1f us per step, %.1f%% faster than %s (%.1f us).",
+    std::snprintf(buf, sizeof buf,
+                  "With --framework %s, %s wins: %.1f us per step, %.1f%% faster than %s (%.1f us).",
                   sim::framework_name(f), sim::exchange_mode_name(best->mode), best->step_us, gain,
                   sim::exchange_mode_name(worst->mode), worst->step_us);
     lines.emplace_back(buf);
@@ -161,7 +162,8 @@ void run_advise(const AdviseOptions& o) {
                                 {"exposed_comm_us", x.step_us - compute_bound}});
     }
     if (gain < 1.0) {
-      lines.emplace_back("  The modes are within 1%: communication hides behind compute or is too small to matter.");
+      lines.emplace_back(
+          "  The modes are within 1%: communication hides behind compute or is too small to matter.");
     }
     // Ties that only PyTorch's serialization explains.
     if (f == sim::Framework::Torch && stages > 2) {
@@ -173,29 +175,32 @@ void run_advise(const AdviseOptions& o) {
       }
       if (std::fabs(ov - seq) <= 0.01 * seq) {
         lines.emplace_back(
-            "  Under PyTorch, overlapped is no faster than sequential: unbatched isend/irecv on a group of more "
+            "  Under PyTorch, overlapped is no faster than sequential: unbatched isend/irecv on a group of "
+            "more "
             "than 2 ranks serialize on the group's one NCCL stream. Only batch_isend_irecv overlaps them.");
       }
     }
   }
   char buf[512];
-  const double exposed = std::min_element(outcomes.begin(), outcomes.end(), [](const Outcome& a, const Outcome& b) {
-                           return a.step_us < b.step_us;
-                         })->step_us -
-                         compute_bound;
+  const double exposed =
+      std::min_element(outcomes.begin(), outcomes.end(),
+                       [](const Outcome& a, const Outcome& b) { return a.step_us < b.step_us; })
+          ->step_us -
+      compute_bound;
   std::snprintf(buf, sizeof buf,
                 "Why: compute alone takes (M + P - 1) x (F + B) = %.1f us; the best mode exposes %.1f us of "
                 "communication on top (%.1f%% of the step).",
                 compute_bound, exposed, 100.0 * exposed / (compute_bound + exposed));
   lines.emplace_back(buf);
   const bool latency_bound = fixed >= 0.5 * one;
-  std::snprintf(buf, sizeof buf,
-                "  One %s activation between stages takes %.1f us over %s; %.1f us of it is fixed cost (launch, "
-                "protocol), so transfers are %s.",
-                format_size(act).c_str(), one, out["route"].get<std::string>().c_str(), fixed,
-                latency_bound ? "latency-bound: per-call overheads dominate, and fewer calls (batched) help most"
-                              : "bandwidth-bound: the link dominates, and modes that move both directions at once "
-                                "(batched, or overlapped on separate streams) help most");
+  std::snprintf(
+      buf, sizeof buf,
+      "  One %s activation between stages takes %.1f us over %s; %.1f us of it is fixed cost (launch, "
+      "protocol), so transfers are %s.",
+      format_size(act).c_str(), one, out["route"].get<std::string>().c_str(), fixed,
+      latency_bound ? "latency-bound: per-call overheads dominate, and fewer calls (batched) help most"
+                    : "bandwidth-bound: the link dominates, and modes that move both directions at once "
+                      "(batched, or overlapped on separate streams) help most");
   lines.emplace_back(buf);
   out["advice"] = lines;
   std::string text;
@@ -203,23 +208,26 @@ void run_advise(const AdviseOptions& o) {
     text = out.dump(2) + "\n";
   } else {
     char head[256];
-    std::snprintf(head, sizeof head, "pipeline over GPUs %s: %d stages, %d microbatches, %s activations, F %.0f us, B %.0f us\n\n",
-                  [&] {
-                    std::string s;
-                    for (std::size_t i = 0; i < gpus.size(); ++i) s += (i ? "," : "") + std::to_string(gpus[i]);
-                    return s;
-                  }()
-                      .c_str(),
-                  stages, o.microbatches, format_size(act).c_str(), o.fwd_us, o.bwd_us);
+    std::snprintf(
+        head, sizeof head,
+        "pipeline over GPUs %s: %d stages, %d microbatches, %s activations, F %.0f us, B %.0f us\n\n",
+        [&] {
+          std::string s;
+          for (std::size_t i = 0; i < gpus.size(); ++i) s += (i ? "," : "") + std::to_string(gpus[i]);
+          return s;
+        }()
+            .c_str(),
+        stages, o.microbatches, format_size(act).c_str(), o.fwd_us, o.bwd_us);
     text = head;
     char row[256];
-    std::snprintf(row, sizeof row, "  %-9s  %-11s  %12s  %10s  %16s\n", "framework", "mode", "step_us", "vs best",
-                  "exposed_comm_us");
+    std::snprintf(row, sizeof row, "  %-9s  %-11s  %12s  %10s  %16s\n", "framework", "mode", "step_us",
+                  "vs best", "exposed_comm_us");
     text += row;
     for (const auto& r : out["results"]) {
       std::snprintf(row, sizeof row, "  %-9s  %-11s  %12.1f  %+9.1f%%  %16.1f\n",
                     r["framework"].get<std::string>().c_str(), r["mode"].get<std::string>().c_str(),
-                    r["step_us"].get<double>(), r["vs_best_pct"].get<double>(), r["exposed_comm_us"].get<double>());
+                    r["step_us"].get<double>(), r["vs_best_pct"].get<double>(),
+                    r["exposed_comm_us"].get<double>());
       text += row;
     }
     text += "\n";
@@ -235,13 +243,16 @@ void run_advise(const AdviseOptions& o) {
 }  // namespace
 
 void add_advise_command(CLI::App& app) {
-  CLI::App* advise = app.add_subcommand("advise", "Recommend settings from simulations instead of rules of thumb");
+  CLI::App* advise =
+      app.add_subcommand("advise", "Recommend settings from simulations instead of rules of thumb");
   advise->require_subcommand(1);
   auto o = std::make_shared<AdviseOptions>();
   CLI::App* p = advise->add_subcommand(
-      "pipeline", "Simulate every P2P mode (sequential, overlapped, batched) of a Megatron 1F1B\npipeline and say "
-                  "which wins, by how much and why");
-  p->add_option("--topology", o->topology, "Topology: `nvidia-smi topo -m` output or a what-if .toml")->required();
+      "pipeline",
+      "Simulate every P2P mode (sequential, overlapped, batched) of a Megatron 1F1B\npipeline and say "
+      "which wins, by how much and why");
+  p->add_option("--topology", o->topology, "Topology: `nvidia-smi topo -m` output or a what-if .toml")
+      ->required();
   p->add_option("--gpu", o->gpu, "GPU generation (`commsim topo gpus`)");
   p->add_option("--params", o->params, "Parameter set (TOML), e.g. models/params/h200.toml");
   p->add_option("--cost-model", o->cost_model, "Cost (transfer) model: nccl or ideal")->capture_default_str();
@@ -249,17 +260,21 @@ void add_advise_command(CLI::App& app) {
   p->add_option("--stages", o->stages, "Pipeline stages P: stage r on GPU r");
   p->add_option("--gpus", o->gpus, "GPUs for the stages in order (instead of the first P)");
   p->add_option("--microbatches", o->microbatches, "Microbatches per step")->required();
-  p->add_option("--activation-bytes", o->activation_bytes, "Activation bytes per microbatch, e.g. 64MiB")->required();
+  p->add_option("--activation-bytes", o->activation_bytes, "Activation bytes per microbatch, e.g. 64MiB")
+      ->required();
   p->add_option("--fwd-us", o->fwd_us, "Forward compute per stage and microbatch, us")->required();
   p->add_option("--bwd-us", o->bwd_us, "Backward compute per stage and microbatch, us")->required();
   p->add_option("--framework", o->framework, "nccl, torch or both")
       ->check(CLI::IsMember({"nccl", "torch", "both"}))
       ->capture_default_str();
-  p->add_option("--format", o->format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  p->add_option("--format", o->format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
   p->add_option("-o,--out", o->out, "Write to this file (atomically) instead of standard output");
   p->footer(
       "\nEXAMPLE\n  commsim advise pipeline --topology topologies/library/real/h200x4.topo --params "
-      "models/params/h200.toml \\\n    --stages 4 --microbatches 16 --activation-bytes 64MiB --fwd-us 500 --bwd-us 1000");
+      "models/params/h200.toml \\\n    --stages 4 --microbatches 16 --activation-bytes 64MiB --fwd-us 500 "
+      "--bwd-us 1000");
   p->callback([o] { run_advise(*o); });
 }
 

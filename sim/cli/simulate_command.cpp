@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -16,10 +16,10 @@
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/models/hardware.hpp"
+#include "commsim/models/model_spec.hpp"
 #include "commsim/models/nccl_env.hpp"
 #include "commsim/models/params.hpp"
 #include "commsim/models/transfer.hpp"
-#include "commsim/models/model_spec.hpp"
 #include "commsim/sim/runtime.hpp"
 #include "commsim/sim/schedules.hpp"
 #include "commsim/sim/workloads.hpp"
@@ -146,7 +146,8 @@ void emit(const SimOptions& o, sim::ResultTable& table, const sim::Trace* trace)
 }
 
 /// Runs a program exactly as built (its own warmup and iterations), with the trace if one is kept.
-std::function<sim::RunResult(sim::Program)> run_raw(const SimOptions& o, sim::Runtime& runtime, sim::Trace* trace) {
+std::function<sim::RunResult(sim::Program)> run_raw(const SimOptions& o, sim::Runtime& runtime,
+                                                    sim::Trace* trace) {
   return [&o, &runtime, trace](sim::Program p) {
     (void)o;
     sim::RunResult r = runtime.run(p, trace);
@@ -166,12 +167,13 @@ void run_pipeline(const SimOptions& o, sim::ResultTable& table, sim::Runtime& ru
   if (o.gpus != "all") {
     gpus = sim::parse_gpu_list(o.gpus, n);
     if (o.stages > 0 && static_cast<int>(gpus.size()) != o.stages)
-      throw UsageError("--stages " + std::to_string(o.stages) + " but --gpus lists " + std::to_string(gpus.size()) + " GPUs");
+      throw UsageError("--stages " + std::to_string(o.stages) + " but --gpus lists " +
+                       std::to_string(gpus.size()) + " GPUs");
   } else {
     if (o.stages < 2) throw UsageError("pipeline needs --stages P (at least 2) or --gpus LIST");
     if (o.stages > n) {
-      throw UsageError("--stages " + std::to_string(o.stages) + " is more than the topology's " + std::to_string(n) +
-                       " GPUs");
+      throw UsageError("--stages " + std::to_string(o.stages) + " is more than the topology's " +
+                       std::to_string(n) + " GPUs");
     }
     for (int i = 0; i < o.stages; ++i) gpus.push_back(i);
   }
@@ -186,12 +188,13 @@ void run_pipeline(const SimOptions& o, sim::ResultTable& table, sim::Runtime& ru
     mbs.push_back(static_cast<int>(v));
   }
   std::vector<std::uint64_t> acts;
-  for (const std::string& a : split_list(o.activation_bytes)) acts.push_back(sim::parse_size_flag("--activation-bytes", a));
+  for (const std::string& a : split_list(o.activation_bytes))
+    acts.push_back(sim::parse_size_flag("--activation-bytes", a));
   std::vector<sim::ExchangeMode> modes;
   for (const std::string& m : split_list(o.mode.empty() ? "sequential,overlapped,batched" : o.mode))
     modes.push_back(sim::parse_exchange_mode(m));
-  table.columns = {"bytes", "microbatches", "mode", "framework", "time_us", "stage", "gpu",
-                   "compute_us", "comm_us", "bubble_us"};
+  table.columns = {"bytes", "microbatches", "mode",       "framework", "time_us",
+                   "stage", "gpu",          "compute_us", "comm_us",   "bubble_us"};
   table.units = {"B", "", "", "", "us", "", "", "us", "us", "us"};
   table.metadata["gpus"] = gpus;
   table.metadata["schedule"] = o.schedule;
@@ -221,9 +224,10 @@ void run_pipeline(const SimOptions& o, sim::ResultTable& table, sim::Runtime& ru
           const sim::GpuBusy b = it == r.busy.end() ? sim::GpuBusy{} : it->second;
           const double compute = static_cast<double>(b.compute) / 1e6 / o.iterations;
           const double comm = static_cast<double>(b.transfer) / 1e6 / o.iterations;
-          table.rows.push_back({static_cast<std::int64_t>(a), std::int64_t{m}, std::string(sim::exchange_mode_name(mode)),
-                                o.framework, step, static_cast<std::int64_t>(st), std::int64_t{gpus[st]}, compute,
-                                comm, std::max(0.0, step - compute)});
+          table.rows.push_back({static_cast<std::int64_t>(a), std::int64_t{m},
+                                std::string(sim::exchange_mode_name(mode)), o.framework, step,
+                                static_cast<std::int64_t>(st), std::int64_t{gpus[st]}, compute, comm,
+                                std::max(0.0, step - compute)});
         }
         progress.step();
       }
@@ -256,8 +260,8 @@ void run_model_broadcast(const SimOptions& o, sim::ResultTable& table, int n, si
   table.metadata["bucket_bytes"] = bucket_flag(o, 0);
   const double bw = static_cast<double>(spec.bytes()) / (t_us * 1e3);
   table.rows.push_back({spec.name, static_cast<std::int64_t>(spec.tensors().size()),
-                        static_cast<std::int64_t>(pieces.size()), static_cast<std::int64_t>(spec.bytes()), t_us, bw, bw,
-                        static_cast<std::int64_t>(gpus.size())});
+                        static_cast<std::int64_t>(pieces.size()), static_cast<std::int64_t>(spec.bytes()),
+                        t_us, bw, bw, static_cast<std::int64_t>(gpus.size())});
 }
 
 void run_weight_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime& runtime,
@@ -289,9 +293,10 @@ void run_weight_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime&
     Picoseconds enqueue = 0;
     const auto model = models::make_transfer_model(o.model, params, models::NcclEnv::parse(o.nccl_env));
     for (std::size_t i = 0; i < pieces.size(); ++i) {
-      enqueue += framework == sim::Framework::Torch
-                     ? model->host_launch_time(1, 0, 1) + model->framework_call_time()
-                     : model->host_launch_time(static_cast<int>(gpus.size()), 0, static_cast<int>(gpus.size()));
+      enqueue +=
+          framework == sim::Framework::Torch
+              ? model->host_launch_time(1, 0, 1) + model->framework_call_time()
+              : model->host_launch_time(static_cast<int>(gpus.size()), 0, static_cast<int>(gpus.size()));
     }
     enqueue = std::min(enqueue, push);
     timings = {{"init_process_group_time", s(params.comm_init)},
@@ -331,14 +336,15 @@ void run_weight_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime&
   }
 }
 
-void run_grad_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime& runtime, sim::Framework framework,
-                   const models::ModelParams& params, const std::function<sim::RunResult(sim::Program)>& run) {
+void run_grad_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime& runtime,
+                   sim::Framework framework, const models::ModelParams& params,
+                   const std::function<sim::RunResult(sim::Program)>& run) {
   if (o.model_name.empty()) throw UsageError("grad-sync needs --model NAME (`commsim model list`)");
   const models::ModelSpec& spec = models::model_spec(o.model_name);
   const std::uint64_t bucket = bucket_flag(o, 25ULL << 20);
   const auto buckets = sim::tensor_pieces(spec, bucket, true);
-  table.columns = {"case", "topology", "model", "ngpus", "buckets", "bucket_bytes", "bytes",
-                   "time_us", "algbw_gbps", "busbw_gbps", "speedup"};
+  table.columns = {"case",  "topology", "model",      "ngpus",      "buckets", "bucket_bytes",
+                   "bytes", "time_us",  "algbw_gbps", "busbw_gbps", "speedup"};
   table.units = {"", "", "", "", "", "B", "B", "us", "GB/s", "GB/s", "x"};
   struct Case {
     std::string name, topology;
@@ -346,8 +352,8 @@ void run_grad_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime& r
     int ngpus;
   };
   std::vector<Case> cases;
-  auto one = [&](sim::Runtime& rt, const std::function<sim::RunResult(sim::Program)>& runner, const std::string& name,
-                 const std::string& topology) {
+  auto one = [&](sim::Runtime& rt, const std::function<sim::RunResult(sim::Program)>& runner,
+                 const std::string& name, const std::string& topology) {
     const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, static_cast<int>(rt.topology().gpus.size()));
     sim::Program p = sim::grad_sync_program(gpus, buckets, framework);
     p.warmup = 0;
@@ -366,15 +372,17 @@ void run_grad_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime& r
     const topo::Topology t = topo::load_topology(path, {o.gpu, ""}, diag);
     for (const auto& w : diag.warnings()) std::cerr << "commsim: warning: " << w << "\n";
     sim::Runtime rt(t, *model);
-    one(rt, [&](sim::Program p) { return rt.run(p); }, "baseline", path);
+    one(
+        rt, [&](sim::Program p) { return rt.run(p); }, "baseline", path);
     table.metadata["baseline_nccl_env"] = o.baseline_nccl_env;
   }
   const double base = cases.back().time_us;
   for (const Case& c : cases) {
     const double algbw = static_cast<double>(spec.bytes()) / (c.time_us * 1e3);
     const double nr = c.ngpus;
-    table.rows.push_back({c.name, c.topology, spec.name, std::int64_t{c.ngpus}, static_cast<std::int64_t>(buckets.size()),
-                          static_cast<std::int64_t>(bucket), static_cast<std::int64_t>(spec.bytes()), c.time_us, algbw,
+    table.rows.push_back({c.name, c.topology, spec.name, std::int64_t{c.ngpus},
+                          static_cast<std::int64_t>(buckets.size()), static_cast<std::int64_t>(bucket),
+                          static_cast<std::int64_t>(spec.bytes()), c.time_us, algbw,
                           algbw * 2 * (nr - 1) / nr, base / c.time_us});
   }
 }
@@ -516,22 +524,26 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
     const bool thread_per_gpu = o.launch == "thread-per-gpu";
     const double nr = static_cast<double>(gpus.size());
-    const double factor = op == models::CollOp::AllReduce                                         ? 2 * (nr - 1) / nr
-                          : op == models::CollOp::AllGather || op == models::CollOp::ReduceScatter ? (nr - 1) / nr
-                                                                                                   : 1.0;
-    table.columns = {"bytes", "time_us", "algbw_gbps", "busbw_gbps", "ngpus", "algorithm", "protocol", "channels"};
+    const double factor = op == models::CollOp::AllReduce ? 2 * (nr - 1) / nr
+                          : op == models::CollOp::AllGather || op == models::CollOp::ReduceScatter
+                              ? (nr - 1) / nr
+                              : 1.0;
+    table.columns = {"bytes", "time_us",   "algbw_gbps", "busbw_gbps",
+                     "ngpus", "algorithm", "protocol",   "channels"};
     table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
     table.metadata["gpus"] = gpus;
     table.metadata["launch"] = o.launch;
     table.metadata["root"] = o.root;
     Progress progress(sizes.size());
     for (std::uint64_t bytes : sizes) {
-      const sim::RunResult r = run(sim::collective_program(gpus, op, bytes, o.root, thread_per_gpu, framework));
+      const sim::RunResult r =
+          run(sim::collective_program(gpus, op, bytes, o.root, thread_per_gpu, framework));
       const double t_us = static_cast<double>(r.per_iteration) / 1e6;
       const double algbw = t_us > 0 ? static_cast<double>(bytes) / (t_us * 1e3) : 0.0;
       const sim::CollectiveRecord c = r.collectives.empty() ? sim::CollectiveRecord{} : r.collectives.front();
       table.rows.push_back({static_cast<std::int64_t>(bytes), t_us, algbw, algbw * factor,
-                            static_cast<std::int64_t>(gpus.size()), std::string(models::algorithm_name(c.algorithm)),
+                            static_cast<std::int64_t>(gpus.size()),
+                            std::string(models::algorithm_name(c.algorithm)),
                             std::string(models::protocol_name(c.protocol)), std::int64_t{c.channels}});
       progress.step();
     }
@@ -603,7 +615,8 @@ OUTPUT
       {"exchange",
        "Bidirectional exchange between --pair A,B with --mode sequential (one\nstream), overlapped "
        "(separate communicators and streams) or batched\n(one group)"},
-      {"all_reduce", "nccl-tests all_reduce_perf over --gpus (Ring/Tree, LL/LL128/Simple as NCCL's tuner picks)"},
+      {"all_reduce",
+       "nccl-tests all_reduce_perf over --gpus (Ring/Tree, LL/LL128/Simple as NCCL's tuner picks)"},
       {"all_gather", "nccl-tests all_gather_perf over --gpus (size = the gathered output)"},
       {"reduce_scatter", "nccl-tests reduce_scatter_perf over --gpus (size = the input)"},
       {"broadcast",
@@ -656,7 +669,8 @@ OUTPUT
     } else if (name == "pipeline") {
       sub->add_option("--stages", opts->stages, "Pipeline stages P: rank r runs stage r on GPU r");
       sub->add_option("--gpus", opts->gpus, "GPUs for the stages in order (instead of the first P)");
-      sub->add_option("--microbatches", opts->microbatches, "Microbatches per step, a list: 4,16")->required();
+      sub->add_option("--microbatches", opts->microbatches, "Microbatches per step, a list: 4,16")
+          ->required();
       sub->add_option("--activation-bytes", opts->activation_bytes,
                       "Activation (and gradient) bytes per microbatch, a list: 4MiB,64MiB")
           ->required();
@@ -664,13 +678,15 @@ OUTPUT
       sub->add_option("--bwd-us", opts->bwd_us, "Backward compute per stage and microbatch, us")->required();
       sub->add_option("--mode", opts->mode,
                       "P2P modes, a list of sequential, overlapped, batched (default: all)");
-      sub->add_option("--schedule", opts->schedule,
-                      "1f1b (Megatron's non-interleaved) or interleaved (virtual pipeline\nstages, --chunks V)")
+      sub->add_option(
+             "--schedule", opts->schedule,
+             "1f1b (Megatron's non-interleaved) or interleaved (virtual pipeline\nstages, --chunks V)")
           ->check(CLI::IsMember({"1f1b", "interleaved"}))
           ->capture_default_str();
-      sub->add_option("--chunks", opts->chunks,
-                      "Model chunks per stage for --schedule interleaved; --fwd-us/--bwd-us\nare per stage and "
-                      "split evenly over the chunks");
+      sub->add_option(
+          "--chunks", opts->chunks,
+          "Model chunks per stage for --schedule interleaved; --fwd-us/--bwd-us\nare per stage and "
+          "split evenly over the chunks");
     } else if (name == "weight-sync") {
       sub->add_option("--model", opts->model_name, "Model whose weights are pushed (`commsim model list`)")
           ->required();
@@ -689,20 +705,22 @@ OUTPUT
       sub->add_option("--bucket-bytes", opts->bucket_bytes, "Gradient bucket size (DDP's default 25MiB)");
       sub->add_option("--baseline-topology", opts->baseline_topology,
                       "Also run on this fabric (e.g. the TCP what-if) and report the speedup");
-      sub->add_option("--baseline-nccl-env", opts->baseline_nccl_env,
-                      "Also run with these extra NCCL knobs (e.g. NCCL_IB_DISABLE=1: TCP\nsockets over the same "
-                      "NICs) and report the speedup");
+      sub->add_option(
+          "--baseline-nccl-env", opts->baseline_nccl_env,
+          "Also run with these extra NCCL knobs (e.g. NCCL_IB_DISABLE=1: TCP\nsockets over the same "
+          "NICs) and report the speedup");
     }
     if (name == "grad-sync") opts->framework = "torch";
     const std::string example =
-        name == "p2p"           ? "--src 0 --dst 1"
-        : name == "exchange"    ? "--pair 0,1 --mode batched"
-        : name == "pipeline"    ? "--stages 4 --microbatches 4,16 --activation-bytes 4MiB,64MiB --fwd-us 500 --bwd-us 1000"
+        name == "p2p"        ? "--src 0 --dst 1"
+        : name == "exchange" ? "--pair 0,1 --mode batched"
+        : name == "pipeline"
+            ? "--stages 4 --microbatches 4,16 --activation-bytes 4MiB,64MiB --fwd-us 500 --bwd-us 1000"
         : name == "weight-sync" ? "--model qwen2.5-32b --from 0 --to 1-3 --method broadcast"
         : name == "grad-sync"   ? "--model llama-3-8b --gpus all --baseline-nccl-env NCCL_IB_DISABLE=1"
                                 : "--gpus 0-3";
-    sub->footer("\nEXAMPLE\n  commsim simulate " + name + " --topology topologies/library/real/h200x4.topo " + example +
-                " --params models/params/h200.toml");
+    sub->footer("\nEXAMPLE\n  commsim simulate " + name + " --topology topologies/library/real/h200x4.topo " +
+                example + " --params models/params/h200.toml");
     sub->callback([opts, name] { run_workload(name, *opts); });
   }
 }

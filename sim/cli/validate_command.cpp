@@ -166,9 +166,10 @@ void add_validate_command(CLI::App& app) {
   v->add_option("--nccl-tests", o->nccl_tests,
                 "nccl-tests text logs (several runs per file are fine; repeats of a\n"
                 "configuration are combined by their median)");
-  v->add_option("--measured", o->measured,
-                "commsim-measure output directories (p2p, sendrecv, alltoall, exchange,\ncollectives, pipeline, "
-                "weight-sync)");
+  v->add_option(
+      "--measured", o->measured,
+      "commsim-measure output directories (p2p, sendrecv, alltoall, exchange,\ncollectives, pipeline, "
+      "weight-sync)");
   v->add_option("--torch", o->torch,
                 "measure/torch outputs (pipeline_1f1b.py, weight_sync_broadcast.py JSON),\nsimulated with "
                 "--framework torch");

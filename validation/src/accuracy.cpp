@@ -118,10 +118,11 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
       try {
         sim::parse_coll_op(r.op);
       } catch (const UsageError&) {
-        throw InputError({r.file, r.line, 1},
-                         "commsim cannot simulate nccl-tests '" + r.op +
-                             "' (supported: sendrecv, alltoall, all_reduce, all_gather, reduce_scatter, broadcast, "
-                             "reduce)");
+        throw InputError(
+            {r.file, r.line, 1},
+            "commsim cannot simulate nccl-tests '" + r.op +
+                "' (supported: sendrecv, alltoall, all_reduce, all_gather, reduce_scatter, broadcast, "
+                "reduce)");
       }
     }
     std::vector<int> gpus;
@@ -152,9 +153,10 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
       std::sort(v.begin(), v.end());
       const double median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
       if (bytes == 0) continue;  // rows of 0 bytes time only the launch
-      sim::Program p = g.op == "alltoall"   ? sim::alltoall_program(g.gpus, bytes)
-                       : g.op == "sendrecv" ? sim::sendrecv_program(g.gpus, bytes)
-                                            : sim::collective_program(g.gpus, sim::parse_coll_op(g.op), bytes);
+      sim::Program p = g.op == "alltoall" ? sim::alltoall_program(g.gpus, bytes)
+                       : g.op == "sendrecv"
+                           ? sim::sendrecv_program(g.gpus, bytes)
+                           : sim::collective_program(g.gpus, sim::parse_coll_op(g.op), bytes);
       p.iterations = iterations;
       p.warmup = warmup;
       const sim::RunResult res = runtime.run(p);
@@ -202,13 +204,14 @@ double pipeline_flag(const nlohmann::json& doc, const char* key, const char* fla
   const std::string cmd = doc.value("command_line", "");
   const auto at = cmd.find(std::string(flag) + " ");
   if (at == std::string::npos)
-    throw InputError({file, 1, 1}, std::string("pipeline run without ") + key + " (neither a field nor " + flag +
-                                       " on its command line)");
+    throw InputError({file, 1, 1}, std::string("pipeline run without ") + key + " (neither a field nor " +
+                                       flag + " on its command line)");
   return std::atof(cmd.c_str() + at + std::string(flag).size() + 1);
 }
 
-sim::Program pipeline_of(const std::vector<int>& gpus, std::uint64_t bytes, int microbatches, const std::string& mode,
-                         double fwd_us, double bwd_us, sim::Framework framework, int chunks = 1) {
+sim::Program pipeline_of(const std::vector<int>& gpus, std::uint64_t bytes, int microbatches,
+                         const std::string& mode, double fwd_us, double bwd_us, sim::Framework framework,
+                         int chunks = 1) {
   sim::PipelineSpec spec;
   spec.gpus = gpus;
   spec.microbatches = microbatches;
@@ -257,8 +260,9 @@ std::vector<Comparison> compare_weight_sync(const MeasuredRun& run, sim::Runtime
   c.bytes = spec.bytes();
   c.measured_us = median_of(totals);
   c.runs = static_cast<int>(totals.size());
-  c.spread = (*std::max_element(totals.begin(), totals.end()) - *std::min_element(totals.begin(), totals.end())) /
-             c.measured_us;
+  c.spread =
+      (*std::max_element(totals.begin(), totals.end()) - *std::min_element(totals.begin(), totals.end())) /
+      c.measured_us;
   c.source = run.file;
   c.predicted_us = static_cast<double>(runtime.run(p).per_iteration) / 1e6;
   return {c};
@@ -266,7 +270,8 @@ std::vector<Comparison> compare_weight_sync(const MeasuredRun& run, sim::Runtime
 
 }  // namespace
 
-std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& runtime, int iterations, int warmup) {
+std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& runtime, int iterations,
+                                      int warmup) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(read_file(file));
@@ -303,7 +308,8 @@ std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& run
       c.bytes = bytes;
       c.measured_us = median_of(ts);
       c.runs = static_cast<int>(ts.size());
-      c.spread = (*std::max_element(ts.begin(), ts.end()) - *std::min_element(ts.begin(), ts.end())) / c.measured_us;
+      c.spread =
+          (*std::max_element(ts.begin(), ts.end()) - *std::min_element(ts.begin(), ts.end())) / c.measured_us;
       c.source = file;
       c.predicted_us = static_cast<double>(runtime.run(p).per_iteration) / 1e6;
       out.push_back(c);
@@ -316,7 +322,8 @@ std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& run
     for (const auto& r : doc["results"]) {
       if (r.value("warmup", false)) continue;
       double worst = 0;
-      for (const auto& pr : r.at("per_rank")) worst = std::max(worst, pr.at("total_transfer_time").get<double>());
+      for (const auto& pr : r.at("per_rank"))
+        worst = std::max(worst, pr.at("total_transfer_time").get<double>());
       totals.push_back(worst * 1e6);
     }
     if (totals.empty()) throw InputError({file, 1, 1}, "no timed repetitions");
@@ -332,8 +339,9 @@ std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& run
     c.bytes = spec.bytes();
     c.measured_us = median_of(totals);
     c.runs = static_cast<int>(totals.size());
-    c.spread = (*std::max_element(totals.begin(), totals.end()) - *std::min_element(totals.begin(), totals.end())) /
-               c.measured_us;
+    c.spread =
+        (*std::max_element(totals.begin(), totals.end()) - *std::min_element(totals.begin(), totals.end())) /
+        c.measured_us;
     c.source = file;
     c.predicted_us = static_cast<double>(runtime.run(p).per_iteration) / 1e6;
     out.push_back(c);
@@ -401,8 +409,10 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
     } else if (c.workload == "pipeline") {
       const int mb = row.at("microbatches").get<int>();
       const int chunks = row.value("chunks", 1);
-      const double fwd = row.contains("fwd_us") ? row["fwd_us"].get<double>() : pipeline_flag(doc, "fwd_us", "--fwd-us", file);
-      const double bwd = row.contains("bwd_us") ? row["bwd_us"].get<double>() : pipeline_flag(doc, "bwd_us", "--bwd-us", file);
+      const double fwd = row.contains("fwd_us") ? row["fwd_us"].get<double>()
+                                                : pipeline_flag(doc, "fwd_us", "--fwd-us", file);
+      const double bwd = row.contains("bwd_us") ? row["bwd_us"].get<double>()
+                                                : pipeline_flag(doc, "bwd_us", "--bwd-us", file);
       p = pipeline_of(c.gpus, c.bytes, mb, c.mode, fwd, bwd, sim::Framework::Nccl, chunks);
       c.mode += " mb " + std::to_string(mb) + (chunks > 1 ? " v" + std::to_string(chunks) : "") + " nccl";
     } else if (c.workload == "all_reduce" || c.workload == "all_gather" || c.workload == "reduce_scatter" ||
@@ -410,9 +420,10 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
       c.mode = thread_per_gpu ? "thread-per-gpu" : "single-thread";
       p = sim::collective_program(c.gpus, sim::parse_coll_op(c.workload), c.bytes, 0, thread_per_gpu);
     } else {
-      throw InputError({file, 0, 0}, "commsim cannot simulate measured '" + c.workload +
-                                         "' (supported: p2p, sendrecv, alltoall, exchange, pipeline, all_reduce, "
-                                         "all_gather, reduce_scatter, broadcast, reduce, weight-sync)");
+      throw InputError({file, 0, 0},
+                       "commsim cannot simulate measured '" + c.workload +
+                           "' (supported: p2p, sendrecv, alltoall, exchange, pipeline, all_reduce, "
+                           "all_gather, reduce_scatter, broadcast, reduce, weight-sync)");
     }
     p.iterations = iterations;
     p.warmup = warmup;

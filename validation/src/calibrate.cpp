@@ -78,8 +78,11 @@ const std::vector<Accessor>& accessors() {
                      [i](const P& p) { return p.coll.efficiency[i]; },
                      false});
     }
-    out.push_back({{"host.launch_per_coll", "us", 0, 10}, [](const P& p) { return us(p.launch_per_coll); }, false});
-    out.push_back({{"copy.nvlink_efficiency", "", 0.5, 1.0}, [](const P& p) { return p.copy_nvlink_efficiency; }, false});
+    out.push_back(
+        {{"host.launch_per_coll", "us", 0, 10}, [](const P& p) { return us(p.launch_per_coll); }, false});
+    out.push_back({{"copy.nvlink_efficiency", "", 0.5, 1.0},
+                   [](const P& p) { return p.copy_nvlink_efficiency; },
+                   false});
     out.push_back({{"copy.latency", "us", 0, 20}, [](const P& p) { return us(p.copy_latency); }, false});
     out.push_back({{"torch.call_overhead", "us", 0, 50}, [](const P& p) { return us(p.torch_call); }, false});
     return out;

@@ -123,8 +123,9 @@ TEST_CASE("accuracy: a measurement directory without results is refused") {
   CHECK_THROWS_WITH_AS(compare_measured(kDir + "meta", rt), doctest::Contains("results.json"), IoError);
   const std::string dir = "accuracy_test_unknown_workload";
   std::filesystem::create_directories(dir);
-  write_file_atomic(dir + "/results.json",
-                    R"({"schema": "commsim.results/1", "gpus": [], "rows": [{"workload": "frobnicate", "bytes": 8,
+  write_file_atomic(
+      dir + "/results.json",
+      R"({"schema": "commsim.results/1", "gpus": [], "rows": [{"workload": "frobnicate", "bytes": 8,
                         "median_us": 1, "reps": 1, "max_us": 1, "min_us": 1, "config_id": 0, "gpus": [0, 1]}]})");
   CHECK_THROWS_WITH_AS(compare_measured(dir, rt), doctest::Contains("cannot simulate measured 'frobnicate'"),
                        InputError);
@@ -137,7 +138,8 @@ TEST_CASE("accuracy: nccl-tests collectives on 2 and 4 H200s") {
   for (const char* op : {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"}) {
     for (const char* g : {"g2", "g4"}) {
       const ErrorStats s = stats(run({std::string(op) + "_" + g + ".log"}));
-      MESSAGE(std::string(op) << " " << std::string(g) << ": MAPE " << s.mape << "%, worst " << s.worst << "% at " << s.worst_bytes << " B");
+      MESSAGE(std::string(op) << " " << std::string(g) << ": MAPE " << s.mape << "%, worst " << s.worst
+                              << "% at " << s.worst_bytes << " B");
       CHECK(s.mape <= 12.0);
       CHECK(s.worst <= 30.0);
     }

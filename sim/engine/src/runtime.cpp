@@ -154,9 +154,9 @@ struct KernelInstance {
   Picoseconds end = -1;
   int pending = 0;
   bool shared = false;
-  bool marker = false;     ///< a pure stream wait: no gap, no trace
-  int coll_seq = -1;       ///< the k-th collective of this GPU on its communicator
-  std::vector<int> deps;   ///< kernels (of other streams) that must end first
+  bool marker = false;    ///< a pure stream wait: no gap, no trace
+  int coll_seq = -1;      ///< the k-th collective of this GPU on its communicator
+  std::vector<int> deps;  ///< kernels (of other streams) that must end first
 };
 
 bool is_marker(const KernelSpec& k) {
@@ -280,7 +280,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
         if (k.collective) {
           const auto& members = program.comms[k.comm].gpus;
           if (std::find(members.begin(), members.end(), k.gpu) == members.end()) {
-            throw UsageError("GPU " + std::to_string(k.gpu) + " issues a collective on a communicator it is not in");
+            throw UsageError("GPU " + std::to_string(k.gpu) +
+                             " issues a collective on a communicator it is not in");
           }
           if (k.collective->root < 0 || static_cast<std::size_t>(k.collective->root) >= members.size())
             throw UsageError("collective root is not a rank of the communicator");
@@ -456,16 +457,17 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
       const CollectiveSpec& o = *kernels[k].spec->collective;
       if (o.op != c.op || o.bytes != c.bytes || o.root != c.root) {
         throw SimulationError("collective mismatch on communicator " + std::to_string(comm) + ": GPU " +
-                              std::to_string(first.spec->gpu) + " issues " + models::coll_op_name(c.op) + " of " +
-                              std::to_string(c.bytes) + " bytes, GPU " + std::to_string(kernels[k].spec->gpu) +
-                              " issues " + models::coll_op_name(o.op) + " of " + std::to_string(o.bytes) +
-                              " bytes at the same position");
+                              std::to_string(first.spec->gpu) + " issues " + models::coll_op_name(c.op) +
+                              " of " + std::to_string(c.bytes) + " bytes, GPU " +
+                              std::to_string(kernels[k].spec->gpu) + " issues " + models::coll_op_name(o.op) +
+                              " of " + std::to_string(o.bytes) + " bytes at the same position");
       }
     }
     auto pk = std::make_tuple(comm, static_cast<int>(c.op), c.bytes, c.root);
     auto pit = coll_plans.find(pk);
     if (pit == coll_plans.end())
-      pit = coll_plans.emplace(pk, model_.collective(c.op, c.bytes, c.root, comms[comm], comm_nodes[comm])).first;
+      pit = coll_plans.emplace(pk, model_.collective(c.op, c.bytes, c.root, comms[comm], comm_nodes[comm]))
+                .first;
     const models::CollectivePlan& plan = pit->second;
     const Picoseconds start = q.now();
     const bool recorded = first.iteration == program.warmup;
@@ -490,7 +492,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
       for (const models::CollFlow& f : plan_ptr->flows) {
         const int src = (*gpus_ptr)[f.src], dst = (*gpus_ptr)[f.dst];
         ++result.flows;
-        net.start(route(src, dst, model_.transport(pair(src, dst))), f.wire_bytes, plan_ptr->flow_rate, finish);
+        net.start(route(src, dst, model_.transport(pair(src, dst))), f.wire_bytes, plan_ptr->flow_rate,
+                  finish);
       }
     });
   };

@@ -21,8 +21,8 @@ topo::Topology tiny(const char* matrix, const char* gpu) {
   topo::Diagnostics diag;
   topo::NodeBuildOptions o;
   o.gpu = gpu;
-  topo::add_matrix_node(t, topo::parse_topo_matrix(matrix, "tiny.topo"), o, models::HardwareCatalog::builtin(),
-                        diag);
+  topo::add_matrix_node(t, topo::parse_topo_matrix(matrix, "tiny.topo"), o,
+                        models::HardwareCatalog::builtin(), diag);
   return t;
 }
 
@@ -70,7 +70,8 @@ TEST_CASE("runtime: under the ideal model an all-reduce of S on 2 GPUs takes S /
   CHECK(once(rt, collective_program({0, 1}, models::CollOp::AllGather, s)) ==
         doctest::Approx(s / 2 / kBridgeBw));
   // Broadcast from rank 1: S one way.
-  CHECK(once(rt, collective_program({0, 1}, models::CollOp::Broadcast, s, 1)) == doctest::Approx(s / kBridgeBw));
+  CHECK(once(rt, collective_program({0, 1}, models::CollOp::Broadcast, s, 1)) ==
+        doctest::Approx(s / kBridgeBw));
 }
 
 TEST_CASE("runtime: a collective a rank never joins is reported as a deadlock naming the missing GPU") {
@@ -154,11 +155,12 @@ TEST_CASE("pipeline: schedules that cannot run are refused with the reason") {
 }
 
 TEST_CASE("weight sync: the copy engine pulls every tensor to every rollout GPU") {
-  const auto t = tiny("\tGPU0\tGPU1\tGPU2\nGPU0\t X \tNV6\tNV6\nGPU1\tNV6\t X \tNV6\nGPU2\tNV6\tNV6\t X \n", "A100");
+  const auto t =
+      tiny("\tGPU0\tGPU1\tGPU2\nGPU0\t X \tNV6\tNV6\nGPU1\tNV6\t X \tNV6\nGPU2\tNV6\tNV6\t X \n", "A100");
   const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
   Runtime rt(t, *model);
-  // Direct NVLink bundles: each rollout GPU has its own bundle from the trainer, so pushing 2 tensors of S/2 to
-  // each of 2 GPUs takes S / (bundle bandwidth).
+  // Direct NVLink bundles: each rollout GPU has its own bundle from the trainer, so pushing 2 tensors of S/2
+  // to each of 2 GPUs takes S / (bundle bandwidth).
   const double bundle = t.gpus[0].nvlink_bandwidth / 2;
   const Program p = copy_engine_program(0, {1, 2}, {500'000'000, 500'000'000}, 2);
   CHECK(once(rt, p) == doctest::Approx(1e9 / bundle).epsilon(1e-3));
@@ -166,10 +168,12 @@ TEST_CASE("weight sync: the copy engine pulls every tensor to every rollout GPU"
                        UsageError);
 }
 
-TEST_CASE("pipeline: interleaved 1F1B with negligible communication shrinks the bubble to (P - 1) x (F + B) / V") {
-  const auto t = tiny("\tGPU0\tGPU1\tGPU2\tGPU3\nGPU0\t X \tNV4\tNV4\tNV4\nGPU1\tNV4\t X \tNV4\tNV4\n"
-                      "GPU2\tNV4\tNV4\t X \tNV4\nGPU3\tNV4\tNV4\tNV4\t X \n",
-                      "H100");
+TEST_CASE(
+    "pipeline: interleaved 1F1B with negligible communication shrinks the bubble to (P - 1) x (F + B) / V") {
+  const auto t = tiny(
+      "\tGPU0\tGPU1\tGPU2\tGPU3\nGPU0\t X \tNV4\tNV4\tNV4\nGPU1\tNV4\t X \tNV4\tNV4\n"
+      "GPU2\tNV4\tNV4\t X \tNV4\nGPU3\tNV4\tNV4\tNV4\t X \n",
+      "H100");
   const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
   Runtime rt(t, *model);
   for (int stages : {2, 4}) {

@@ -15,8 +15,10 @@ PipelineStep comm(bool send_next, bool send_prev, bool recv_prev, bool recv_next
   return {Kind::Communicate, send_next, send_prev, recv_prev, recv_next};
 }
 
-void add_comm(std::vector<PipelineStep>& out, bool send_next, bool send_prev, bool recv_prev, bool recv_next) {
-  if (send_next || send_prev || recv_prev || recv_next) out.push_back(comm(send_next, send_prev, recv_prev, recv_next));
+void add_comm(std::vector<PipelineStep>& out, bool send_next, bool send_prev, bool recv_prev,
+              bool recv_next) {
+  if (send_next || send_prev || recv_prev || recv_next)
+    out.push_back(comm(send_next, send_prev, recv_prev, recv_next));
 }
 
 std::vector<PipelineStep> one_f_one_b(int P, int r, int M) {
@@ -95,7 +97,8 @@ std::vector<PipelineStep> interleaved(int P, int r, int M, int V) {
 }  // namespace
 
 std::vector<PipelineStep> megatron_steps(int stages, int rank, int microbatches, int chunks) {
-  if (stages < 2) throw UsageError("a pipeline needs at least 2 stages (GPUs); got " + std::to_string(stages));
+  if (stages < 2)
+    throw UsageError("a pipeline needs at least 2 stages (GPUs); got " + std::to_string(stages));
   if (rank < 0 || rank >= stages) throw UsageError("rank " + std::to_string(rank) + " is not a stage");
   if (microbatches < 1) throw UsageError("--microbatches must be at least 1");
   if (chunks < 1 || chunks > 64) throw UsageError("--chunks must be between 1 and 64");

@@ -21,7 +21,8 @@ const char* framework_name(Framework f) {
 
 models::CollOp parse_coll_op(std::string_view name) {
   using models::CollOp;
-  for (CollOp op : {CollOp::AllReduce, CollOp::AllGather, CollOp::ReduceScatter, CollOp::Broadcast, CollOp::Reduce}) {
+  for (CollOp op :
+       {CollOp::AllReduce, CollOp::AllGather, CollOp::ReduceScatter, CollOp::Broadcast, CollOp::Reduce}) {
     if (name == models::coll_op_name(op)) return op;
   }
   throw UsageError("unknown collective '" + std::string(name) +
@@ -71,7 +72,8 @@ Program collective_program(const std::vector<int>& gpus, models::CollOp op, std:
   const bool torch = framework == Framework::Torch;
   if (thread_per_gpu || torch) {
     for (std::size_t r = 0; r < gpus.size(); ++r) {
-      LaunchSpec l{static_cast<int>(r), {coll_kernel(gpus[r], torch ? 1 : 0, 0, op, bytes, root)}, torch ? 1 : 0};
+      LaunchSpec l{
+          static_cast<int>(r), {coll_kernel(gpus[r], torch ? 1 : 0, 0, op, bytes, root)}, torch ? 1 : 0};
       if (torch) l.kernels.front().wait_streams = {0};
       p.launches.push_back(std::move(l));
     }
@@ -90,7 +92,9 @@ class StageComms {
  public:
   StageComms(Program& p, const PipelineSpec& s, int rank) : p_(p), s_(s), r_(rank) {}
 
-  void compute(Picoseconds d, const char* name) { p_.launches.push_back({r_, {compute_kernel(gpu(), d, name)}, 0}); }
+  void compute(Picoseconds d, const char* name) {
+    p_.launches.push_back({r_, {compute_kernel(gpu(), d, name)}, 0});
+  }
 
   void communicate(bool send_next, bool send_prev, bool recv_prev, bool recv_next) {
     if (!(send_next || send_prev || recv_prev || recv_next)) return;
@@ -137,15 +141,20 @@ class StageComms {
     if (!torch) {
       if (!overlapped) {  // sequential: one stream and communicator, one operation at a time
         for (const Op& o : order)
-          p_.launches.push_back({r_, {p2p_kernel(gpu(), 0, 0, {o.spec}, o.spec.kind == OpSpec::Kind::Send ? name_send : name_recv)}, 0});
+          p_.launches.push_back(
+              {r_,
+               {p2p_kernel(gpu(), 0, 0, {o.spec}, o.spec.kind == OpSpec::Kind::Send ? name_send : name_recv)},
+               0});
         return;
       }
       // overlapped: forward direction on (comm 0, stream 1), backward on (comm 1, stream 2); compute joins.
       p_.launches.push_back({r_, {wait_kernel(gpu(), 1, {0}), wait_kernel(gpu(), 2, {0})}, 0});
       for (const Op& o : order) {
         const int ch = o.forward_direction ? 0 : 1;
-        p_.launches.push_back(
-            {r_, {p2p_kernel(gpu(), ch + 1, ch, {o.spec}, o.spec.kind == OpSpec::Kind::Send ? name_send : name_recv)}, 0});
+        p_.launches.push_back({r_,
+                               {p2p_kernel(gpu(), ch + 1, ch, {o.spec},
+                                           o.spec.kind == OpSpec::Kind::Send ? name_send : name_recv)},
+                               0});
       }
       p_.launches.push_back({r_, {wait_kernel(gpu(), 0, {1, 2})}, 0});
       return;
@@ -155,7 +164,8 @@ class StageComms {
     const bool second_group = overlapped && s_.gpus.size() == 2;
     for (const Op& o : order) {
       const int ch = second_group && !o.forward_direction ? 1 : 0;
-      KernelSpec k = p2p_kernel(gpu(), ch + 1, ch, {o.spec}, o.spec.kind == OpSpec::Kind::Send ? name_send : name_recv);
+      KernelSpec k =
+          p2p_kernel(gpu(), ch + 1, ch, {o.spec}, o.spec.kind == OpSpec::Kind::Send ? name_send : name_recv);
       k.wait_streams = {0};
       p_.launches.push_back({r_, {std::move(k)}, 1});
       if (!overlapped) p_.launches.push_back({r_, {wait_kernel(gpu(), 0, {ch + 1})}, 0});
@@ -201,7 +211,8 @@ Program pipeline_program(const PipelineSpec& s) {
   return p;
 }
 
-std::vector<std::uint64_t> tensor_pieces(const models::ModelSpec& spec, std::uint64_t bucket_bytes, bool reverse) {
+std::vector<std::uint64_t> tensor_pieces(const models::ModelSpec& spec, std::uint64_t bucket_bytes,
+                                         bool reverse) {
   auto tensors = spec.tensors();
   if (reverse) std::reverse(tensors.begin(), tensors.end());
   std::vector<std::uint64_t> pieces;

@@ -143,8 +143,8 @@ Program sendrecv_program(const std::vector<int>& gpus, std::uint64_t bytes, bool
   const std::size_t n = gpus.size();
   std::vector<KernelSpec> kernels;
   for (std::size_t r = 0; r < n; ++r) {
-    kernels.push_back(p2p_kernel(gpus[r], 0, 0, {send(gpus[(r + 1) % n], bytes), recv(gpus[(r + n - 1) % n], bytes)},
-                                 "sendrecv"));
+    kernels.push_back(p2p_kernel(
+        gpus[r], 0, 0, {send(gpus[(r + 1) % n], bytes), recv(gpus[(r + n - 1) % n], bytes)}, "sendrecv"));
   }
   return collective_program(gpus, std::move(kernels), thread_per_gpu);
 }

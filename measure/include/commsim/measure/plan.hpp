@@ -10,8 +10,8 @@ namespace commsim::measure {
 /// One measured configuration. `gpus` are device indices in rank order; `src`/`dst` are set for p2p.
 struct Config {
   int id = 0;
-  std::string
-      workload;  ///< p2p, sendrecv, exchange, all_reduce, all_gather, reduce_scatter, alltoall, broadcast, reduce, pipeline
+  std::string workload;  ///< p2p, sendrecv, exchange, all_reduce, all_gather, reduce_scatter, alltoall,
+                         ///< broadcast, reduce, pipeline
   int src = -1;
   int dst = -1;
   std::vector<int> gpus;

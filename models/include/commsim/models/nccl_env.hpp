@@ -27,9 +27,9 @@ const char* path_type_name(PathType t);
 
 /// The knobs commsim understands. Unset optionals mean "NCCL's default".
 struct NcclEnv {
-  bool p2p_disable = false;                        ///< NCCL_P2P_DISABLE=1
-  bool shm_disable = false;                        ///< NCCL_SHM_DISABLE=1
-  bool ib_disable = false;  ///< NCCL_IB_DISABLE=1: the NET transport uses TCP sockets (over the same NICs)
+  bool p2p_disable = false;  ///< NCCL_P2P_DISABLE=1
+  bool shm_disable = false;  ///< NCCL_SHM_DISABLE=1
+  bool ib_disable = false;   ///< NCCL_IB_DISABLE=1: the NET transport uses TCP sockets (over the same NICs)
   std::optional<PathType> p2p_level;               ///< NCCL_P2P_LEVEL (LOC, NVL, PIX, PXB, PHB, SYS or 0-5)
   bool proto_ll = true;                            ///< NCCL_PROTO allows LL
   bool proto_ll128 = true;                         ///< NCCL_PROTO allows LL128

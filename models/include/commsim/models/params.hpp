@@ -22,11 +22,11 @@ struct ProtocolParams {
 
 /// Collective costs per protocol, indexed by Protocol (LL, LL128, Simple).
 struct CollectiveParams {
-  Picoseconds base_latency[3] = {0, 0, 0};  ///< per collective, from all ranks ready to data moving
-  Picoseconds hop_latency[3] = {0, 0, 0};   ///< per intra-node step of the algorithm
+  Picoseconds base_latency[3] = {0, 0, 0};     ///< per collective, from all ranks ready to data moving
+  Picoseconds hop_latency[3] = {0, 0, 0};      ///< per intra-node step of the algorithm
   Picoseconds net_hop_latency[3] = {0, 0, 0};  ///< per inter-node step
-  double channel_bandwidth[3] = {0, 0, 0};  ///< data bytes/s one channel moves per direction
-  double efficiency[5] = {1, 1, 1, 1, 1};   ///< per CollOp: achieved fraction of the links' usable rate
+  double channel_bandwidth[3] = {0, 0, 0};     ///< data bytes/s one channel moves per direction
+  double efficiency[5] = {1, 1, 1, 1, 1};      ///< per CollOp: achieved fraction of the links' usable rate
 };
 
 /// Every tunable of the transfer model. `defaults()` is models/params/nccl-default.toml (embedded).
@@ -51,14 +51,14 @@ struct ModelParams {
   // Host and kernel.
   Picoseconds launch_base = 0;
   Picoseconds launch_per_gpu = 0;
-  Picoseconds launch_per_op = 0;  ///< per ncclSend/ncclRecv the group enqueues
-  Picoseconds launch_compute = 0;  ///< one compute kernel launch
+  Picoseconds launch_per_op = 0;    ///< per ncclSend/ncclRecv the group enqueues
+  Picoseconds launch_compute = 0;   ///< one compute kernel launch
   Picoseconds launch_per_coll = 0;  ///< per collective the call enqueues (algorithm choice, work setup)
-  Picoseconds torch_call = 0;      ///< PyTorch's per-call overhead above NCCL (c10d, Python)
+  Picoseconds torch_call = 0;       ///< PyTorch's per-call overhead above NCCL (c10d, Python)
 
   // Copy engines (cudaMemcpyPeerAsync).
-  Picoseconds copy_submit = 0;       ///< CPU time per cudaMemcpyPeerAsync call
-  Picoseconds copy_latency = 0;      ///< from the copy reaching the head of its stream to data moving
+  Picoseconds copy_submit = 0;        ///< CPU time per cudaMemcpyPeerAsync call
+  Picoseconds copy_latency = 0;       ///< from the copy reaching the head of its stream to data moving
   double copy_nvlink_efficiency = 1;  ///< usable fraction of NVLink peak for copy engines
   double copy_bandwidth = 0;          ///< one copy's rate limit, bytes/s
 

@@ -54,10 +54,10 @@ struct CommInfo {
   std::uint64_t ll_threshold = 0;   ///< per-channel LL threshold, bytes
   // Collective facts (NCCL's ring/tree graphs, src/graph/search.cc, as the tuner sees them).
   double nccl_intra_bandwidth = 0;  ///< bus bytes/s NCCL's intra-node graph reaches (nChannels x bwIntra)
-  double node_net_bandwidth = 0;    ///< NIC bytes/s of the worst-served node: NCCL's inter-node graph bandwidth
-                                    ///< (set by the simulator from the topology; 0 on one node)
-  bool intra_pcie = false;          ///< the intra-node graph runs over PCIe (NCCL's NCCL_HW_PCI latencies)
-  bool net_tcp = false;             ///< inter-node traffic goes over TCP sockets (fabric or NCCL_IB_DISABLE)
+  double node_net_bandwidth = 0;  ///< NIC bytes/s of the worst-served node: NCCL's inter-node graph bandwidth
+                                  ///< (set by the simulator from the topology; 0 on one node)
+  bool intra_pcie = false;        ///< the intra-node graph runs over PCIe (NCCL's NCCL_HW_PCI latencies)
+  bool net_tcp = false;           ///< inter-node traffic goes over TCP sockets (fabric or NCCL_IB_DISABLE)
 };
 
 /// One stream of collective data between two ranks of the communicator.
@@ -72,10 +72,10 @@ struct CollectivePlan {
   Algorithm algorithm = Algorithm::Ring;
   Protocol protocol = Protocol::Simple;
   int channels = 1;
-  Picoseconds latency = 0;       ///< device-side fixed cost: protocol start plus per-step hop latencies
-  double flow_rate = 0;          ///< wire bytes/s cap of each flow (its channels together; 0 = unlimited)
-  std::vector<CollFlow> flows;   ///< in rank order of the ring or tree
-  double nccl_estimate_us = 0;   ///< NCCL's own tuner estimate for the chosen pair (what it ranked on)
+  Picoseconds latency = 0;      ///< device-side fixed cost: protocol start plus per-step hop latencies
+  double flow_rate = 0;         ///< wire bytes/s cap of each flow (its channels together; 0 = unlimited)
+  std::vector<CollFlow> flows;  ///< in rank order of the ring or tree
+  double nccl_estimate_us = 0;  ///< NCCL's own tuner estimate for the chosen pair (what it ranked on)
 };
 
 /// One channel's share of an operation.

@@ -13,8 +13,8 @@ namespace commsim::sim {
 
 /// Resources (directed links, or virtual limits such as a GPU's host-memory copy rate) with a capacity in
 /// bytes/s, and flows that each cross a list of resources. Rates are the max-min fair allocation subject to
-/// each flow's own cap; they are recomputed once per instant at which flows start or end. Completion events go on the
-/// shared EventQueue; a completion that a rate change made stale is ignored.
+/// each flow's own cap; they are recomputed once per instant at which flows start or end. Completion events
+/// go on the shared EventQueue; a completion that a rate change made stale is ignored.
 class FlowNetwork {
  public:
   using ResourceId = int;

@@ -38,8 +38,9 @@ struct OpSpec {
 /// collective a GPU issues on a communicator meets the k-th of every other rank.
 struct CollectiveSpec {
   models::CollOp op = models::CollOp::AllReduce;
-  std::uint64_t bytes = 0;  ///< nccl-tests' size column (all_gather: the gathered output; reduce_scatter: input)
-  int root = 0;             ///< communicator rank (broadcast, reduce)
+  std::uint64_t bytes =
+      0;         ///< nccl-tests' size column (all_gather: the gathered output; reduce_scatter: input)
+  int root = 0;  ///< communicator rank (broadcast, reduce)
 };
 
 /// One kernel on one GPU and stream: the send/recv operations of one NCCL call or group, one rank's part of a
@@ -114,7 +115,7 @@ struct GpuBusy {
 struct RunResult {
   Picoseconds per_iteration = 0;  ///< mean time per measured iteration (what nccl-tests reports)
   std::vector<Picoseconds> iteration_end;
-  std::vector<OpRecord> ops;  ///< of the first measured iteration
+  std::vector<OpRecord> ops;                  ///< of the first measured iteration
   std::vector<CollectiveRecord> collectives;  ///< of the first measured iteration
   std::map<int, GpuBusy> busy;                ///< per GPU, over the measured iterations
   std::uint64_t events = 0;

@@ -37,7 +37,8 @@ struct PipelineSpec {
   Picoseconds bwd = 0;
   ExchangeMode mode = ExchangeMode::Batched;
   Framework framework = Framework::Nccl;
-  int chunks = 1;  ///< model chunks per stage: > 1 runs Megatron's interleaved schedule (fwd/bwd split evenly)
+  int chunks =
+      1;  ///< model chunks per stage: > 1 runs Megatron's interleaved schedule (fwd/bwd split evenly)
 };
 
 /// One training step's communication and emulated compute, as Megatron-LM issues it
