@@ -20,6 +20,7 @@
 #include "commsim/sim/schedules.hpp"
 #include "commsim/sim/workloads.hpp"
 #include "commsim/topo/load.hpp"
+#include "setup.hpp"
 
 namespace commsim::cli {
 namespace {
@@ -68,13 +69,9 @@ std::string route_words(sim::Runtime& rt, int a, int b, const models::TransferMo
 }
 
 void run_advise(const AdviseOptions& o) {
-  const models::NcclEnv env = models::NcclEnv::parse(o.nccl_env);
-  const models::ModelParams params =
-      o.params.empty() ? models::ModelParams::defaults() : models::ModelParams::load(o.params);
-  const auto model = models::make_transfer_model(o.cost_model, params, env);
-  topo::Diagnostics diag;
-  const topo::Topology topology = topo::load_topology(o.topology, {o.gpu, ""}, diag);
-  for (const auto& w : diag.warnings()) std::cerr << "commsim: warning: " << w << "\n";
+  const auto setup = load_setup(o.topology, o.gpu, o.params, o.cost_model, o.nccl_env);
+  const topo::Topology& topology = setup->topology;
+  const models::TransferModel* model = setup->model.get();
   const int n = static_cast<int>(topology.gpus.size());
   sim::Runtime rt(topology, *model);
 

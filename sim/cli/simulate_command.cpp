@@ -24,6 +24,7 @@
 #include "commsim/sim/schedules.hpp"
 #include "commsim/sim/workloads.hpp"
 #include "commsim/topo/load.hpp"
+#include "setup.hpp"
 
 namespace commsim::cli {
 namespace {
@@ -366,12 +367,9 @@ void run_grad_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime& r
     // The same gradient sync on the baseline: another fabric, or other NCCL knobs (e.g. NCCL_IB_DISABLE=1).
     std::vector<std::string> env = o.nccl_env;
     env.insert(env.end(), o.baseline_nccl_env.begin(), o.baseline_nccl_env.end());
-    const auto model = models::make_transfer_model(o.model, params, models::NcclEnv::parse(env));
     const std::string path = o.baseline_topology.empty() ? o.topology : o.baseline_topology;
-    topo::Diagnostics diag;
-    const topo::Topology t = topo::load_topology(path, {o.gpu, ""}, diag);
-    for (const auto& w : diag.warnings()) std::cerr << "commsim: warning: " << w << "\n";
-    sim::Runtime rt(t, *model);
+    const auto base = load_setup(path, o.gpu, o.params, o.model, env);
+    sim::Runtime rt(base->topology, *base->model);
     one(
         rt, [&](sim::Program p) { return rt.run(p); }, "baseline", path);
     table.metadata["baseline_nccl_env"] = o.baseline_nccl_env;
@@ -390,21 +388,17 @@ void run_grad_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime& r
 void run_workload(const std::string& workload, const SimOptions& o) {
   const auto& hw = models::HardwareCatalog::builtin();
   if (!o.gpu.empty()) hw.gpu(o.gpu);
-  const models::NcclEnv env = models::NcclEnv::parse(o.nccl_env);
-  const models::ModelParams params =
-      o.params.empty() ? models::ModelParams::defaults() : models::ModelParams::load(o.params);
-  const auto model = models::make_transfer_model(o.model, params, env);
   if (o.iterations < 1 || o.iterations > 1000) throw UsageError("--iterations must be between 1 and 1000");
   if (o.warmup < 0 || o.warmup > 100) throw UsageError("--warmup must be between 0 and 100");
   const std::uint64_t min_b = sim::parse_size_flag("--min-bytes", o.min_bytes);
   const std::uint64_t max_b = sim::parse_size_flag("--max-bytes", o.max_bytes);
   const auto sizes = sim::size_sweep(min_b, max_b, o.factor);
-
-  topo::Diagnostics diag;
-  const topo::Topology topology = topo::load_topology(o.topology, {o.gpu, ""}, diag);
-  for (const auto& w : diag.warnings()) std::cerr << "commsim: warning: " << w << "\n";
+  const auto setup = load_setup(o.topology, o.gpu, o.params, o.model, o.nccl_env);
+  const models::NcclEnv& env = setup->env;
+  const models::ModelParams& params = setup->params;
+  const topo::Topology& topology = setup->topology;
   const int n = static_cast<int>(topology.gpus.size());
-  sim::Runtime runtime(topology, *model);
+  sim::Runtime runtime(topology, *setup->model);
 
   sim::ResultTable table;
   table.metadata = {{"workload", workload},
@@ -516,7 +510,7 @@ void run_workload(const std::string& workload, const SimOptions& o) {
   } else if (workload == "weight-sync") {
     run_weight_sync(o, table, runtime, params, framework, n, run_raw(o, runtime, trace.get()));
   } else if (workload == "grad-sync") {
-    run_grad_sync(o, table, runtime, framework, params, run_raw(o, runtime, trace.get()));
+    run_grad_sync(o, table, runtime, framework, run_raw(o, runtime, trace.get()));
   } else if (workload == "broadcast" && !o.model_name.empty()) {
     run_model_broadcast(o, table, n, framework, run_raw(o, runtime, trace.get()));
   } else {

@@ -15,6 +15,7 @@
 #include "commsim/topo/load.hpp"
 #include "commsim/validation/accuracy.hpp"
 #include "commsim/validation/report.hpp"
+#include "setup.hpp"
 
 namespace commsim::cli {
 namespace {
@@ -64,14 +65,10 @@ std::string validate_command_line(const ValidateOptions& o) {
 void run_validate(const ValidateOptions& o) {
   if (o.nccl_tests.empty() && o.measured.empty() && o.torch.empty())
     throw UsageError("validate needs --measured DIR..., --nccl-tests FILE... or --torch FILE...");
-  const models::NcclEnv env = models::NcclEnv::parse(o.nccl_env);
-  const models::ModelParams params =
-      o.params.empty() ? models::ModelParams::defaults() : models::ModelParams::load(o.params);
-  const auto model = models::make_transfer_model(o.model, params, env);
-  topo::Diagnostics diag;
-  const topo::Topology t = topo::load_topology(o.topology, {o.gpu, ""}, diag);
-  for (const auto& w : diag.warnings()) std::cerr << "commsim: warning: " << w << "\n";
-  sim::Runtime rt(t, *model);
+  const auto setup = load_setup(o.topology, o.gpu, o.params, o.model, o.nccl_env);
+  const models::NcclEnv& env = setup->env;
+  const models::ModelParams& params = setup->params;
+  sim::Runtime rt(setup->topology, *setup->model);
   std::vector<validation::NcclTestsRun> runs;
   for (const auto& f : o.nccl_tests) {
     for (auto& r : validation::parse_nccl_tests(read_file(f), f)) runs.push_back(std::move(r));

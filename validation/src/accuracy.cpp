@@ -27,6 +27,19 @@ std::string normalize_bus(std::string s) {
   return s;
 }
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+/// The measured side of a comparison from its repetitions (us): median, count and relative spread.
+void set_measured(Comparison& c, const std::vector<double>& times) {
+  c.measured_us = median_of(times);
+  c.runs = static_cast<int>(times.size());
+  const auto [lo, hi] = std::minmax_element(times.begin(), times.end());
+  c.spread = (*hi - *lo) / c.measured_us;
+}
+
 }  // namespace
 
 Regime regime_of(std::uint64_t bytes) {
@@ -149,9 +162,6 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
   std::vector<Comparison> out;
   for (const Group& g : groups) {
     for (const auto& [bytes, ts] : g.times) {
-      std::vector<double> v = ts;
-      std::sort(v.begin(), v.end());
-      const double median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
       if (bytes == 0) continue;  // rows of 0 bytes time only the launch
       sim::Program p = g.op == "alltoall" ? sim::alltoall_program(g.gpus, bytes)
                        : g.op == "sendrecv"
@@ -164,10 +174,8 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
       c.workload = g.op;
       c.gpus = g.gpus;
       c.bytes = bytes;
-      c.measured_us = median;
+      set_measured(c, ts);
       c.predicted_us = static_cast<double>(res.per_iteration) / 1e6;
-      c.runs = static_cast<int>(v.size());
-      c.spread = (v.back() - v.front()) / median;
       c.source = g.source.at(bytes);
       out.push_back(c);
     }
@@ -224,11 +232,6 @@ sim::Program pipeline_of(const std::vector<int>& gpus, std::uint64_t bytes, int 
   return sim::pipeline_program(spec);
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
 /// A commsim-measure weight-sync run (schema commsim.weight_sync/1): total_transfer_time against the
 /// simulated push.
 std::vector<Comparison> compare_weight_sync(const MeasuredRun& run, sim::Runtime& runtime) {
@@ -258,11 +261,7 @@ std::vector<Comparison> compare_weight_sync(const MeasuredRun& run, sim::Runtime
   p.warmup = 0;
   p.iterations = 1;
   c.bytes = spec.bytes();
-  c.measured_us = median_of(totals);
-  c.runs = static_cast<int>(totals.size());
-  c.spread =
-      (*std::max_element(totals.begin(), totals.end()) - *std::min_element(totals.begin(), totals.end())) /
-      c.measured_us;
+  set_measured(c, totals);
   c.source = run.file;
   c.predicted_us = static_cast<double>(runtime.run(p).per_iteration) / 1e6;
   return {c};
@@ -306,10 +305,7 @@ std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& run
       c.mode = mode + " mb " + std::to_string(mb) + " torch";
       c.gpus = gpus;
       c.bytes = bytes;
-      c.measured_us = median_of(ts);
-      c.runs = static_cast<int>(ts.size());
-      c.spread =
-          (*std::max_element(ts.begin(), ts.end()) - *std::min_element(ts.begin(), ts.end())) / c.measured_us;
+      set_measured(c, ts);
       c.source = file;
       c.predicted_us = static_cast<double>(runtime.run(p).per_iteration) / 1e6;
       out.push_back(c);
@@ -337,11 +333,7 @@ std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& run
     c.mode = "broadcast torch";
     c.gpus = gpus;
     c.bytes = spec.bytes();
-    c.measured_us = median_of(totals);
-    c.runs = static_cast<int>(totals.size());
-    c.spread =
-        (*std::max_element(totals.begin(), totals.end()) - *std::min_element(totals.begin(), totals.end())) /
-        c.measured_us;
+    set_measured(c, totals);
     c.source = file;
     c.predicted_us = static_cast<double>(runtime.run(p).per_iteration) / 1e6;
     out.push_back(c);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,13 +23,25 @@ namespace {
 
 const std::string kDir = std::string(COMMSIM_SOURCE_DIR) + "/validation/data/h200x4/";
 
+/// The lent 4x H200 machine with its fitted parameter set (and optional NCCL knobs), ready to simulate.
+struct H200 {
+  topo::Topology topology;
+  std::unique_ptr<models::TransferModel> model;
+  std::unique_ptr<sim::Runtime> runtime;
+  explicit H200(const std::vector<std::string>& env = {}) {
+    topo::Diagnostics diag;
+    topology = topo::load_topology(std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/real/h200x4.topo",
+                                   {}, diag);
+    model = models::make_transfer_model(
+        "nccl", models::ModelParams::load(std::string(COMMSIM_SOURCE_DIR) + "/models/params/h200.toml"),
+        models::NcclEnv::parse(env));
+    runtime = std::make_unique<sim::Runtime>(topology, *model);
+  }
+};
+
 std::vector<Comparison> run(const std::vector<std::string>& logs, const std::vector<std::string>& env = {}) {
-  topo::Diagnostics diag;
-  const topo::Topology t =
-      topo::load_topology(std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/real/h200x4.topo", {}, diag);
-  const auto params = models::ModelParams::load(std::string(COMMSIM_SOURCE_DIR) + "/models/params/h200.toml");
-  const auto model = models::make_transfer_model("nccl", params, models::NcclEnv::parse(env));
-  sim::Runtime rt(t, *model);
+  H200 h(env);
+  sim::Runtime& rt = *h.runtime;
   std::vector<NcclTestsRun> runs;
   for (const auto& name : logs) {
     for (auto& r : parse_nccl_tests(read_file(kDir + "nccl-tests/" + name), name))
@@ -92,12 +105,8 @@ TEST_CASE("accuracy: joining a 4-GPU log against a 2-GPU topology is refused") {
 }
 
 TEST_CASE("accuracy: commsim-measure p2p (all 12 pairs) and exchange modes on 2 H200s") {
-  topo::Diagnostics diag;
-  const topo::Topology t =
-      topo::load_topology(std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/real/h200x4.topo", {}, diag);
-  const auto params = models::ModelParams::load(std::string(COMMSIM_SOURCE_DIR) + "/models/params/h200.toml");
-  const auto model = models::make_transfer_model("nccl", params, {});
-  sim::Runtime rt(t, *model);
+  H200 h;
+  sim::Runtime& rt = *h.runtime;
   const auto p2p = compare_measured(kDir + "measure/p2p_all", rt);
   REQUIRE(p2p.size() == 12 * 31);
   const ErrorStats sp = stats(p2p);
@@ -147,12 +156,8 @@ TEST_CASE("accuracy: nccl-tests collectives on 2 and 4 H200s") {
 }
 
 TEST_CASE("accuracy: pipeline 1F1B and weight sync on 4 H200s (held out)") {
-  topo::Diagnostics diag;
-  const topo::Topology t =
-      topo::load_topology(std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/real/h200x4.topo", {}, diag);
-  const auto params = models::ModelParams::load(std::string(COMMSIM_SOURCE_DIR) + "/models/params/h200.toml");
-  const auto model = models::make_transfer_model("nccl", params, {});
-  sim::Runtime rt(t, *model);
+  H200 h;
+  sim::Runtime& rt = *h.runtime;
   auto rows = compare_measured(kDir + "measure/pipeline_1f1b_nccl", rt);
   const auto torch = compare_torch(kDir + "torch/pipeline_1f1b_torch.json", rt);
   rows.insert(rows.end(), torch.begin(), torch.end());

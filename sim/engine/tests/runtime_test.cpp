@@ -7,27 +7,13 @@
 #include "commsim/models/transfer.hpp"
 #include "commsim/sim/runtime.hpp"
 #include "commsim/sim/workloads.hpp"
-#include "commsim/topo/builder.hpp"
-#include "commsim/topo/topo_matrix.hpp"
+#include "tiny_topology.hpp"
 
 using namespace commsim;
 using namespace commsim::sim;
-
-namespace {
-
-topo::Topology tiny(const char* matrix, const char* gpu) {
-  topo::Topology t;
-  topo::Diagnostics diag;
-  topo::NodeBuildOptions o;
-  o.gpu = gpu;
-  topo::add_matrix_node(t, topo::parse_topo_matrix(matrix, "tiny.topo"), o,
-                        models::HardwareCatalog::builtin(), diag);
-  return t;
-}
-
-constexpr const char* kBridge = "\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\t X \n";  // 4 x 14.0625 GB/s
-
-}  // namespace
+using commsim::sim::testing::kBridge;
+using commsim::sim::testing::kBridgeBw;
+using commsim::sim::testing::tiny;
 
 TEST_CASE("runtime: under the ideal model one send takes latency + bytes / link bandwidth") {
   const auto t = tiny(kBridge, "A6000");

@@ -8,26 +8,15 @@
 #include "commsim/models/transfer.hpp"
 #include "commsim/sim/runtime.hpp"
 #include "commsim/sim/schedules.hpp"
-#include "commsim/topo/builder.hpp"
-#include "commsim/topo/topo_matrix.hpp"
+#include "tiny_topology.hpp"
 
 using namespace commsim;
 using namespace commsim::sim;
+using commsim::sim::testing::kBridge;
+using commsim::sim::testing::kBridgeBw;
+using commsim::sim::testing::tiny;
 
 namespace {
-
-topo::Topology tiny(const char* matrix, const char* gpu) {
-  topo::Topology t;
-  topo::Diagnostics diag;
-  topo::NodeBuildOptions o;
-  o.gpu = gpu;
-  topo::add_matrix_node(t, topo::parse_topo_matrix(matrix, "tiny.topo"), o,
-                        models::HardwareCatalog::builtin(), diag);
-  return t;
-}
-
-constexpr const char* kBridge = "\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\t X \n";  // 4 x 14.0625 GB/s
-constexpr double kBridgeBw = 4 * 14.0625e9;
 
 double once(Runtime& rt, Program p) {
   p.warmup = 0;

@@ -58,6 +58,19 @@ KernelSpec wait_kernel(int gpu, int stream, std::vector<int> on) {
   return k;
 }
 
+/// One collective per rank, each issued by its rank's own thread (one process per GPU). Under PyTorch the
+/// call goes to the NCCL stream (1), which first waits for the compute stream, and costs the framework's
+/// overhead.
+void per_rank_collectives(Program& p, const std::vector<int>& gpus, models::CollOp op, std::uint64_t bytes,
+                          int root, Framework framework) {
+  const bool torch = framework == Framework::Torch;
+  for (std::size_t r = 0; r < gpus.size(); ++r) {
+    KernelSpec k = coll_kernel(gpus[r], torch ? 1 : 0, 0, op, bytes, root);
+    if (torch) k.wait_streams = {0};
+    p.launches.push_back({static_cast<int>(r), {std::move(k)}, torch ? 1 : 0});
+  }
+}
+
 }  // namespace
 
 Program collective_program(const std::vector<int>& gpus, models::CollOp op, std::uint64_t bytes, int root,
@@ -232,14 +245,9 @@ Program broadcast_pieces_program(const std::vector<int>& gpus, const std::vector
   if (pieces.empty()) throw UsageError("nothing to broadcast");
   Program p;
   p.comms.push_back({gpus});
-  const bool torch = framework == Framework::Torch;
   for (std::uint64_t b : pieces) {
-    if (torch) {
-      for (std::size_t r = 0; r < gpus.size(); ++r) {
-        KernelSpec k = coll_kernel(gpus[r], 1, 0, models::CollOp::Broadcast, b, 0);
-        k.wait_streams = {0};
-        p.launches.push_back({static_cast<int>(r), {std::move(k)}, 1});
-      }
+    if (framework == Framework::Torch) {
+      per_rank_collectives(p, gpus, models::CollOp::Broadcast, b, 0, framework);
     } else {
       LaunchSpec l{0, {}, 0};
       for (int g : gpus) l.kernels.push_back(coll_kernel(g, 0, 0, models::CollOp::Broadcast, b, 0));
@@ -279,14 +287,7 @@ Program grad_sync_program(const std::vector<int>& gpus, const std::vector<std::u
   if (buckets.empty()) throw UsageError("no gradient buckets");
   Program p;
   p.comms.push_back({gpus});
-  const bool torch = framework == Framework::Torch;
-  for (std::uint64_t b : buckets) {
-    for (std::size_t r = 0; r < gpus.size(); ++r) {
-      KernelSpec k = coll_kernel(gpus[r], torch ? 1 : 0, 0, models::CollOp::AllReduce, b, 0);
-      if (torch) k.wait_streams = {0};
-      p.launches.push_back({static_cast<int>(r), {std::move(k)}, torch ? 1 : 0});
-    }
-  }
+  for (std::uint64_t b : buckets) per_rank_collectives(p, gpus, models::CollOp::AllReduce, b, 0, framework);
   return p;
 }
 

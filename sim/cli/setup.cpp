@@ -1,0 +1,23 @@
+// Loading the inputs every simulating subcommand needs.
+#include "setup.hpp"
+
+#include <iostream>
+
+#include "commsim/topo/load.hpp"
+
+namespace commsim::cli {
+
+std::unique_ptr<SimSetup> load_setup(const std::string& topology, const std::string& gpu,
+                                     const std::string& params, const std::string& cost_model,
+                                     const std::vector<std::string>& nccl_env) {
+  auto s = std::make_unique<SimSetup>();
+  s->env = models::NcclEnv::parse(nccl_env);
+  s->params = params.empty() ? models::ModelParams::defaults() : models::ModelParams::load(params);
+  s->model = models::make_transfer_model(cost_model, s->params, s->env);
+  topo::Diagnostics diag;
+  s->topology = topo::load_topology(topology, {gpu, ""}, diag);
+  for (const auto& w : diag.warnings()) std::cerr << "commsim: warning: " << w << "\n";
+  return s;
+}
+
+}  // namespace commsim::cli

@@ -1,0 +1,27 @@
+// What every simulating subcommand loads first: NCCL knobs, parameter set, cost model and topology.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commsim/models/nccl_env.hpp"
+#include "commsim/models/params.hpp"
+#include "commsim/models/transfer.hpp"
+#include "commsim/topo/topology.hpp"
+
+namespace commsim::cli {
+
+/// Loaded in order (knobs, parameters, model, topology) so the first bad input is the one reported;
+/// topology warnings go to stderr. Members are stable: `model` may be handed to a Runtime.
+struct SimSetup {
+  models::NcclEnv env;
+  models::ModelParams params;
+  std::unique_ptr<models::TransferModel> model;
+  topo::Topology topology;
+};
+std::unique_ptr<SimSetup> load_setup(const std::string& topology, const std::string& gpu,
+                                     const std::string& params, const std::string& cost_model,
+                                     const std::vector<std::string>& nccl_env);
+
+}  // namespace commsim::cli
