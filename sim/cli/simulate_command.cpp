@@ -338,8 +338,7 @@ void run_weight_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime&
 }
 
 void run_grad_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime& runtime,
-                   sim::Framework framework, const models::ModelParams& params,
-                   const std::function<sim::RunResult(sim::Program)>& run) {
+                   sim::Framework framework, const std::function<sim::RunResult(sim::Program)>& run) {
   if (o.model_name.empty()) throw UsageError("grad-sync needs --model NAME (`commsim model list`)");
   const models::ModelSpec& spec = models::model_spec(o.model_name);
   const std::uint64_t bucket = bucket_flag(o, 25ULL << 20);
