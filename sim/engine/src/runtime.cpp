@@ -207,10 +207,23 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     std::vector<models::PairInfo> pairs;
     std::set<int> nodes;
     for (int a : c.gpus) check_gpu(a, "a communicator");
-    for (int a : c.gpus) {
-      nodes.insert(topo_.gpus[a].node);
-      for (int b : c.gpus) {
-        if (a != b) pairs.push_back(pair(a, b));
+    // The pairs NCCL takes its minima over: every pair inside each machine, and between machines one pair
+    // per machine to the next (cross-machine pairs differ only in what the fabric gives them, which the
+    // flows see anyway). Linear in the ranks, not quadratic: a 16,384-GPU communicator stays cheap.
+    std::map<int, std::vector<int>> by_node;
+    for (int a : c.gpus) by_node[topo_.gpus[a].node].push_back(a);
+    for (const auto& [node, members] : by_node) {
+      nodes.insert(node);
+      for (int a : members) {
+        for (int b : members) {
+          if (a != b) pairs.push_back(pair(a, b));
+        }
+      }
+    }
+    if (by_node.size() > 1) {
+      for (auto it = by_node.begin(); it != by_node.end(); ++it) {
+        auto next = std::next(it) == by_node.end() ? by_node.begin() : std::next(it);
+        pairs.push_back(pair(it->second.front(), next->second.front()));
       }
     }
     models::CommInfo info =
