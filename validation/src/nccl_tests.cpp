@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
 
@@ -32,10 +34,87 @@ bool to_double(const std::string& s, double& v) {
   return end == s.c_str() + s.size() && !s.empty();
 }
 
+/// nccl-tests' own JSON (`-J FILE`, format version 3): one run per file.
+std::vector<NcclTestsRun> parse_json(std::string_view text, const std::string& file) {
+  nlohmann::json d;
+  try {
+    d = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError({file, 1, 1}, std::string("not valid nccl-tests JSON: ") + e.what());
+  }
+  auto fail = [&](const std::string& why) -> InputError { return InputError({file, 1, 1}, why); };
+  if (!d.is_object() || !d.contains("results") || !d.contains("config") || !d.contains("args"))
+    throw fail("not an nccl-tests JSON output (needs args, config and results)");
+  NcclTestsRun run;
+  run.file = file;
+  run.line = 1;
+  run.version = "json v" + std::to_string(d.value("version", 0));
+  try {
+    std::string prog = d["args"].at(0).get<std::string>();
+    prog = prog.substr(prog.find_last_of('/') + 1);
+    const auto suffix = prog.find("_perf");
+    if (suffix == std::string::npos) throw fail("args[0] '" + prog + "' is not an nccl-tests *_perf binary");
+    run.op = prog.substr(0, suffix);
+    const auto& cfg = d["config"];
+    run.nthreads = cfg.value("nthreads", 1);
+    run.ngpus = cfg.value("ngpus", 1);
+    for (const auto& dev : cfg.value("devices", nlohmann::json::array())) {
+      NcclTestsDevice nd;
+      nd.rank = dev.value("rank", 0);
+      nd.cuda_device = dev.value("device", 0);
+      nd.bus_id = dev.value("device_hex", "");
+      nd.name = dev.value("device_info", "");
+      run.devices.push_back(nd);
+    }
+    // nccl-tests 2.19 lists only the first device of a thread's group in its JSON: the others of that thread
+    // are the next CUDA devices (-g N drives devices d..d+N-1), as in its text output.
+    const std::size_t expected = static_cast<std::size_t>(run.nthreads * run.ngpus);
+    if (!run.devices.empty() && run.devices.size() < expected && run.nthreads == 1) {
+      const NcclTestsDevice first = run.devices.front();
+      run.devices.clear();
+      for (int i = 0; i < run.ngpus; ++i) {
+        NcclTestsDevice nd = first;
+        nd.rank = i;
+        nd.cuda_device = first.cuda_device + i;
+        nd.bus_id = i == 0 ? first.bus_id : "";
+        run.devices.push_back(nd);
+      }
+    }
+    int row_no = 0;
+    for (const auto& r : d["results"]) {
+      ++row_no;
+      NcclTestsRow row;
+      row.size = r.at("size").get<std::uint64_t>();
+      row.count = r.value("count", std::uint64_t{0});
+      row.type = r.value("type", "");
+      row.redop = r.value("redop", "");
+      const auto& oop = r.at("out_of_place");
+      row.time_us = oop.at("time").get<double>();
+      row.algbw_gbps = oop.value("alg_bw", 0.0);
+      row.busbw_gbps = oop.value("bus_bw", 0.0);
+      if (r.contains("in_place") && r["in_place"].is_object()) {
+        row.time_ip_us = r["in_place"].value("time", 0.0);
+        row.algbw_ip_gbps = r["in_place"].value("alg_bw", 0.0);
+        row.busbw_ip_gbps = r["in_place"].value("bus_bw", 0.0);
+      }
+      row.line = row_no;
+      if (!run.rows.empty() && row.size < run.rows.back().size)
+        throw fail("results entry " + std::to_string(row_no) + ": sizes go down");
+      run.rows.push_back(row);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw fail(std::string("malformed nccl-tests JSON: ") + e.what());
+  }
+  if (run.rows.empty()) throw fail("nccl-tests JSON has no result rows");
+  return {run};
+}
+
 }  // namespace
 
 std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::string& file) {
   require_text(text, file, "nccl-tests output");
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && text[first] == '{') return parse_json(text, file);
   std::vector<NcclTestsRun> runs;
   NcclTestsRun* run = nullptr;
   auto start_run = [&](int line) {

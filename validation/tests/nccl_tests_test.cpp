@@ -63,3 +63,22 @@ TEST_CASE("nccl_tests: truncated, corrupted and unsupported logs are located err
   CHECK_THROWS_AS(parse_nccl_tests("hello\n", "x.log"), InputError);
   CHECK_THROWS_AS(parse_nccl_tests("", "x.log"), InputError);
 }
+
+TEST_CASE("nccl_tests: the JSON output (-J) gives the same rows as the text") {
+  const auto text = parse_nccl_tests(data("all_reduce_g4.log"), "ar.log");
+  const auto json = parse_nccl_tests(data("all_reduce_g4.json"), "ar.json");
+  REQUIRE(json.size() == 1);
+  CHECK(json[0].op == "all_reduce");
+  CHECK(json[0].ngpus == 4);
+  REQUIRE(json[0].devices.size() == 4);
+  CHECK(json[0].devices[3].cuda_device == 3);
+  REQUIRE(json[0].rows.size() == text[0].rows.size());
+  for (std::size_t i = 0; i < json[0].rows.size(); ++i) {
+    CHECK(json[0].rows[i].size == text[0].rows[i].size);
+    CHECK(json[0].rows[i].time_us == doctest::Approx(text[0].rows[i].time_us).epsilon(0.01));
+    CHECK(json[0].rows[i].time_ip_us == doctest::Approx(text[0].rows[i].time_ip_us).epsilon(0.01));
+  }
+  CHECK_THROWS_WITH_AS(parse_nccl_tests("{\"version\": 3}", "x.json"), doctest::Contains("x.json:1:1"), InputError);
+  CHECK_THROWS_WITH_AS(parse_nccl_tests("{\"version\": 3, ", "y.json"), doctest::Contains("not valid nccl-tests JSON"),
+                       InputError);
+}
