@@ -76,6 +76,7 @@ void ResultStore::append(const Config& c, const Sample& s) {
                       {"bytes", c.bytes},   {"mode", c.mode},         {"microbatches", c.microbatches},
                       {"chunks", c.chunks}, {"time_us", s.time_us()}, {"iteration_us", s.iteration_us},
                       {"failed", s.failed}, {"error", s.error}};
+  if (!s.timeline.is_null()) j["timeline"] = s.timeline;
   jsonl_ << j.dump() << "\n";
   jsonl_.flush();
   exec_log_ << c.id << "," << c.workload << "," << c.src << "," << c.dst << "," << c.bytes << "," << s.rep
@@ -116,6 +117,10 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
       }
     }
     if (times.empty() && failed == 0) continue;  // not run (yet)
+    nlohmann::json timeline;                     // of the last repetition that has one
+    for (const auto* j : by_config[c.id]) {
+      if (j->contains("timeline") && !j->at("failed").get<bool>()) timeline = j->at("timeline");
+    }
     const Summary s = summarize(times);
     const double algbw = s.median > 0 ? static_cast<double>(c.bytes) / (s.median * 1e3) : 0;
     const double busbw = algbw * busbw_factor(c.workload, static_cast<int>(c.gpus.size()));
@@ -146,6 +151,7 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
                     {"cv", s.cv},
                     {"reps", s.n},
                     {"failed", failed}});
+    if (!timeline.is_null()) rows.back()["timeline"] = timeline;
     csv << c.workload << "," << c.src << "," << c.dst << "," << gpus << "," << c.mode << "," << c.bytes << ","
         << s.median << "," << algbw << "," << busbw << "," << s.median << "," << s.min << "," << s.max << ","
         << s.mean << "," << s.stdev << "," << s.cv << "," << s.n << "," << failed << "," << c.microbatches

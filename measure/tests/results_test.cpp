@@ -84,3 +84,20 @@ TEST_CASE("results: transports are read from NCCL's INFO log") {
   CHECK(p2p);
   CHECK(shm);
 }
+
+TEST_CASE("results: a pipeline repetition's timeline reaches the jsonl line and the final row") {
+  const std::string dir = fresh_dir("timeline");
+  Config c{0, "pipeline", -1, -1, {0, 1}, 4 << 20, "batched", 0, 4, 500, 1000, 1};
+  Sample s = sample(0, 0, {3000, 3010});
+  s.timeline = nlohmann::json::array(
+      {nlohmann::json::array({{{"kind", "forward"}, {"start_us", 1.0}, {"end_us", 501.0}}}),
+       nlohmann::json::array()});
+  ResultStore store(dir, false);
+  store.append(c, s);
+  store.finalize({c}, {{"tool", "test"}});
+  const auto line = nlohmann::json::parse(split_lines(read_file(dir + "/results.jsonl")).front().text);
+  CHECK(line["timeline"][0][0]["kind"] == "forward");
+  const auto j = nlohmann::json::parse(read_file(dir + "/results.json"));
+  CHECK(j["rows"][0]["timeline"][0][0]["end_us"].get<double>() == doctest::Approx(501.0));
+  CHECK(j["rows"][0]["chunks"] == 1);
+}

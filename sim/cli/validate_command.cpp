@@ -139,6 +139,9 @@ void run_validate(const ValidateOptions& o) {
     for (const auto& f : o.nccl_tests) ctx.inputs.push_back("nccl-tests log " + f);
     for (const auto& f : o.torch) ctx.inputs.push_back("measure/torch output " + f);
     for (const auto& run : measured) {
+      if ((ctx.timeline = validation::pipeline_timeline(run, rt))) break;
+    }
+    for (const auto& run : measured) {
       ctx.inputs.push_back("commsim-measure " + run.dir);
       for (auto& kv : validation::measured_metadata(run)) ctx.metadata.push_back(std::move(kv));
     }

@@ -17,7 +17,8 @@ mkdir -p "$out"
   --measured $D/measure/p2p_all $D/measure/exchange_sequential $D/measure/exchange_overlapped \
              $D/measure/exchange_batched $D/measure/sendrecv_g2 $D/measure/sendrecv_g4 $D/measure/alltoall_g4 \
              $D/measure/{all_reduce,all_gather,reduce_scatter,broadcast}_g4 $D/measure/reduce_g{2,4} \
-             $D/measure/pipeline_1f1b_nccl $D/measure/pipeline_interleaved_v{2,4}_{seq_batched,overlapped_4MiB} \
+             $D/measure/pipeline_1f1b_timeline $D/measure/pipeline_1f1b_nccl \
+             $D/measure/pipeline_interleaved_v{2,4}_{seq_batched,overlapped_4MiB} \
              $D/measure/weight_sync_qwen32b_{broadcast,broadcast_bucket64MiB,broadcast_bucket256MiB,broadcast_bucket1GiB,p2p-engine} \
   --torch $D/torch/pipeline_1f1b_torch.json $D/torch/weight_sync_broadcast_qwen32b.json \
   --report $out/report.html --markdown $out/summary.md --csv $out/rows.csv

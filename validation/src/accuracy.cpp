@@ -426,6 +426,51 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
   return out;
 }
 
+std::optional<TimelinePair> pipeline_timeline(const MeasuredRun& run, sim::Runtime& runtime) {
+  const nlohmann::json& doc = run.doc;
+  if (!doc.contains("rows")) return std::nullopt;
+  for (const auto& row : doc["rows"]) {
+    if (row.value("workload", "") != "pipeline" || !row.contains("timeline")) continue;
+    TimelinePair t;
+    const auto gpus = row.at("gpus").get<std::vector<int>>();
+    const int mb = row.at("microbatches").get<int>();
+    const int chunks = row.value("chunks", 1);
+    const std::string mode = row.at("mode").get<std::string>();
+    const std::uint64_t bytes = row.at("bytes").get<std::uint64_t>();
+    t.label = "pipeline gpus ";
+    for (std::size_t i = 0; i < gpus.size(); ++i) t.label += (i ? "," : "") + std::to_string(gpus[i]);
+    t.label += " " + mode + " mb " + std::to_string(mb) + (chunks > 1 ? " v" + std::to_string(chunks) : "") +
+               " nccl, " + format_size(bytes) + " activations";
+    t.measured_step_us = row.at("median_us").get<double>();
+    for (const auto& rank : row["timeline"]) {
+      std::vector<TimelineSpan> spans;
+      for (const auto& sp : rank)
+        spans.push_back({sp.at("kind").get<std::string>(), sp.at("start_us").get<double>(),
+                         sp.at("end_us").get<double>()});
+      t.measured.push_back(std::move(spans));
+    }
+    const double fwd = row.contains("fwd_us") ? row["fwd_us"].get<double>()
+                                              : pipeline_flag(doc, "fwd_us", "--fwd-us", run.file);
+    const double bwd = row.contains("bwd_us") ? row["bwd_us"].get<double>()
+                                              : pipeline_flag(doc, "bwd_us", "--bwd-us", run.file);
+    sim::Program p = pipeline_of(gpus, bytes, mb, mode, fwd, bwd, sim::Framework::Nccl, chunks);
+    p.warmup = 1;
+    p.iterations = 1;
+    const sim::RunResult r = runtime.run(p);
+    t.simulated_step_us = static_cast<double>(r.per_iteration) / 1e6;
+    t.simulated.assign(gpus.size(), {});
+    for (const sim::ComputeSpan& c : r.compute) {
+      const auto at = std::find(gpus.begin(), gpus.end(), c.gpu) - gpus.begin();
+      const auto it = r.iteration_start.find(c.gpu);
+      const Picoseconds origin = it == r.iteration_start.end() ? 0 : it->second;
+      t.simulated[static_cast<std::size_t>(at)].push_back(
+          {c.name, static_cast<double>(c.start - origin) / 1e6, static_cast<double>(c.end - origin) / 1e6});
+    }
+    return t;
+  }
+  return std::nullopt;
+}
+
 ErrorStats stats(const std::vector<Comparison>& rows) {
   ErrorStats s;
   double sum = 0;

@@ -253,6 +253,42 @@ std::vector<std::pair<std::string, std::string>> measured_metadata(const Measure
   return out;
 }
 
+/// A Gantt chart of one pipeline step: a row per stage, forward kernels blue, backward green, on a shared
+/// time axis of `span_us` so that the measured and simulated charts compare at a glance.
+std::string svg_timeline(const std::string& title, const std::vector<std::vector<TimelineSpan>>& stages,
+                         double span_us, double step_us) {
+  const int w = 560, left = 60, right = 10, row_h = 26, top = 28;
+  const int h = top + static_cast<int>(stages.size()) * row_h + 30;
+  const double scale = span_us > 0 ? (w - left - right) / span_us : 1;
+  std::ostringstream o;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h
+    << "\" role=\"img\" class=\"timeline\"><title>" << html_escape(title) << "</title>";
+  o << "<text x=\"" << left << "\" y=\"16\" font-size=\"13\">" << html_escape(title) << " (step "
+    << fmt("%.0f", step_us) << " us)</text>";
+  for (std::size_t r = 0; r < stages.size(); ++r) {
+    const int y = top + static_cast<int>(r) * row_h;
+    o << "<text x=\"4\" y=\"" << y + 17 << "\" font-size=\"11\">stage " << r << "</text>";
+    for (const TimelineSpan& s : stages[r]) {
+      const double x = left + s.start_us * scale;
+      const double width = std::max(0.5, (s.end_us - s.start_us) * scale);
+      o << "<rect x=\"" << fmt("%.1f", x) << "\" y=\"" << y + 4 << "\" width=\"" << fmt("%.1f", width)
+        << "\" height=\"" << row_h - 8 << "\" fill=\"" << (s.kind == "backward" ? "#2a9d4b" : "#2f6fd6")
+        << "\"><title>" << html_escape(s.kind) << " " << fmt("%.0f", s.start_us) << "-"
+        << fmt("%.0f", s.end_us) << " us</title></rect>";
+    }
+  }
+  const int axis_y = top + static_cast<int>(stages.size()) * row_h + 4;
+  o << "<line x1=\"" << left << "\" y1=\"" << axis_y << "\" x2=\"" << w - right << "\" y2=\"" << axis_y
+    << "\" stroke=\"#888\"/>";
+  for (int k = 0; k <= 4; ++k) {
+    const double t = span_us * k / 4;
+    o << "<text x=\"" << fmt("%.0f", left + t * scale) << "\" y=\"" << axis_y + 16
+      << "\" font-size=\"10\" text-anchor=\"middle\">" << fmt("%.0f", t) << " us</text>";
+  }
+  o << "</svg>";
+  return o.str();
+}
+
 std::string render_html(const std::vector<Comparison>& rows, const ReportContext& ctx) {
   const auto groups = group_by_label(rows);
   std::ostringstream o;
@@ -334,6 +370,24 @@ std::string render_html(const std::vector<Comparison>& rows, const ReportContext
       << svg_loglog(label + ": algorithm bandwidth", "GB/s", {mb, pb}, true) << "</div></div>\n";
   }
 
+  if (ctx.timeline) {
+    const TimelinePair& t = *ctx.timeline;
+    double span = 0;
+    for (const auto* side : {&t.measured, &t.simulated}) {
+      for (const auto& stage : *side) {
+        for (const auto& s : stage) span = std::max(span, s.end_us);
+      }
+    }
+    o << "<h2 id=\"timeline\">Pipeline timeline: measured and simulated</h2>\n<p>" << html_escape(t.label)
+      << ". Compute kernels per stage (forward blue, backward green) in one step, from each stage's "
+         "iteration "
+         "start; the gaps are the pipeline bubble and exposed communication. Step time measured "
+      << fmt("%.0f", t.measured_step_us) << " us, simulated " << fmt("%.0f", t.simulated_step_us) << " us ("
+      << fmt("%+.1f", 100 * (t.simulated_step_us - t.measured_step_us) / t.measured_step_us)
+      << "%).</p>\n<div class=\"charts\">"
+      << svg_timeline("measured (commsim-measure)", t.measured, span, t.measured_step_us)
+      << svg_timeline("simulated (commsim)", t.simulated, span, t.simulated_step_us) << "</div>\n";
+  }
   o << "<h2 id=\"metadata\">Measurement metadata</h2>\n<table>";
   for (const auto& in : ctx.inputs)
     o << "<tr><th class=\"l\">input</th><td class=\"l\">" << html_escape(in) << "</td></tr>";

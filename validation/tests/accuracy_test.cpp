@@ -187,6 +187,18 @@ TEST_CASE("accuracy: pipeline 1F1B and weight sync on 4 H200s (held out)") {
   MESSAGE("interleaved pipeline, 20 configurations: MAPE " << si.mape << "%, worst " << si.worst << "%");
   CHECK(si.mape <= 10.0);
   CHECK(si.worst <= 25.0);
+  // The per-kernel timeline of one measured step against the simulated one: same kernels per stage.
+  const auto pair = pipeline_timeline(load_measured(kDir + "measure/pipeline_1f1b_timeline"), rt);
+  REQUIRE(pair.has_value());
+  REQUIRE(pair->measured.size() == 4);
+  REQUIRE(pair->simulated.size() == 4);
+  for (std::size_t st = 0; st < 4; ++st) {
+    CHECK(pair->measured[st].size() == 16);  // 8 forwards and 8 backwards per stage
+    CHECK(pair->simulated[st].size() == 16);
+  }
+  MESSAGE("timeline pair " << pair->label << ": step measured " << pair->measured_step_us << " us, simulated "
+                           << pair->simulated_step_us << " us");
+  CHECK(pair->simulated_step_us == doctest::Approx(pair->measured_step_us).epsilon(0.10));
   const auto ws = compare_torch(kDir + "torch/weight_sync_broadcast_qwen32b.json", rt);
   REQUIRE(ws.size() == 1);
   MESSAGE("qwen2.5-32b per-tensor broadcast, 1 -> 3 GPUs: error " << 100 * ws[0].error() << "%");

@@ -83,6 +83,24 @@ TEST_CASE("report: strings from input files are escaped in html") {
   CHECK(html.find("&lt;img src=x") != std::string::npos);
 }
 
+TEST_CASE("report: a pipeline timeline pair is drawn side by side on one time axis, its label escaped") {
+  ReportContext ctx;
+  TimelinePair t;
+  t.label = "pipeline <b>x</b>";
+  t.measured = {{{"forward", 0, 500}, {"backward", 600, 1600}}, {{"forward", 550, 1050}}};
+  t.simulated = {{{"forward", 0, 500}, {"backward", 620, 1620}}, {{"forward", 560, 1060}}};
+  t.measured_step_us = 1700;
+  t.simulated_step_us = 1734;
+  ctx.timeline = t;
+  const std::string html = render_html(sample(), ctx);
+  CHECK(count(html, "class=\"timeline\"") == 2);
+  CHECK(count(html, "#2f6fd6") == 4);  // forward kernels, both sides
+  CHECK(count(html, "#2a9d4b") == 2);  // backward kernels
+  CHECK(html.find("+2.0%") != std::string::npos);
+  CHECK(html.find("<b>x") == std::string::npos);
+  CHECK(render_html(sample(), ReportContext{}).find("class=\"timeline\"") == std::string::npos);
+}
+
 TEST_CASE("report: markdown summary has a row per workload, overall and per configuration") {
   ReportContext ctx;
   ctx.command = "commsim validate --topology t";

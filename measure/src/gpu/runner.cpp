@@ -64,6 +64,7 @@ Runner::~Runner() {
     cudaEventDestroy(dev_[d].join);
     cudaEventDestroy(dev_[d].join_fwd);
     cudaEventDestroy(dev_[d].join_bwd);
+    for (auto& e : dev_[d].step_events) cudaEventDestroy(e);
     for (auto& s : dev_[d].stream) cudaStreamDestroy(s);
   }
 }
@@ -89,7 +90,7 @@ void Runner::drop_comms(const std::vector<int>& gpus) {
 }
 
 void Runner::issue(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
-                   const std::vector<ncclComm_t>* comm1) {
+                   const std::vector<ncclComm_t>* comm1, bool record) {
   const int n = static_cast<int>(c.gpus.size());
   const int d = c.gpus[r];
   Device& dv = dev_[d];
@@ -152,7 +153,7 @@ void Runner::issue(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
     }
     COMMSIM_NCCL_CHECK(ncclGroupEnd());
   } else if (c.workload == "pipeline") {
-    pipeline_step(c, r, comm0, comm1);
+    pipeline_step(c, r, comm0, comm1, record);
   } else if (c.workload == "broadcast") {
     const int root = static_cast<int>(std::find(c.gpus.begin(), c.gpus.end(), c.root) - c.gpus.begin());
     COMMSIM_NCCL_CHECK(ncclBroadcast(dv.send, dv.recv, floats, ncclFloat, root, comm, s0));
@@ -165,7 +166,7 @@ void Runner::issue(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
 }
 
 void Runner::pipeline_step(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
-                           const std::vector<ncclComm_t>* comm1) {
+                           const std::vector<ncclComm_t>* comm1, bool record) {
   const int n = static_cast<int>(c.gpus.size());
   Device& dv = dev_[c.gpus[r]];
   cudaStream_t s0 = dv.stream[0];
@@ -227,13 +228,31 @@ void Runner::pipeline_step(const Config& c, int r, const std::vector<ncclComm_t>
     }
   };
   // The schedule itself is the simulator's (sim/workloads/src/megatron.cpp): the same steps, run for real.
+  // When recording, every compute kernel gets an event before and after it on the compute stream.
+  std::size_t next_event = 0;
+  if (record) dv.step_kinds.clear();
+  auto compute = [&](std::uint64_t ns, const char* kind) {
+    if (record) {
+      while (dv.step_events.size() < next_event + 2) {
+        cudaEvent_t e;
+        COMMSIM_CUDA_CHECK(cudaEventCreate(&e));
+        dv.step_events.push_back(e);
+      }
+      COMMSIM_CUDA_CHECK(cudaEventRecord(dv.step_events[next_event++], s0));
+    }
+    launch_spin(s0, ns, 1);
+    if (record) {
+      COMMSIM_CUDA_CHECK(cudaEventRecord(dv.step_events[next_event++], s0));
+      dv.step_kinds.emplace_back(kind);
+    }
+  };
   for (const sim::PipelineStep& step : sim::megatron_steps(n, r, c.microbatches, c.chunks)) {
     switch (step.kind) {
       case sim::PipelineStep::Kind::Forward:
-        launch_spin(s0, fwd_ns, 1);
+        compute(fwd_ns, "forward");
         break;
       case sim::PipelineStep::Kind::Backward:
-        launch_spin(s0, bwd_ns, 1);
+        compute(bwd_ns, "backward");
         break;
       case sim::PipelineStep::Kind::Communicate:
         communicate(step.send_next, step.send_prev, step.recv_prev, step.recv_next);
@@ -268,7 +287,7 @@ Sample Runner::run(const Config& c, int rep) {
         Device& dv = dev_[c.gpus[r]];
         COMMSIM_CUDA_CHECK(cudaSetDevice(c.gpus[r]));
         COMMSIM_CUDA_CHECK(cudaEventRecord(dv.events[it], dv.stream[0]));
-        issue(c, r, comm0, comm1);
+        issue(c, r, comm0, comm1, c.workload == "pipeline" && it == total - 1);
       }
       if (ranks.size() > 1) COMMSIM_NCCL_CHECK(ncclGroupEnd());
     }
@@ -362,6 +381,21 @@ Sample Runner::run(const Config& c, int rep) {
     s.iteration_us.push_back(sum / n);
   }
   s.rep_time_us = *std::max_element(per_gpu_total.begin(), per_gpu_total.end()) / o_.iterations;
+  if (c.workload == "pipeline") {
+    // The last iteration's compute kernels per rank, from that iteration's start event on the rank's GPU.
+    s.timeline = nlohmann::json::array();
+    for (int r = 0; r < n; ++r) {
+      Device& dv = dev_[c.gpus[r]];
+      nlohmann::json spans = nlohmann::json::array();
+      for (std::size_t k = 0; k < dv.step_kinds.size(); ++k) {
+        float a = 0, b = 0;
+        COMMSIM_CUDA_CHECK(cudaEventElapsedTime(&a, dv.events[total - 1], dv.step_events[2 * k]));
+        COMMSIM_CUDA_CHECK(cudaEventElapsedTime(&b, dv.events[total - 1], dv.step_events[2 * k + 1]));
+        spans.push_back({{"kind", dv.step_kinds[k]}, {"start_us", a * 1000.0}, {"end_us", b * 1000.0}});
+      }
+      s.timeline.push_back(std::move(spans));
+    }
+  }
   return s;
 }
 

@@ -40,15 +40,18 @@ class Runner {
     cudaEvent_t join = nullptr;
     cudaEvent_t join_fwd = nullptr;
     cudaEvent_t join_bwd = nullptr;
+    /// Pipelines: events around each compute kernel of the recorded iteration (reused across repetitions).
+    std::vector<cudaEvent_t> step_events;
+    std::vector<std::string> step_kinds;  ///< "forward"/"backward" per pair of step events
   };
   std::vector<ncclComm_t>& comms(const std::vector<int>& gpus, int slot);
   void drop_comms(const std::vector<int>& gpus);
   /// One Megatron 1F1B step (non-interleaved) for stage `r`, with emulated compute and the config's P2P mode.
   void pipeline_step(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
-                     const std::vector<ncclComm_t>* comm1);
+                     const std::vector<ncclComm_t>* comm1, bool record);
   /// Issues one iteration of `c` for rank `r` (device c.gpus[r]); both streams end joined into stream 0.
   void issue(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
-             const std::vector<ncclComm_t>* comm1);
+             const std::vector<ncclComm_t>* comm1, bool record = false);
 
   RunnerOptions o_;
   std::vector<Device> dev_;

@@ -335,6 +335,12 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     busy[key] = false;
     if (!ki.marker) last_end[key] = ki.end;
     result.iteration_end[ki.iteration] = std::max(result.iteration_end[ki.iteration], ki.end);
+    if (ki.spec->compute > 0 && ki.iteration == program.warmup)
+      result.compute.push_back({ki.spec->gpu, ki.spec->name, ki.start, ki.end});
+    if (!ki.marker && ki.spec->stream == 0 && ki.iteration == program.warmup - 1) {
+      Picoseconds& at = result.iteration_start[ki.spec->gpu];
+      at = std::max(at, ki.end);
+    }
     if (!ki.marker && ki.iteration >= program.warmup) {
       GpuBusy& b = result.busy[ki.spec->gpu];
       (ki.spec->compute > 0 ? b.compute : b.communication) += ki.end - ki.start;

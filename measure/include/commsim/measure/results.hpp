@@ -26,6 +26,9 @@ struct Sample {
   std::string error;
   std::int64_t cpu_start_ns = 0;  ///< CLOCK_REALTIME, for the execution log
   std::int64_t cpu_end_ns = 0;
+  /// Pipelines: for the last timed iteration, per rank, the compute kernels as
+  /// [{"kind": "forward"|"backward", "start_us", "end_us"}] from that iteration's start (null otherwise).
+  nlohmann::json timeline;
 
   /// The repetition's per-operation time, as nccl-tests' time column: rep_time_us, else the mean iteration.
   double time_us() const;

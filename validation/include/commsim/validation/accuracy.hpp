@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,26 @@ std::vector<Comparison> compare_measured(const std::string& dir, sim::Runtime& r
 /// --framework torch. Throws InputError naming the file for anything else.
 std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& runtime, int iterations = 3,
                                       int warmup = 1);
+
+/// One compute kernel on a timeline, in microseconds from its stage's iteration start.
+struct TimelineSpan {
+  std::string kind;  ///< "forward" or "backward"
+  double start_us = 0;
+  double end_us = 0;
+};
+
+/// A pipeline step measured and simulated, per stage: the report draws them side by side.
+struct TimelinePair {
+  std::string label;  ///< e.g. "pipeline gpus 0,1,2,3 batched mb 8 nccl, 64 MiB"
+  std::vector<std::vector<TimelineSpan>> measured;
+  std::vector<std::vector<TimelineSpan>> simulated;
+  double measured_step_us = 0;
+  double simulated_step_us = 0;
+};
+
+/// The first pipeline row of `run` that carries a per-kernel timeline (commsim-measure records one for
+/// pipelines), with the simulated timeline of the same configuration; nullopt when there is none.
+std::optional<TimelinePair> pipeline_timeline(const MeasuredRun& run, sim::Runtime& runtime);
 
 struct ErrorStats {
   double mape = 0;   ///< mean absolute percentage error, percent

@@ -1,6 +1,7 @@
 // Validation reports: a self-contained HTML page (inline SVG plots) and a Markdown summary of joined rows.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,6 +21,7 @@ struct ReportContext {
   std::string fit_note;                                       ///< which data the parameters were fitted on
   std::vector<std::string> inputs;                            ///< measurement files and directories
   std::vector<std::pair<std::string, std::string>> metadata;  ///< measurement metadata, key -> value
+  std::optional<TimelinePair> timeline;  ///< one pipeline step, measured and simulated, drawn side by side
 };
 
 /// Escapes &, <, >, " and ' for HTML text and attribute values.
@@ -30,7 +32,8 @@ std::string html_escape(std::string_view s);
 std::vector<std::pair<std::string, std::string>> measured_metadata(const MeasuredRun& run);
 
 /// One self-contained HTML page: summary, log-log time and bandwidth plots per configuration, an error
-/// heatmap over configurations and sizes, error per size regime, the worst cases and the metadata. It
+/// heatmap over configurations and sizes, error per size regime, the worst cases, a measured and a simulated
+/// pipeline timeline side by side (when the context has one) and the metadata. It
 /// references no external resource, so it opens offline.
 std::string render_html(const std::vector<Comparison>& rows, const ReportContext& ctx);
 

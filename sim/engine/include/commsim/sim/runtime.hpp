@@ -112,12 +112,24 @@ struct GpuBusy {
   Picoseconds transfer = 0;       ///< time data of this GPU was moving (union of its transfers' intervals)
 };
 
+/// A compute kernel of the first measured iteration.
+struct ComputeSpan {
+  int gpu = 0;
+  std::string name;
+  Picoseconds start = 0;
+  Picoseconds end = 0;
+};
+
 struct RunResult {
   Picoseconds per_iteration = 0;  ///< mean time per measured iteration (what nccl-tests reports)
   std::vector<Picoseconds> iteration_end;
   std::vector<OpRecord> ops;                  ///< of the first measured iteration
   std::vector<CollectiveRecord> collectives;  ///< of the first measured iteration
   std::map<int, GpuBusy> busy;                ///< per GPU, over the measured iterations
+  std::vector<ComputeSpan> compute;           ///< compute kernels of the first measured iteration
+  /// Per GPU, where the first measured iteration starts on stream 0 (the end of the warmup's last kernel
+  /// there: where a CUDA event recorded between iterations would fire); 0 without warmup.
+  std::map<int, Picoseconds> iteration_start;
   std::uint64_t events = 0;
   std::uint64_t flows = 0;
 };
