@@ -144,9 +144,11 @@ TEST_CASE("accuracy: a measurement directory without results is refused") {
 TEST_CASE("accuracy: nccl-tests collectives on 2 and 4 H200s") {
   // Fitted: models/params/h200.toml [collective] was fitted to these sweeps (and commsim-measure's), so this
   // guards the fit against regressions; the held-out checks are the pipeline and weight-sync cases below.
+  const auto baseline = nlohmann::json::parse(read_file(kDir + "accuracy-baseline.json"));
   for (const char* op : {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"}) {
     for (const char* g : {"g2", "g4"}) {
       const ErrorStats s = stats(run({std::string(op) + "_" + g + ".log"}));
+      CHECK(s.mape <= baseline[std::string(op) + "_" + g + "_mape"].get<double>() + 1.0);
       MESSAGE(std::string(op) << " " << std::string(g) << ": MAPE " << s.mape << "%, worst " << s.worst
                               << "% at " << s.worst_bytes << " B");
       CHECK(s.mape <= 12.0);
@@ -166,6 +168,8 @@ TEST_CASE("accuracy: pipeline 1F1B and weight sync on 4 H200s (held out)") {
   MESSAGE("pipeline 1F1B, 4 stages, 24 configurations: MAPE " << sp.mape << "%, worst " << sp.worst << "%");
   CHECK(sp.mape <= 10.0);
   CHECK(sp.worst <= 25.0);
+  const auto baseline = nlohmann::json::parse(read_file(kDir + "accuracy-baseline.json"));
+  CHECK(sp.mape <= baseline["pipeline_1f1b_mape"].get<double>() + 1.0);
   // PyTorch serializes unbatched P2P on a 4-rank group: overlapped is as slow as sequential there, and the
   // simulator must say so.
   double overlapped = 0, sequential = 0;
@@ -187,6 +191,7 @@ TEST_CASE("accuracy: pipeline 1F1B and weight sync on 4 H200s (held out)") {
   MESSAGE("interleaved pipeline, 20 configurations: MAPE " << si.mape << "%, worst " << si.worst << "%");
   CHECK(si.mape <= 10.0);
   CHECK(si.worst <= 25.0);
+  CHECK(si.mape <= baseline["pipeline_interleaved_mape"].get<double>() + 1.0);
   // The per-kernel timeline of one measured step against the simulated one: same kernels per stage.
   const auto pair = pipeline_timeline(load_measured(kDir + "measure/pipeline_1f1b_timeline"), rt);
   REQUIRE(pair.has_value());
@@ -203,6 +208,7 @@ TEST_CASE("accuracy: pipeline 1F1B and weight sync on 4 H200s (held out)") {
   REQUIRE(ws.size() == 1);
   MESSAGE("qwen2.5-32b per-tensor broadcast, 1 -> 3 GPUs: error " << 100 * ws[0].error() << "%");
   CHECK(std::fabs(ws[0].error()) <= 0.10);
+  CHECK(100 * std::fabs(ws[0].error()) <= baseline["weight_sync_broadcast_torch_error"].get<double>() + 1.0);
 }
 
 TEST_CASE("accuracy: nccl-tests alltoall on 2 and 4 H200s (grouped send/recv)") {
