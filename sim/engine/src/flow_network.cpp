@@ -23,13 +23,18 @@ FlowNetwork::ResourceId FlowNetwork::add_resource(double capacity, std::string n
 }
 
 FlowNetwork::FlowId FlowNetwork::start(std::vector<ResourceId> path, double bytes, double cap, Done done) {
+  owned_paths_.push_back(std::move(path));
+  return start_on(owned_paths_.back(), bytes, cap, std::move(done));
+}
+
+FlowNetwork::FlowId FlowNetwork::start_on(const std::vector<ResourceId>& path, double bytes, double cap, Done done) {
   for (ResourceId r : path) {
     if (r < 0 || static_cast<std::size_t>(r) >= resources_.size()) throw Error("flow on an unknown resource");
   }
   if (path.empty() && cap <= 0) throw Error("a flow needs a resource or a rate cap");
   advance();
   Flow f;
-  f.path = std::move(path);
+  f.path = &path;
   f.remaining = std::max(bytes, 0.0);
   f.cap = cap;
   f.done = std::move(done);
@@ -74,7 +79,7 @@ void FlowNetwork::recompute() {
   // resource. Ties and order are deterministic (flows in start order, resources in first-touch order).
   std::vector<ResourceId> touched;
   for (FlowId id : active_) {
-    for (ResourceId r : flows_[id].path) {
+    for (ResourceId r : *flows_[id].path) {
       Resource& res = resources_[r];
       if (res.unfrozen++ == 0) {
         touched.push_back(r);
@@ -112,7 +117,7 @@ void FlowNetwork::recompute() {
     for (FlowId id : pending) {
       Flow& f = flows_[id];
       bool freeze = f.cap > 0 && f.cap <= limit;
-      for (ResourceId r : f.path) {
+      for (ResourceId r : *f.path) {
         const Resource& res = resources_[r];
         freeze = freeze || res.residual / res.unfrozen <= limit;
       }
@@ -124,7 +129,7 @@ void FlowNetwork::recompute() {
       }
     }
     for (FlowId id : frozen) {
-      for (ResourceId r : flows_[id].path) {
+      for (ResourceId r : *flows_[id].path) {
         Resource& res = resources_[r];
         res.residual = std::max(0.0, res.residual - level);
         --res.unfrozen;

@@ -48,7 +48,10 @@ struct Runtime::Impl {
     std::vector<int> p2p, shm, net;
     bool shm_done = false, net_done = false;
   };
-  std::map<std::pair<int, int>, PairCache> pairs;
+  std::unordered_map<std::uint64_t, PairCache> pairs;  ///< by src << 32 | dst; nodes never move
+  static std::uint64_t key(int src, int dst) {
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) | static_cast<std::uint32_t>(dst);
+  }
   std::map<int, std::vector<topo::Route>> routes;  ///< single-source routes by vertex, computed on demand
 
   const std::vector<topo::Route>& routes_from(const topo::Topology& t, topo::Vertex v) {
@@ -124,7 +127,7 @@ std::vector<int> Runtime::via_nearest(int src, int dst, topo::VertexKind kind, c
 }
 
 const models::PairInfo& Runtime::pair(int src, int dst) {
-  auto key = std::make_pair(src, dst);
+  const std::uint64_t key = Impl::key(src, dst);
   auto it = impl_->pairs.find(key);
   if (it != impl_->pairs.end()) return it->second.info;
   const topo::GpuInfo& a = topo_.gpus.at(src);
@@ -355,7 +358,7 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   // The links a transfer of `transport` from src to dst crosses.
   auto route = [&](int src, int dst, Transport transport) -> const std::vector<int>& {
     const models::PairInfo& info = pair(src, dst);
-    Impl::PairCache& pc = impl_->pairs.at({src, dst});
+    Impl::PairCache& pc = impl_->pairs.at(Impl::key(src, dst));
     if (transport == Transport::Shm) {
       if (!pc.shm_done) {
         // Through host memory: up to the sender's CPU, then (across the socket link if need be) down to dst.
@@ -417,7 +420,7 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
       for (const models::ChannelPart& part : plan_ptr->parts) {
         ++result.flows;
         const Picoseconds overhead = part.overhead;
-        net.start(*path, part.wire_bytes, plan_ptr->channel_rate,
+        net.start_on(*path, part.wire_bytes, plan_ptr->channel_rate,
                   [&q, overhead, finish] { q.after(overhead, finish); });
       }
     });
@@ -457,7 +460,7 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     const Picoseconds start = q.now();
     q.after(plan.base_latency, [&, k, path, wire, rate, src, dst, start] {
       ++result.flows;
-      net.start(*path, wire, rate, [&, k, src, dst, start] {
+      net.start_on(*path, wire, rate, [&, k, src, dst, start] {
         note_moving(kernels[k].iteration, src, start);
         note_moving(kernels[k].iteration, dst, start);
         kernel_op_done(k);
@@ -511,7 +514,7 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
       for (const models::CollFlow& f : plan_ptr->flows) {
         const int src = (*gpus_ptr)[f.src], dst = (*gpus_ptr)[f.dst];
         ++result.flows;
-        net.start(route(src, dst, model_.transport(pair(src, dst))), f.wire_bytes, plan_ptr->flow_rate,
+        net.start_on(route(src, dst, model_.transport(pair(src, dst))), f.wire_bytes, plan_ptr->flow_rate,
                   finish);
       }
     });

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -36,6 +37,9 @@ class FlowNetwork {
   /// Starts a flow of `bytes` over `path` now; `cap` limits its rate (0 = no own limit). `done` runs when the
   /// last byte has arrived. A flow with no resources and no cap completes at once.
   FlowId start(std::vector<ResourceId> path, double bytes, double cap, Done done);
+  /// The same, for a path the caller keeps alive (and unchanged) until the flow completes: no copy. The
+  /// simulator's routes live as long as the runtime, so its many flows share them.
+  FlowId start_on(const std::vector<ResourceId>& path, double bytes, double cap, Done done);
 
   /// The flow's current rate (settles pending starts first).
   double rate(FlowId f) {
@@ -58,7 +62,7 @@ class FlowNetwork {
     bool mark = false;    ///< scratch for load bookkeeping
   };
   struct Flow {
-    std::vector<ResourceId> path;
+    const std::vector<ResourceId>* path = nullptr;  ///< in owned_paths_, or a caller's path (start_on)
     double remaining = 0;
     double cap = 0;
     double rate = 0;
@@ -79,6 +83,7 @@ class FlowNetwork {
   bool flush_queued_ = false;
 
   EventQueue& events_;
+  std::deque<std::vector<ResourceId>> owned_paths_;  ///< paths given by value to start(); never move
   std::vector<Resource> resources_;
   std::vector<Flow> flows_;
   std::vector<FlowId> active_;
