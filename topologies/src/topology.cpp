@@ -82,24 +82,57 @@ std::int64_t hop_cost(LinkKind kind) {
 
 }  // namespace
 
-std::vector<Route> Topology::routes_from(Vertex src) const {
+RouteTree Topology::route_tree(Vertex src) const {
   // Routes inside a machine never leave it; routes to other machines may use the fabric.
-  std::vector<Route> local = routes_within(src, false);
-  if (!fabric) return local;
-  std::vector<Route> remote = routes_within(src, true);
+  RouteTree t;
+  t.src = src;
+  tree_within(src, false, t.via, t.reached);
+  t.remote.assign(t.via.size(), false);
+  if (!fabric) return t;
+  tree_within(src, true, t.via_fabric, t.reached_fabric);
   const int node = graph_[src].node;
-  for (std::size_t v = 0; v < local.size(); ++v) {
-    if (graph_[v].node != node || node < 0) local[v] = std::move(remote[v]);
-  }
-  return local;
+  for (std::size_t v = 0; v < t.via.size(); ++v) t.remote[v] = graph_[v].node != node || node < 0;
+  return t;
 }
 
-std::vector<Route> Topology::routes_within(Vertex src, bool use_fabric) const {
+Route RouteTree::to(const Graph& g, Vertex dst) const {
+  Route r;
+  const bool far = remote[dst];
+  const std::vector<Edge>& edges = far ? via_fabric : via;
+  if (dst == src || !(far ? reached_fabric[dst] : reached[dst])) return r;
+  r.bandwidth = std::numeric_limits<double>::infinity();
+  for (std::size_t w = dst; w != src; w = boost::source(edges[w], g)) {
+    const LinkInfo& l = g[edges[w]];
+    r.edges.push_back(edges[w]);
+    r.bandwidth = std::min(r.bandwidth, l.bandwidth);
+    r.latency += l.latency;
+  }
+  std::reverse(r.edges.begin(), r.edges.end());
+  return r;
+}
+
+int RouteTree::hops(const Graph& g, Vertex dst) const {
+  const bool far = remote[dst];
+  const std::vector<Edge>& edges = far ? via_fabric : via;
+  if (dst == src || !(far ? reached_fabric[dst] : reached[dst])) return 0;
+  int h = 0;
+  for (std::size_t w = dst; w != src; w = boost::source(edges[w], g)) ++h;
+  return h;
+}
+
+std::vector<Route> Topology::routes_from(Vertex src) const {
+  const RouteTree t = route_tree(src);
+  std::vector<Route> routes(t.via.size());
+  for (std::size_t v = 0; v < routes.size(); ++v) routes[v] = t.to(graph_, static_cast<Vertex>(v));
+  return routes;
+}
+
+void Topology::tree_within(Vertex src, bool use_fabric, std::vector<Edge>& via, std::vector<bool>& reached) const {
   const std::size_t n = boost::num_vertices(graph_);
   constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max();
   std::vector<std::int64_t> cost(n, kInf);
-  std::vector<Edge> via(n);
-  std::vector<bool> has_via(n, false);
+  via.assign(n, Edge{});
+  reached.assign(n, false);
   using Item = std::pair<std::int64_t, std::size_t>;
   std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
   cost[src] = 0;
@@ -116,25 +149,11 @@ std::vector<Route> Topology::routes_within(Vertex src, bool use_fabric) const {
       if (nc < cost[v]) {
         cost[v] = nc;
         via[v] = *e;
-        has_via[v] = true;
+        reached[v] = true;
         queue.push({nc, v});
       }
     }
   }
-  std::vector<Route> routes(n);
-  for (std::size_t v = 0; v < n; ++v) {
-    if (v == src || !has_via[v]) continue;
-    Route& r = routes[v];
-    r.bandwidth = std::numeric_limits<double>::infinity();
-    for (std::size_t w = v; w != src; w = boost::source(via[w], graph_)) {
-      const LinkInfo& l = graph_[via[w]];
-      r.edges.push_back(via[w]);
-      r.bandwidth = std::min(r.bandwidth, l.bandwidth);
-      r.latency += l.latency;
-    }
-    std::reverse(r.edges.begin(), r.edges.end());
-  }
-  return routes;
 }
 
 Route Topology::route(Vertex src, Vertex dst) const {

@@ -52,12 +52,21 @@ struct Runtime::Impl {
   static std::uint64_t key(int src, int dst) {
     return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) | static_cast<std::uint32_t>(dst);
   }
-  std::map<int, std::vector<topo::Route>> routes;  ///< single-source routes by vertex, computed on demand
+  /// Route trees by source vertex, computed on demand; the oldest is dropped beyond kMaxTrees (a pair's
+  /// resources are cached in `pairs`, so a tree is only needed while a source's pairs are first seen).
+  std::map<int, topo::RouteTree> trees;
+  std::deque<int> tree_order;
+  static constexpr std::size_t kMaxTrees = 256;
 
-  const std::vector<topo::Route>& routes_from(const topo::Topology& t, topo::Vertex v) {
-    auto it = routes.find(static_cast<int>(v));
-    if (it == routes.end()) it = routes.emplace(static_cast<int>(v), t.routes_from(v)).first;
-    return it->second;
+  const topo::RouteTree& tree(const topo::Topology& t, topo::Vertex v) {
+    auto it = trees.find(static_cast<int>(v));
+    if (it != trees.end()) return it->second;
+    if (trees.size() >= kMaxTrees) {
+      trees.erase(tree_order.front());
+      tree_order.pop_front();
+    }
+    tree_order.push_back(static_cast<int>(v));
+    return trees.emplace(static_cast<int>(v), t.route_tree(v)).first->second;
   }
   std::vector<int> resources_of(const topo::Route& r) const {
     std::vector<int> out;
@@ -111,17 +120,23 @@ Runtime::~Runtime() = default;
 
 std::vector<int> Runtime::via_nearest(int src, int dst, topo::VertexKind kind, const std::string& none) {
   const topo::GpuInfo& a = topo_.gpus.at(src);
-  const auto& rs = impl_->routes_from(topo_, a.vertex);
-  int best = -1;
-  for (std::size_t v = 0; v < rs.size(); ++v) {
+  const topo::Graph& g = topo_.graph();
+  const topo::RouteTree& from_a = impl_->tree(topo_, a.vertex);
+  int best = -1, best_hops = 0;
+  for (std::size_t v = 0; v < from_a.via.size(); ++v) {
     const topo::VertexInfo& info = topo_.vertex(v);
-    if (info.kind != kind || info.node != a.node || rs[v].edges.empty()) continue;
-    if (best < 0 || rs[v].edges.size() < rs[best].edges.size()) best = static_cast<int>(v);
+    const int h = from_a.hops(g, static_cast<topo::Vertex>(v));
+    if (info.kind != kind || info.node != a.node || h == 0) continue;
+    if (best < 0 || h < best_hops) {
+      best = static_cast<int>(v);
+      best_hops = h;
+    }
   }
   if (best < 0) throw SimulationError(a.name + " -> " + topo_.gpus.at(dst).name + ": " + none);
-  std::vector<int> path = impl_->resources_of(rs[best]);
-  const auto rest = impl_->resources_of(
-      impl_->routes_from(topo_, static_cast<topo::Vertex>(best)).at(topo_.gpus.at(dst).vertex));
+  std::vector<int> path = impl_->resources_of(from_a.to(g, static_cast<topo::Vertex>(best)));
+  const topo::Vertex via_vertex = static_cast<topo::Vertex>(best);
+  const auto rest =
+      impl_->resources_of(impl_->tree(topo_, via_vertex).to(g, topo_.gpus.at(dst).vertex));
   path.insert(path.end(), rest.begin(), rest.end());
   return path;
 }
@@ -133,7 +148,7 @@ const models::PairInfo& Runtime::pair(int src, int dst) {
   const topo::GpuInfo& a = topo_.gpus.at(src);
   const topo::GpuInfo& b = topo_.gpus.at(dst);
   Impl::PairCache pc;
-  const topo::Route& r = impl_->routes_from(topo_, a.vertex).at(b.vertex);
+  const topo::Route r = impl_->tree(topo_, a.vertex).to(topo_.graph(), b.vertex);
   if (r.edges.empty()) {
     throw SimulationError("no path from " + a.name + " to " + b.name + " in the topology");
   }

@@ -95,6 +95,22 @@ struct Route {
   Picoseconds latency = 0;  ///< sum of hop latencies
 };
 
+/// The routes from one vertex to every other, compactly: the last edge into each reached vertex, once for
+/// routes that stay inside the source's machine and once for routes through the fabric (to other machines).
+/// A route is rebuilt on demand by walking these edges back to the source.
+struct RouteTree {
+  Vertex src = 0;
+  std::vector<Edge> via;          ///< inside the machine
+  std::vector<bool> reached;
+  std::vector<Edge> via_fabric;   ///< through the fabric (empty without one)
+  std::vector<bool> reached_fabric;
+  std::vector<bool> remote;       ///< the vertex is reached through the fabric (another machine, or a switch)
+  /// The route to `dst` (empty, zero bandwidth, when unreachable or dst == src).
+  Route to(const Graph& g, Vertex dst) const;
+  /// Edges on the route to `dst`, 0 when unreachable.
+  int hops(const Graph& g, Vertex dst) const;
+};
+
 class Topology {
  public:
   Vertex add_vertex(VertexInfo info);
@@ -121,9 +137,12 @@ class Topology {
   /// zero bandwidth.
   std::vector<Route> routes_from(Vertex src) const;
   Route route(Vertex src, Vertex dst) const;
+  /// The same routes as routes_from, as a tree: O(vertices) memory instead of one edge list per destination.
+  RouteTree route_tree(Vertex src) const;
 
  private:
-  std::vector<Route> routes_within(Vertex src, bool use_fabric) const;
+  /// Dijkstra from `src`: the last edge into every vertex reached (through the fabric or not).
+  void tree_within(Vertex src, bool use_fabric, std::vector<Edge>& via, std::vector<bool>& reached) const;
   Graph graph_;
 };
 
