@@ -127,7 +127,8 @@ std::vector<Route> Topology::routes_from(Vertex src) const {
   return routes;
 }
 
-void Topology::tree_within(Vertex src, bool use_fabric, std::vector<Edge>& via, std::vector<bool>& reached) const {
+void Topology::tree_within(Vertex src, bool use_fabric, std::vector<Edge>& via,
+                           std::vector<bool>& reached) const {
   const std::size_t n = boost::num_vertices(graph_);
   constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max();
   std::vector<std::int64_t> cost(n, kInf);

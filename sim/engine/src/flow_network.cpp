@@ -27,7 +27,8 @@ FlowNetwork::FlowId FlowNetwork::start(std::vector<ResourceId> path, double byte
   return start_on(owned_paths_.back(), bytes, cap, std::move(done));
 }
 
-FlowNetwork::FlowId FlowNetwork::start_on(const std::vector<ResourceId>& path, double bytes, double cap, Done done) {
+FlowNetwork::FlowId FlowNetwork::start_on(const std::vector<ResourceId>& path, double bytes, double cap,
+                                          Done done) {
   for (ResourceId r : path) {
     if (r < 0 || static_cast<std::size_t>(r) >= resources_.size()) throw Error("flow on an unknown resource");
   }

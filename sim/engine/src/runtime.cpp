@@ -50,7 +50,8 @@ struct Runtime::Impl {
   };
   std::unordered_map<std::uint64_t, PairCache> pairs;  ///< by src << 32 | dst; nodes never move
   static std::uint64_t key(int src, int dst) {
-    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) | static_cast<std::uint32_t>(dst);
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) |
+           static_cast<std::uint32_t>(dst);
   }
   /// Route trees by source vertex, computed on demand; the oldest is dropped beyond kMaxTrees (a pair's
   /// resources are cached in `pairs`, so a tree is only needed while a source's pairs are first seen).
@@ -135,8 +136,7 @@ std::vector<int> Runtime::via_nearest(int src, int dst, topo::VertexKind kind, c
   if (best < 0) throw SimulationError(a.name + " -> " + topo_.gpus.at(dst).name + ": " + none);
   std::vector<int> path = impl_->resources_of(from_a.to(g, static_cast<topo::Vertex>(best)));
   const topo::Vertex via_vertex = static_cast<topo::Vertex>(best);
-  const auto rest =
-      impl_->resources_of(impl_->tree(topo_, via_vertex).to(g, topo_.gpus.at(dst).vertex));
+  const auto rest = impl_->resources_of(impl_->tree(topo_, via_vertex).to(g, topo_.gpus.at(dst).vertex));
   path.insert(path.end(), rest.begin(), rest.end());
   return path;
 }
@@ -436,7 +436,7 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
         ++result.flows;
         const Picoseconds overhead = part.overhead;
         net.start_on(*path, part.wire_bytes, plan_ptr->channel_rate,
-                  [&q, overhead, finish] { q.after(overhead, finish); });
+                     [&q, overhead, finish] { q.after(overhead, finish); });
       }
     });
   };
@@ -530,7 +530,7 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
         const int src = (*gpus_ptr)[f.src], dst = (*gpus_ptr)[f.dst];
         ++result.flows;
         net.start_on(route(src, dst, model_.transport(pair(src, dst))), f.wire_bytes, plan_ptr->flow_rate,
-                  finish);
+                     finish);
       }
     });
   };

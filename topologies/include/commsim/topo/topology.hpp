@@ -100,11 +100,11 @@ struct Route {
 /// A route is rebuilt on demand by walking these edges back to the source.
 struct RouteTree {
   Vertex src = 0;
-  std::vector<Edge> via;          ///< inside the machine
+  std::vector<Edge> via;  ///< inside the machine
   std::vector<bool> reached;
-  std::vector<Edge> via_fabric;   ///< through the fabric (empty without one)
+  std::vector<Edge> via_fabric;  ///< through the fabric (empty without one)
   std::vector<bool> reached_fabric;
-  std::vector<bool> remote;       ///< the vertex is reached through the fabric (another machine, or a switch)
+  std::vector<bool> remote;  ///< the vertex is reached through the fabric (another machine, or a switch)
   /// The route to `dst` (empty, zero bandwidth, when unreachable or dst == src).
   Route to(const Graph& g, Vertex dst) const;
   /// Edges on the route to `dst`, 0 when unreachable.

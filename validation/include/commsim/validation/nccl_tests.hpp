@@ -41,9 +41,10 @@ struct NcclTestsRun {
   std::vector<NcclTestsRow> rows;
 };
 
-/// Parses every run in `text`: the text `*_perf` prints, or nccl-tests' JSON output (`-J FILE`, detected by its
-/// leading '{'; its row line numbers are result indices). Throws InputError naming file and line for: no run, a data row that does not
-/// parse, a run that ends without rows, truncated rows, versions older than 2.0, and non-monotonic sizes.
+/// Parses every run in `text`: the text `*_perf` prints, or nccl-tests' JSON output (`-J FILE`, detected by
+/// its leading '{'; its row line numbers are result indices). Throws InputError naming file and line for: no
+/// run, a data row that does not parse, a run that ends without rows, truncated rows, versions older
+/// than 2.0, and non-monotonic sizes.
 std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::string& file);
 
 }  // namespace commsim::validation
