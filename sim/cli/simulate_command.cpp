@@ -583,10 +583,12 @@ void add_simulate_command(CLI::App& app) {
   simulate->require_subcommand(1);
   simulate->footer(R"(
 OUTPUT
-  One row per size (and per GPU pair for p2p). time_us is what nccl-tests' time column means: the time per
-  operation when operations run back to back; algbw_gbps = bytes / time in GB/s; busbw_gbps = algbw for
-  point-to-point workloads and algbw x (n-1)/n for alltoall. Columns transport, protocol and channels say how
-  NCCL moves the data.)");
+  Size sweeps: one row per size (and per GPU pair for p2p). time_us is what nccl-tests' time column means:
+  the time per operation when operations run back to back; algbw_gbps = bytes / time in GB/s; busbw_gbps
+  applies nccl-tests' factor (1 for p2p, sendrecv, broadcast and reduce; (n-1)/n for alltoall, all_gather and
+  reduce_scatter; 2(n-1)/n for all_reduce). The last columns say how NCCL moves the data: transport or
+  algorithm, protocol and channels. pipeline prints the step time and per stage compute, communication and
+  bubble time; weight-sync prints named timings; grad-sync the sync time and, with a baseline, the speedup.)");
 
   struct Workload {
     const char* name;
@@ -614,8 +616,8 @@ OUTPUT
        "broadcast per tensor or per --bucket-bytes bucket"},
       {"reduce", "nccl-tests reduce_perf over --gpus to --root"},
       {"pipeline",
-       "Megatron 1F1B pipeline step over --stages P GPUs (or --gpus): warmup\nforwards, steady 1F1B, "
-       "cooldown; P2P --mode sequential|overlapped|batched"},
+       "Megatron 1F1B pipeline step over --stages P GPUs (or --gpus), or the\ninterleaved schedule "
+       "(--schedule interleaved --chunks V); P2P --mode\nsequential|overlapped|batched"},
       {"weight-sync",
        "RL trainer-to-rollout weight push of --model from --from to --to, by\nNCCL broadcast or a "
        "copy-engine P2P engine (--method)"},
