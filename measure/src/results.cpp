@@ -103,6 +103,7 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
   samples << "config_id,workload,src,dst,bytes,rep,iteration,time_us\n";
   for (const Config& c : configs) {
     std::vector<double> times;
+    nlohmann::json timeline;
     int failed = 0;
     for (const auto* j : by_config[c.id]) {
       if (j->at("failed").get<bool>()) {
@@ -110,6 +111,7 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
         continue;
       }
       times.push_back(j->at("time_us").get<double>());
+      if (j->contains("timeline")) timeline = j->at("timeline");  // the last repetition that has one
       int it = 0;
       for (double t : j->at("iteration_us")) {
         samples << c.id << "," << c.workload << "," << c.src << "," << c.dst << "," << c.bytes << ","
@@ -117,10 +119,6 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
       }
     }
     if (times.empty() && failed == 0) continue;  // not run (yet)
-    nlohmann::json timeline;                     // of the last repetition that has one
-    for (const auto* j : by_config[c.id]) {
-      if (j->contains("timeline") && !j->at("failed").get<bool>()) timeline = j->at("timeline");
-    }
     const Summary s = summarize(times);
     const double algbw = s.median > 0 ? static_cast<double>(c.bytes) / (s.median * 1e3) : 0;
     const double busbw = algbw * busbw_factor(c.workload, static_cast<int>(c.gpus.size()));

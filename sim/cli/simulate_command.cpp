@@ -287,15 +287,7 @@ void run_weight_sync(const SimOptions& o, sim::ResultTable& table, const models:
     const sim::RunResult r = run(std::move(p));
     const Picoseconds push = r.per_iteration;
     // Host enqueue time of one push: what the trainer's loop spends issuing the broadcasts.
-    Picoseconds enqueue = 0;
-    const auto model = models::make_transfer_model(o.model, params, models::NcclEnv::parse(o.nccl_env));
-    for (std::size_t i = 0; i < pieces.size(); ++i) {
-      enqueue +=
-          framework == sim::Framework::Torch
-              ? model->host_launch_time(1, 0, 1) + model->framework_call_time()
-              : model->host_launch_time(static_cast<int>(gpus.size()), 0, static_cast<int>(gpus.size()));
-    }
-    enqueue = std::min(enqueue, push);
+    const Picoseconds enqueue = std::min(r.issue_end.front(), push);
     timings = {{"init_process_group_time", s(params.comm_init)},
                {"broadcast_time", s(enqueue)},
                {"sync_time", s(push - enqueue)},
@@ -328,8 +320,9 @@ void run_weight_sync(const SimOptions& o, sim::ResultTable& table, const models:
       "total_transfer_time and its parts are simulated; init/destroy/register/stop are the parameter set's "
       "fixed costs ([setup]); update_weights_time (the engine's CPU-side task list, ~25 us measured) is not "
       "modelled and reads 0";
+  const auto tensor_count = static_cast<std::int64_t>(spec.tensors().size());
   for (const auto& [name, v] : timings) {
-    table.rows.push_back({spec.name, o.method, static_cast<std::int64_t>(spec.tensors().size()), pieces_count,
+    table.rows.push_back({spec.name, o.method, tensor_count, pieces_count,
                           static_cast<std::int64_t>(spec.bytes()), name, v * 1e3});
   }
 }

@@ -206,8 +206,10 @@ MeasuredRun load_measured(const std::string& dir) {
 
 namespace {
 
-/// --fwd-us/--bwd-us of a pipeline run: from the document, else from the recorded command line.
-double pipeline_flag(const nlohmann::json& doc, const char* key, const char* flag, const std::string& file) {
+/// --fwd-us/--bwd-us of a pipeline row: from the row, else the document, else the recorded command line.
+double pipeline_flag(const nlohmann::json& doc, const nlohmann::json& row, const char* key, const char* flag,
+                     const std::string& file) {
+  if (row.contains(key)) return row[key].get<double>();
   if (doc.contains(key)) return doc[key].get<double>();
   const std::string cmd = doc.value("command_line", "");
   const auto at = cmd.find(std::string(flag) + " ");
@@ -401,10 +403,8 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
     } else if (c.workload == "pipeline") {
       const int mb = row.at("microbatches").get<int>();
       const int chunks = row.value("chunks", 1);
-      const double fwd = row.contains("fwd_us") ? row["fwd_us"].get<double>()
-                                                : pipeline_flag(doc, "fwd_us", "--fwd-us", file);
-      const double bwd = row.contains("bwd_us") ? row["bwd_us"].get<double>()
-                                                : pipeline_flag(doc, "bwd_us", "--bwd-us", file);
+      const double fwd = pipeline_flag(doc, row, "fwd_us", "--fwd-us", file);
+      const double bwd = pipeline_flag(doc, row, "bwd_us", "--bwd-us", file);
       p = pipeline_of(c.gpus, c.bytes, mb, c.mode, fwd, bwd, sim::Framework::Nccl, chunks);
       c.mode += " mb " + std::to_string(mb) + (chunks > 1 ? " v" + std::to_string(chunks) : "") + " nccl";
     } else if (c.workload == "all_reduce" || c.workload == "all_gather" || c.workload == "reduce_scatter" ||
@@ -449,10 +449,8 @@ std::optional<TimelinePair> pipeline_timeline(const MeasuredRun& run, sim::Runti
                          sp.at("end_us").get<double>()});
       t.measured.push_back(std::move(spans));
     }
-    const double fwd = row.contains("fwd_us") ? row["fwd_us"].get<double>()
-                                              : pipeline_flag(doc, "fwd_us", "--fwd-us", run.file);
-    const double bwd = row.contains("bwd_us") ? row["bwd_us"].get<double>()
-                                              : pipeline_flag(doc, "bwd_us", "--bwd-us", run.file);
+    const double fwd = pipeline_flag(doc, row, "fwd_us", "--fwd-us", run.file);
+    const double bwd = pipeline_flag(doc, row, "bwd_us", "--bwd-us", run.file);
     sim::Program p = pipeline_of(gpus, bytes, mb, mode, fwd, bwd, sim::Framework::Nccl, chunks);
     p.warmup = 1;
     p.iterations = 1;

@@ -272,6 +272,7 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   std::map<std::pair<int, int>, int> coll_count;     ///< (comm, gpu) -> collectives issued
   std::map<int, std::vector<std::pair<int, int>>> gpu_streams;
   const int total_iterations = program.warmup + program.iterations;
+  std::vector<Picoseconds> issue_end(total_iterations, 0);
   for (int it = 0; it < total_iterations; ++it) {
     for (const LaunchSpec& l : program.launches) {
       std::set<int> gpus;
@@ -330,10 +331,12 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
         kernels.push_back(std::move(ki));
       }
     }
+    for (const auto& [thread, t] : thread_time) issue_end[it] = std::max(issue_end[it], t);
   }
 
   RunResult result;
   result.iteration_end.assign(total_iterations, 0);
+  result.issue_end = std::move(issue_end);
   std::map<int, std::vector<std::pair<Picoseconds, Picoseconds>>> moving;  ///< per GPU, measured iterations
   auto note_moving = [&](int iteration, int gpu, Picoseconds from) {
     if (iteration >= program.warmup) moving[gpu].push_back({from, q.now()});
@@ -359,10 +362,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
       Picoseconds& at = result.iteration_start[ki.spec->gpu];
       at = std::max(at, ki.end);
     }
-    if (!ki.marker && ki.iteration >= program.warmup) {
-      GpuBusy& b = result.busy[ki.spec->gpu];
-      (ki.spec->compute > 0 ? b.compute : b.communication) += ki.end - ki.start;
-    }
+    if (ki.spec->compute > 0 && ki.iteration >= program.warmup)
+      result.busy[ki.spec->gpu].compute += ki.end - ki.start;
     if (trace && !ki.marker) {
       trace->span(ki.spec->gpu, "stream " + std::to_string(ki.spec->stream), ki.spec->name, ki.start, ki.end,
                   {{"iteration", ki.iteration}});

@@ -107,9 +107,8 @@ struct CollectiveRecord {
 
 /// Time one GPU's streams spent on each kind of work in the measured iterations (summed over streams).
 struct GpuBusy {
-  Picoseconds compute = 0;
-  Picoseconds communication = 0;  ///< communication kernels, from start to end (including waits for peers)
-  Picoseconds transfer = 0;       ///< time data of this GPU was moving (union of its transfers' intervals)
+  Picoseconds compute = 0;   ///< compute kernels, start to end
+  Picoseconds transfer = 0;  ///< time data of this GPU was moving (union of its transfers' intervals)
 };
 
 /// A compute kernel of the first measured iteration.
@@ -123,7 +122,8 @@ struct ComputeSpan {
 struct RunResult {
   Picoseconds per_iteration = 0;  ///< mean time per measured iteration (what nccl-tests reports)
   std::vector<Picoseconds> iteration_end;
-  std::vector<OpRecord> ops;                  ///< of the first measured iteration
+  std::vector<Picoseconds> issue_end;  ///< per iteration, when the last host thread had issued all of it
+  std::vector<OpRecord> ops;           ///< of the first measured iteration
   std::vector<CollectiveRecord> collectives;  ///< of the first measured iteration
   std::map<int, GpuBusy> busy;                ///< per GPU, over the measured iterations
   std::vector<ComputeSpan> compute;           ///< compute kernels of the first measured iteration
