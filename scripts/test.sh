@@ -3,8 +3,9 @@
 # under AddressSanitizer and UndefinedBehaviorSanitizer. Set COMMSIM_SKIP_SANITIZERS=1 to skip the second pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# python3 and chromium: the HTML report test renders the report in headless Chromium.
-COMMSIM_EXTRA_PACKAGES="python3 chromium"
+# python3 and chromium: the HTML report test renders the report in headless Chromium. Open MPI: the
+# commsim-measure --launch mpi build and its test.
+COMMSIM_EXTRA_PACKAGES="python3 chromium libopenmpi-dev openmpi-bin"
 source scripts/setup.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 echo "== build and test (preset ci: warnings are errors)"

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -26,6 +27,7 @@
 #include "gpu/nvml.hpp"
 #include "gpu/runner.hpp"
 #include "gpu/weight_sync.hpp"
+#include "world.hpp"
 
 extern char** environ;
 
@@ -117,25 +119,35 @@ std::vector<std::uint64_t> sizes(const Options& o) {
   return out;
 }
 
-/// GPU-vs-CPU clock drift over `seconds`, in parts per million (positive: the GPU clock runs fast).
-nlohmann::json drift_check(int devices, double seconds) {
+/// GPU-vs-CPU clock drift over `seconds` for this process's GPUs (global indices `gpus`, CUDA devices `cuda`),
+/// gathered from every process, in parts per million (positive: the GPU clock runs fast).
+nlohmann::json drift_check(const World& world, const std::vector<int>& gpus, const std::vector<int>& cuda,
+                           double seconds) {
   nlohmann::json out = nlohmann::json::array();
-  std::vector<std::uint64_t> g0(devices);
-  std::vector<std::chrono::steady_clock::time_point> c0(devices);
-  for (int d = 0; d < devices; ++d) gpu_globaltimer_ns(d);  // create contexts and load the kernel first
-  for (int d = 0; d < devices; ++d) {
-    c0[d] = std::chrono::steady_clock::now();
-    g0[d] = gpu_globaltimer_ns(d);
+  const std::size_t n = gpus.size();
+  std::vector<std::uint64_t> g0(n);
+  std::vector<std::chrono::steady_clock::time_point> c0(n);
+  for (int d : cuda) gpu_globaltimer_ns(d);  // create contexts and load the kernel first
+  for (std::size_t i = 0; i < n; ++i) {
+    c0[i] = std::chrono::steady_clock::now();
+    g0[i] = gpu_globaltimer_ns(cuda[i]);
   }
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  for (int d = 0; d < devices; ++d) {
+  for (std::size_t i = 0; i < n; ++i) {
     const auto c1 = std::chrono::steady_clock::now();
-    const std::uint64_t g1 = gpu_globaltimer_ns(d);
-    const double cpu_ns = std::chrono::duration<double, std::nano>(c1 - c0[d]).count();
-    const double gpu_ns = static_cast<double>(g1 - g0[d]);
-    out.push_back({{"gpu", d}, {"window_s", cpu_ns / 1e9}, {"drift_ppm", (gpu_ns - cpu_ns) / cpu_ns * 1e6}});
+    const std::uint64_t g1 = gpu_globaltimer_ns(cuda[i]);
+    const double cpu_ns = std::chrono::duration<double, std::nano>(c1 - c0[i]).count();
+    const double gpu_ns = static_cast<double>(g1 - g0[i]);
+    out.push_back({{"gpu", gpus[i]},
+                   {"host", world.host()},
+                   {"window_s", cpu_ns / 1e9},
+                   {"drift_ppm", (gpu_ns - cpu_ns) / cpu_ns * 1e6}});
   }
-  return out;
+  nlohmann::json all = nlohmann::json::array();
+  for (const std::string& part : world.gather(out.dump())) {
+    for (const auto& g : nlohmann::json::parse(part)) all.push_back(g);
+  }
+  return all;
 }
 
 class Progress {
@@ -163,19 +175,30 @@ class Progress {
   std::chrono::steady_clock::time_point start_;
 };
 
-int run(const Options& o, int argc, char** argv) {
-  // Planning needs no GPU: --dry-run works anywhere.
+int run(const Options& o, const World& world, int argc, char** argv) {
+  // Planning needs no GPU: --dry-run works anywhere. `devices` counts the GPUs of the whole measurement (the
+  // MPI launch: one per rank).
   int devices = 0;
+  int local_devices = 0;
   if (o.dry_run && o.dry_run_gpus > 0) {
     devices = o.dry_run_gpus;
   } else {
-    const cudaError_t e = cudaGetDeviceCount(&devices);
-    if (e != cudaSuccess || devices == 0) {
+    const cudaError_t e = cudaGetDeviceCount(&local_devices);
+    if (e != cudaSuccess || local_devices == 0) {
       if (o.dry_run)
         throw UsageError("no GPU visible; give --dry-run a GPU count with --gpus N (e.g. --gpus 4)");
-      throw UsageError(std::string("no GPU available (") +
+      throw UsageError(std::string("no GPU available") + (world.mpi() ? " on host " + world.host() : "") + " (" +
                        (e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)) +
                        "); commsim-measure needs NVIDIA GPUs. --dry-run plans without one.");
+    }
+    devices = local_devices;
+    if (world.mpi()) {
+      if (world.local_rank() >= local_devices) {
+        throw UsageError("--launch mpi: host " + world.host() + " runs " + std::to_string(world.local_size()) +
+                         " ranks but has " + std::to_string(local_devices) +
+                         " GPU(s); start at most one rank per GPU on each host");
+      }
+      devices = world.size();
     }
   }
   PlanOptions p;
@@ -225,6 +248,7 @@ int run(const Options& o, int argc, char** argv) {
   const std::vector<Config> configs = plan_configs(p);
 
   if (o.dry_run) {
+    if (world.rank() != 0) return 0;
     const auto order = run_order(configs.size(), o.seed, 0);
     if (o.format == "csv") {
       std::printf("config_id,src,dst,bytes\n");
@@ -246,7 +270,19 @@ int run(const Options& o, int argc, char** argv) {
   }
   if (o.out.empty()) throw UsageError("--out DIR is required (results, samples, logs and metadata go there)");
 
-  ResultStore store(o.out, o.resume);
+  // Which GPUs this process drives, and their CUDA devices (NVML indices are taken to be the same).
+  std::vector<int> cuda_of(devices, -1), own, own_cuda;
+  for (int g = 0; g < devices; ++g) {
+    if (!world.mpi() || g == world.rank()) {
+      cuda_of[g] = world.mpi() ? world.local_rank() : g;
+      own.push_back(g);
+      own_cuda.push_back(cuda_of[g]);
+    }
+  }
+  // Rank 0 writes every output file; the other processes send it what they measure.
+  const bool writer = world.rank() == 0;
+  std::optional<ResultStore> store;
+  if (writer) store.emplace(o.out, o.resume);
   if (o.nccl_debug && !std::getenv("NCCL_DEBUG")) {
     // Transport per pair comes from NCCL's own INFO lines.
     setenv("NCCL_DEBUG", "INFO", 0);
@@ -262,8 +298,6 @@ int run(const Options& o, int argc, char** argv) {
     cudaRuntimeGetVersion(&runtime);
     ncclGetVersion(&nccl);
     Nvml nvml;
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
     std::string cmdline;
     for (int i = 0; i < argc; ++i) {
       cmdline += i ? " " : "";
@@ -272,18 +306,32 @@ int run(const Options& o, int argc, char** argv) {
     const std::time_t now = std::time(nullptr);
     char date[64];
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    nlohmann::json gpus = nlohmann::json::array();
-    for (int d = 0; d < devices; ++d) {
+    nlohmann::json mine = {{"gpus", nlohmann::json::array()}, {"host", world.host()}};
+    for (std::size_t i = 0; i < own.size(); ++i) {
       cudaDeviceProp prop{};
-      COMMSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, d));
+      COMMSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, own_cuda[i]));
       char bus[32];
       std::snprintf(bus, sizeof bus, "%08x:%02x:%02x.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
-      gpus.push_back({{"index", d},
-                      {"name", prop.name},
-                      {"uuid", nvml.uuid(d)},
-                      {"pci_bus_id", bus},
-                      {"sm", prop.major * 10 + prop.minor},
-                      {"memory_bytes", prop.totalGlobalMem}});
+      mine["gpus"].push_back({{"index", own[i]},
+                              {"host", world.host()},
+                              {"cuda_device", own_cuda[i]},
+                              {"name", prop.name},
+                              {"uuid", nvml.uuid(own_cuda[i])},
+                              {"pci_bus_id", bus},
+                              {"sm", prop.major * 10 + prop.minor},
+                              {"memory_bytes", prop.totalGlobalMem}});
+    }
+    // The topology of every host, from the first process on it.
+    if (world.local_rank() == 0) {
+      mine["topo"] = shell("nvidia-smi topo -m");
+      mine["nvlink"] = shell("nvidia-smi nvlink -s");
+    }
+    nlohmann::json gpus = nlohmann::json::array(), hosts = nlohmann::json::array();
+    std::vector<nlohmann::json> per_process;
+    for (const std::string& g : world.gather(mine.dump())) per_process.push_back(nlohmann::json::parse(g));
+    for (const auto& pp : per_process) {
+      for (const auto& g : pp["gpus"]) gpus.push_back(g);
+      if (pp.contains("topo")) hosts.push_back(pp["host"]);
     }
     nlohmann::json env = nlohmann::json::object();
     for (char** e = environ; *e; ++e) {
@@ -295,7 +343,8 @@ int run(const Options& o, int argc, char** argv) {
     }
     meta = {{"tool", "commsim-measure"},
             {"workload", o.workload},
-            {"host", host},
+            {"host", world.host()},
+            {"hosts", hosts},
             {"date", date},
             {"command_line", cmdline},
             {"gpus", gpus},
@@ -305,41 +354,52 @@ int run(const Options& o, int argc, char** argv) {
             {"nccl_version", nccl},
             {"nccl_env", env},
             {"launch", o.launch},
+            {"processes", world.size()},
             {"seed", o.seed},
             {"reps", o.reps},
             {"warmup", o.warmup},
             {"iterations", o.iters},
             {"nvml", nvml.available() ? "available" : nvml.why_unavailable()}};
-    if (!nvml.available())
-      std::cerr << "commsim-measure: warning: NVML unavailable (" << nvml.why_unavailable()
-                << "); no clock or temperature log\n";
-    store.write("topo.txt", shell("nvidia-smi topo -m"));
-    store.write("nvlink.txt", shell("nvidia-smi nvlink -s"));
-    store.write("metadata.json", meta.dump(2) + "\n");
+    if (!nvml.available() && world.local_rank() == 0)
+      std::cerr << "commsim-measure: warning: NVML unavailable on " << world.host() << " ("
+                << nvml.why_unavailable() << "); no clock or temperature log\n";
+    if (writer) {
+      for (const auto& pp : per_process) {
+        if (!pp.contains("topo")) continue;
+        // topo.txt is the writer's host, verbatim for `commsim --topology`; other hosts get their own files.
+        const std::string suffix = pp["host"] == world.host() ? "" : "." + pp["host"].get<std::string>();
+        store->write("topo" + suffix + ".txt", pp["topo"].get<std::string>());
+        store->write("nvlink" + suffix + ".txt", pp["nvlink"].get<std::string>());
+      }
+      store->write("metadata.json", meta.dump(2) + "\n");
+    }
   }
 
   Nvml nvml;
-  NvmlLogger logger(nvml, devices, o.out + "/nvml.csv", o.nvml_interval_ms);
+  // One NVML log per process (the MPI launch: nvml.rank<R>.csv, on that rank's host under --out).
+  NvmlLogger logger(nvml, own_cuda, own,
+                    o.out + (world.mpi() ? "/nvml.rank" + std::to_string(world.rank()) + ".csv" : "/nvml.csv"),
+                    o.nvml_interval_ms);
   if (o.thermal_target_c > 0 && nvml.available()) {
     std::cerr << "commsim-measure: thermal warmup to " << o.thermal_target_c << " C (at most "
               << o.thermal_timeout_s << " s)\n";
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.thermal_timeout_s);
     while (std::chrono::steady_clock::now() < until) {
       bool warm = true;
-      for (int d = 0; d < devices; ++d) {
+      for (int d : own_cuda) {
         COMMSIM_CUDA_CHECK(cudaSetDevice(d));
         launch_spin(nullptr, 200'000'000, 1024);
         GpuSample s;
         if (nvml.sample(d, s) && s.temperature_c < o.thermal_target_c) warm = false;
       }
-      for (int d = 0; d < devices; ++d) {
+      for (int d : own_cuda) {
         COMMSIM_CUDA_CHECK(cudaSetDevice(d));
         COMMSIM_CUDA_CHECK(cudaDeviceSynchronize());
       }
-      if (warm) break;
+      if (world.min(warm ? 1 : 0) == 1) break;  // every process warm
     }
   }
-  if (o.drift_seconds > 0) meta["clock_drift_start"] = drift_check(devices, o.drift_seconds);
+  if (o.drift_seconds > 0) meta["clock_drift_start"] = drift_check(world, own, own_cuda, o.drift_seconds);
 
   RunnerOptions ro;
   ro.warmup = o.warmup;
@@ -350,7 +410,7 @@ int run(const Options& o, int argc, char** argv) {
     ro.max_bytes =
         std::max(ro.max_bytes, c.workload == "pipeline" ? 2 * c.bytes : c.bytes);  // two receive buffers
   }
-  Runner runner(devices, ro);
+  Runner runner(world, cuda_of, ro);
 
   // A process-level watchdog for hangs inside NCCL calls that the per-repetition watchdog cannot interrupt:
   // results are already flushed, so exiting loses at most the configuration in flight.
@@ -371,29 +431,39 @@ int run(const Options& o, int argc, char** argv) {
     }
   });
 
-  Progress progress(configs.size() * static_cast<std::size_t>(o.reps));
+  std::optional<Progress> progress;
+  if (writer) progress.emplace(configs.size() * static_cast<std::size_t>(o.reps));
   int failures = 0;
   for (int rep = 0; rep < o.reps; ++rep) {
     for (int i : run_order(configs.size(), o.seed, rep)) {
       const Config& c = configs[i];
-      if (!store.done(c.id, rep)) {
+      // --resume: the writer knows what is done; every process skips the same repetitions.
+      int skip = writer && store->done(c.id, rep) ? 1 : 0;
+      world.bcast(&skip, sizeof skip, 0);
+      if (!skip) {
         busy_since = std::chrono::steady_clock::now().time_since_epoch().count();
         const Sample s = runner.run(c, rep);
         busy_since = 0;
         if (s.failed) {
           ++failures;
-          std::cerr << "\ncommsim-measure: " << c.tag() << " rep " << rep << " failed: " << s.error << "\n";
+          if (writer)
+            std::cerr << "\ncommsim-measure: " << c.tag() << " rep " << rep << " failed: " << s.error << "\n";
         }
-        store.append(c, s);
+        if (writer) store->append(c, s);
       }
-      progress.step(c.tag());
+      if (writer) progress->step(c.tag());
     }
   }
   finished = true;
   guard.join();
-  if (o.drift_seconds > 0) meta["clock_drift_end"] = drift_check(devices, o.drift_seconds);
+  if (o.drift_seconds > 0) meta["clock_drift_end"] = drift_check(world, own, own_cuda, o.drift_seconds);
   logger.stop();
-  meta["nvml_summary"] = logger.summary();
+  nlohmann::json nvml_summary = nlohmann::json::array();
+  for (const std::string& part : world.gather(logger.summary().dump())) {
+    for (const auto& g : nlohmann::json::parse(part)) nvml_summary.push_back(g);
+  }
+  meta["nvml_summary"] = nvml_summary;
+  if (!writer) return failures > 0 ? 6 : 0;
   // Transports NCCL chose, from its INFO log.
   nlohmann::json transports = nlohmann::json::array();
   std::string debug;
@@ -404,8 +474,8 @@ int run(const Options& o, int argc, char** argv) {
   for (const auto& [a, b, t] : parse_nccl_transports(debug))
     transports.push_back({{"src", a}, {"dst", b}, {"transport", t}});
   meta["nccl_transports"] = transports;
-  store.write("metadata.json", meta.dump(2) + "\n");
-  store.finalize(configs, meta);
+  store->write("metadata.json", meta.dump(2) + "\n");
+  store->finalize(configs, meta);
   std::fprintf(stderr,
                "commsim-measure: %zu configurations x %d repetitions done (%d failed); results in %s\n",
                configs.size(), o.reps, failures, o.out.c_str());
@@ -461,6 +531,7 @@ int run_weight_sync_command(const WeightSyncOptions& w, const std::string& out, 
 int main(int argc, char** argv) {
   using commsim::measure::Options;
   Options o;
+  std::optional<commsim::measure::World> world;
   CLI::App app{
       "commsim-measure runs commsim's workloads on this machine's GPUs with NCCL, with warmup, a seeded\n"
       "random order, repetitions and per-iteration CUDA-event timing, and writes the simulator's result\n"
@@ -504,8 +575,10 @@ The tool never changes clocks, power limits or GPU modes; it records them.)");
         ->check(CLI::IsMember({"table", "csv"}))
         ->capture_default_str();
     sub->add_option("--timeout", o.timeout_s, "Watchdog seconds per repetition")->capture_default_str();
-    sub->add_option("--launch", o.launch, "thread-per-gpu, or single-thread as nccl-tests -g N")
-        ->check(CLI::IsMember({"thread-per-gpu", "single-thread"}))
+    sub->add_option("--launch", o.launch,
+                    "thread-per-gpu; single-thread as nccl-tests -g N; mpi: one rank per GPU under\n"
+                    "mpirun or srun (GPU index = MPI rank), for measurements across machines")
+        ->check(CLI::IsMember({"thread-per-gpu", "single-thread", "mpi"}))
         ->capture_default_str();
     sub->add_option("--drift-seconds", o.drift_seconds,
                     "GPU-vs-CPU clock drift window at start and end (0: skip)")
@@ -586,14 +659,19 @@ The tool never changes clocks, power limits or GPU modes; it records them.)");
       o.dry_run_gpus = std::stoi(o.gpus);
       o.gpus.clear();
     }
-    return commsim::measure::run(o, argc, argv);
+    world.emplace(o.launch == "mpi" && !o.dry_run, &argc, &argv);
+    return commsim::measure::run(o, *world, argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   } catch (const commsim::Error& e) {
-    std::cerr << "commsim-measure: " << e.what() << "\n";
+    // Under MPI the other ranks may be waiting in a collective: the error ends them all.
+    const std::string who = world && world->size() > 1 ? " (rank " + std::to_string(world->rank()) + ")" : "";
+    std::cerr << "commsim-measure" << who << ": " << e.what() << "\n";
+    if (world) world->abort(static_cast<int>(e.exit_code()));
     return static_cast<int>(e.exit_code());
   } catch (const std::exception& e) {
     std::cerr << "commsim-measure: internal error: " << e.what() << "\n";
+    if (world) world->abort(1);
     return 1;
   }
 }

@@ -1,6 +1,7 @@
 // Result lines, execution log, final files and NCCL transport parsing for commsim-measure.
 #include "commsim/measure/results.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <numeric>
@@ -21,6 +22,52 @@ double Sample::time_us() const {
   if (iteration_us.empty()) return 0;
   return std::accumulate(iteration_us.begin(), iteration_us.end(), 0.0) /
          static_cast<double>(iteration_us.size());
+}
+
+std::string encode_rank_records(const std::vector<RankRecord>& records) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const RankRecord& r : records)
+    out.push_back({{"rank", r.rank}, {"iteration_us", r.iteration_us}, {"timeline", r.timeline}});
+  return out.dump();
+}
+
+void combine_rank_records(const std::vector<std::string>& encoded, int nranks, Sample& s) {
+  std::vector<RankRecord> ranks(static_cast<std::size_t>(nranks));
+  std::vector<bool> seen(static_cast<std::size_t>(nranks), false);
+  for (const std::string& e : encoded) {
+    if (e.empty()) continue;
+    for (const auto& j : nlohmann::json::parse(e)) {
+      const int r = j.at("rank").get<int>();
+      if (r < 0 || r >= nranks || seen[r])
+        throw Error("rank " + std::to_string(r) + " of " + std::to_string(nranks) + " reported twice or out of range");
+      seen[r] = true;
+      ranks[r].rank = r;
+      ranks[r].iteration_us = j.at("iteration_us").get<std::vector<double>>();
+      ranks[r].timeline = j.at("timeline");
+    }
+  }
+  for (int r = 0; r < nranks; ++r) {
+    if (!seen[r]) throw Error("no timing reported for rank " + std::to_string(r));
+    if (ranks[r].iteration_us.size() != ranks[0].iteration_us.size())
+      throw Error("ranks timed different numbers of iterations");
+  }
+  const std::size_t iterations = ranks.empty() ? 0 : ranks[0].iteration_us.size();
+  s.iteration_us.assign(iterations, 0.0);
+  double slowest = 0;
+  for (const RankRecord& r : ranks) {
+    double total = 0;
+    for (std::size_t i = 0; i < iterations; ++i) {
+      s.iteration_us[i] += r.iteration_us[i] / nranks;
+      total += r.iteration_us[i];
+    }
+    slowest = std::max(slowest, total);
+  }
+  s.rep_time_us = iterations > 0 ? slowest / static_cast<double>(iterations) : 0;
+  s.timeline = nullptr;
+  if (!ranks.empty() && !ranks[0].timeline.is_null()) {
+    s.timeline = nlohmann::json::array();
+    for (const RankRecord& r : ranks) s.timeline.push_back(r.timeline);
+  }
 }
 
 double busbw_factor(const std::string& w, int n) {

@@ -101,3 +101,41 @@ TEST_CASE("results: a pipeline repetition's timeline reaches the jsonl line and 
   CHECK(j["rows"][0]["timeline"][0][0]["end_us"].get<double>() == doctest::Approx(501.0));
   CHECK(j["rows"][0]["chunks"] == 1);
 }
+
+TEST_CASE("combine_rank_records: mean per iteration, slowest rank's total, ranks in order") {
+  // Two processes (as under MPI): the second reports rank 0, the first rank 1.
+  RankRecord r1{1, {10.0, 30.0}, nullptr};
+  RankRecord r0{0, {20.0, 20.0}, nullptr};
+  Sample s;
+  combine_rank_records({encode_rank_records({r1}), encode_rank_records({r0})}, 2, s);
+  REQUIRE(s.iteration_us.size() == 2);
+  CHECK(s.iteration_us[0] == doctest::Approx(15.0));
+  CHECK(s.iteration_us[1] == doctest::Approx(25.0));
+  CHECK(s.rep_time_us == doctest::Approx(20.0));  // both totals are 40 us over 2 iterations
+  CHECK(s.timeline.is_null());
+
+  RankRecord slow{1, {10.0, 50.0}, nullptr};
+  combine_rank_records({encode_rank_records({r0, slow})}, 2, s);  // one process drives both (thread launch)
+  CHECK(s.rep_time_us == doctest::Approx(30.0));
+}
+
+TEST_CASE("combine_rank_records: pipeline timelines are listed by rank") {
+  RankRecord a{0, {5.0}, nlohmann::json::array({{{"kind", "forward"}, {"start_us", 0.0}, {"end_us", 1.0}}})};
+  RankRecord b{1, {5.0}, nlohmann::json::array({{{"kind", "backward"}, {"start_us", 2.0}, {"end_us", 3.0}}})};
+  Sample s;
+  combine_rank_records({encode_rank_records({b}), "", encode_rank_records({a})}, 2, s);
+  REQUIRE(s.timeline.size() == 2);
+  CHECK(s.timeline[0][0]["kind"] == "forward");
+  CHECK(s.timeline[1][0]["kind"] == "backward");
+}
+
+TEST_CASE("combine_rank_records: a missing, repeated or inconsistent rank is an error") {
+  RankRecord r0{0, {1.0, 2.0}, nullptr};
+  RankRecord r1{1, {1.0}, nullptr};
+  Sample s;
+  CHECK_THROWS_WITH_AS(combine_rank_records({encode_rank_records({r0})}, 2, s), "no timing reported for rank 1",
+                       Error);
+  CHECK_THROWS_AS(combine_rank_records({encode_rank_records({r0}), encode_rank_records({r0})}, 2, s), Error);
+  CHECK_THROWS_WITH_AS(combine_rank_records({encode_rank_records({r0, r1})}, 2, s),
+                       "ranks timed different numbers of iterations", Error);
+}

@@ -102,8 +102,14 @@ std::string Nvml::driver_version() const {
   return buf;
 }
 
-NvmlLogger::NvmlLogger(const Nvml& nvml, int gpus, std::string csv_path, int interval_ms)
-    : nvml_(nvml), gpus_(gpus), interval_ms_(interval_ms), csv_(csv_path, std::ios::app), samples_(gpus) {
+NvmlLogger::NvmlLogger(const Nvml& nvml, std::vector<int> gpus, std::vector<int> labels, std::string csv_path,
+                       int interval_ms)
+    : nvml_(nvml),
+      gpus_(std::move(gpus)),
+      labels_(std::move(labels)),
+      interval_ms_(interval_ms),
+      csv_(csv_path, std::ios::app),
+      samples_(gpus_.size()) {
   if (!nvml_.available()) return;
   if (csv_.tellp() == 0)
     csv_ << "unix_time,gpu,temperature_c,sm_clock_mhz,mem_clock_mhz,power_w,throttle_reasons\n";
@@ -123,11 +129,11 @@ void NvmlLogger::loop() {
   while (!stop_) {
     const double now =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    for (int g = 0; g < gpus_; ++g) {
+    for (std::size_t i = 0; i < gpus_.size(); ++i) {
       GpuSample s;
-      if (!nvml_.sample(g, s)) continue;
-      samples_[g].push_back(s);
-      csv_ << std::fixed << now << "," << g << "," << s.temperature_c << "," << s.sm_clock_mhz << ","
+      if (!nvml_.sample(gpus_[i], s)) continue;
+      samples_[i].push_back(s);
+      csv_ << std::fixed << now << "," << labels_[i] << "," << s.temperature_c << "," << s.sm_clock_mhz << ","
            << s.mem_clock_mhz << "," << s.power_w << ",0x" << std::hex << s.throttle_reasons << std::dec
            << "\n";
     }
@@ -140,8 +146,8 @@ void NvmlLogger::loop() {
 
 nlohmann::json NvmlLogger::summary() const {
   nlohmann::json out = nlohmann::json::array();
-  for (int g = 0; g < gpus_; ++g) {
-    const auto& v = samples_[g];
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    const auto& v = samples_[i];
     if (v.empty()) continue;
     auto field = [&](auto get) {
       double mn = 1e300, mx = -1e300, sum = 0;
@@ -156,7 +162,7 @@ nlohmann::json NvmlLogger::summary() const {
     unsigned long long reasons = 0;
     for (const auto& s : v) reasons |= s.throttle_reasons;
     out.push_back(
-        {{"gpu", g},
+        {{"gpu", labels_[i]},
          {"samples", v.size()},
          {"temperature_c", field([](const GpuSample& s) { return static_cast<double>(s.temperature_c); })},
          {"sm_clock_mhz", field([](const GpuSample& s) { return static_cast<double>(s.sm_clock_mhz); })},

@@ -42,10 +42,12 @@ class Nvml {
   Fns* f_ = nullptr;
 };
 
-/// Samples every GPU each `interval_ms` into `csv_path` until stopped; keeps min/max/mean for a summary.
+/// Samples the given GPUs each `interval_ms` into `csv_path` until stopped; keeps min/max/mean for a summary.
+/// `gpus[i]` is the NVML index of the i-th GPU and `labels[i]` the index written for it (the global GPU index).
 class NvmlLogger {
  public:
-  NvmlLogger(const Nvml& nvml, int gpus, std::string csv_path, int interval_ms);
+  NvmlLogger(const Nvml& nvml, std::vector<int> gpus, std::vector<int> labels, std::string csv_path,
+             int interval_ms);
   ~NvmlLogger();
   void stop();
   nlohmann::json summary() const;
@@ -53,7 +55,8 @@ class NvmlLogger {
  private:
   void loop();
   const Nvml& nvml_;
-  int gpus_;
+  std::vector<int> gpus_;
+  std::vector<int> labels_;
   int interval_ms_;
   std::ofstream csv_;
   std::atomic<bool> stop_{false};

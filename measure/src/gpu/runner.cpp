@@ -10,6 +10,7 @@
 #include <barrier>
 #include <chrono>
 #include <ctime>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -27,16 +28,19 @@ std::int64_t realtime_ns() {
 
 }  // namespace
 
-Runner::Runner(int device_count, const RunnerOptions& options) : o_(options), dev_(device_count) {
+Runner::Runner(const World& world, std::vector<int> cuda_of, const RunnerOptions& options)
+    : world_(world), o_(options), dev_(cuda_of.size()) {
   const int slots = o_.warmup + o_.iterations + 1;
-  for (int d = 0; d < device_count; ++d) {
-    Device& dv = dev_[d];
-    COMMSIM_CUDA_CHECK(cudaSetDevice(d));
+  for (std::size_t g = 0; g < cuda_of.size(); ++g) {
+    if (cuda_of[g] < 0) continue;
+    Device& dv = dev_[g];
+    dv.cuda = cuda_of[g];
+    COMMSIM_CUDA_CHECK(cudaSetDevice(dv.cuda));
     try {
       COMMSIM_CUDA_CHECK(cudaMalloc(&dv.send, std::max<std::uint64_t>(o_.max_bytes, 64)));
       COMMSIM_CUDA_CHECK(cudaMalloc(&dv.recv, std::max<std::uint64_t>(o_.max_bytes, 64)));
     } catch (const OutOfMemory& e) {
-      throw OutOfMemory("GPU " + std::to_string(d) + " cannot hold two buffers of " +
+      throw OutOfMemory("GPU " + std::to_string(g) + " cannot hold two buffers of " +
                         std::to_string(o_.max_bytes) + " bytes; lower --max-bytes (" + e.what() + ")");
     }
     for (auto& s : dv.stream) COMMSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -46,18 +50,22 @@ Runner::Runner(int device_count, const RunnerOptions& options) : o_(options), de
     COMMSIM_CUDA_CHECK(cudaEventCreateWithFlags(&dv.join_fwd, cudaEventDisableTiming));
     COMMSIM_CUDA_CHECK(cudaEventCreateWithFlags(&dv.join_bwd, cudaEventDisableTiming));
     // Random non-zero data, once per buffer.
-    fill_random(dv.send, o_.max_bytes, 0x9e3779b9u + static_cast<std::uint32_t>(d), dv.stream[0]);
-    fill_random(dv.recv, o_.max_bytes, 0x85ebca6bu + static_cast<std::uint32_t>(d), dv.stream[0]);
+    const auto seed = static_cast<std::uint32_t>(g);
+    fill_random(dv.send, o_.max_bytes, 0x9e3779b9u + seed, dv.stream[0]);
+    fill_random(dv.recv, o_.max_bytes, 0x85ebca6bu + seed, dv.stream[0]);
     COMMSIM_CUDA_CHECK(cudaStreamSynchronize(dv.stream[0]));
   }
 }
 
 Runner::~Runner() {
   for (auto& [key, cs] : comms_) {
-    for (ncclComm_t c : cs) ncclCommDestroy(c);
+    for (ncclComm_t c : cs) {
+      if (c) ncclCommDestroy(c);
+    }
   }
   for (std::size_t d = 0; d < dev_.size(); ++d) {
-    cudaSetDevice(static_cast<int>(d));
+    if (dev_[d].cuda < 0) continue;
+    cudaSetDevice(dev_[d].cuda);
     cudaFree(dev_[d].send);
     cudaFree(dev_[d].recv);
     for (auto& e : dev_[d].events) cudaEventDestroy(e);
@@ -73,15 +81,33 @@ std::vector<ncclComm_t>& Runner::comms(const std::vector<int>& gpus, int slot) {
   auto key = std::make_pair(gpus, slot);
   auto it = comms_.find(key);
   if (it != comms_.end()) return it->second;
-  std::vector<ncclComm_t> cs(gpus.size());
-  COMMSIM_NCCL_CHECK(ncclCommInitAll(cs.data(), static_cast<int>(gpus.size()), gpus.data()));
+  const int n = static_cast<int>(gpus.size());
+  std::vector<ncclComm_t> cs(gpus.size(), nullptr);
+  if (!world_.mpi()) {
+    std::vector<int> devices(gpus.size());
+    for (int r = 0; r < n; ++r) devices[r] = dev_[gpus[r]].cuda;
+    COMMSIM_NCCL_CHECK(ncclCommInitAll(cs.data(), n, devices.data()));
+  } else {
+    // Every process takes part (the id travels by MPI from the first GPU's rank); members join the
+    // communicator at their position in `gpus`.
+    ncclUniqueId id{};
+    if (world_.rank() == gpus[0]) COMMSIM_NCCL_CHECK(ncclGetUniqueId(&id));
+    world_.bcast(&id, sizeof id, gpus[0]);
+    for (int r = 0; r < n; ++r) {
+      if (dev_[gpus[r]].cuda < 0) continue;
+      COMMSIM_CUDA_CHECK(cudaSetDevice(dev_[gpus[r]].cuda));
+      COMMSIM_NCCL_CHECK(ncclCommInitRank(&cs[r], n, id, r));
+    }
+  }
   return comms_.emplace(key, std::move(cs)).first->second;
 }
 
 void Runner::drop_comms(const std::vector<int>& gpus) {
   for (auto it = comms_.begin(); it != comms_.end();) {
     if (it->first.first == gpus) {
-      for (ncclComm_t c : it->second) ncclCommAbort(c);
+      for (ncclComm_t c : it->second) {
+        if (c) ncclCommAbort(c);
+      }
       it = comms_.erase(it);
     } else {
       ++it;
@@ -268,6 +294,10 @@ Sample Runner::run(const Config& c, int rep) {
   const int n = static_cast<int>(c.gpus.size());
   std::vector<ncclComm_t>& comm0 = comms(c.gpus, 0);
   std::vector<ncclComm_t>* comm1 = c.mode == "overlapped" ? &comms(c.gpus, 1) : nullptr;
+  std::vector<int> mine;  // the ranks this process drives
+  for (int r = 0; r < n; ++r) {
+    if (dev_[c.gpus[r]].cuda >= 0) mine.push_back(r);
+  }
   const int total = o_.warmup + o_.iterations;
   const std::string range = c.tag() + "_r" + std::to_string(rep);
   std::atomic<bool> failed{false};
@@ -277,7 +307,6 @@ Sample Runner::run(const Config& c, int rep) {
     std::lock_guard<std::mutex> lock(error_mutex);
     if (!failed.exchange(true)) error = why;
   };
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o_.timeout_s);
 
   // Issue: one thread per GPU (default) or one thread for all (nccl-tests -g N).
   auto issue_all = [&](const std::vector<int>& ranks) {
@@ -285,7 +314,7 @@ Sample Runner::run(const Config& c, int rep) {
       if (ranks.size() > 1) COMMSIM_NCCL_CHECK(ncclGroupStart());
       for (int r : ranks) {
         Device& dv = dev_[c.gpus[r]];
-        COMMSIM_CUDA_CHECK(cudaSetDevice(c.gpus[r]));
+        COMMSIM_CUDA_CHECK(cudaSetDevice(dv.cuda));
         COMMSIM_CUDA_CHECK(cudaEventRecord(dv.events[it], dv.stream[0]));
         issue(c, r, comm0, comm1, c.workload == "pipeline" && it == total - 1);
       }
@@ -293,14 +322,15 @@ Sample Runner::run(const Config& c, int rep) {
     }
     for (int r : ranks) {
       Device& dv = dev_[c.gpus[r]];
-      COMMSIM_CUDA_CHECK(cudaSetDevice(c.gpus[r]));
+      COMMSIM_CUDA_CHECK(cudaSetDevice(dv.cuda));
       COMMSIM_CUDA_CHECK(cudaEventRecord(dv.events[total], dv.stream[0]));
     }
   };
+  std::chrono::steady_clock::time_point deadline;
   auto wait_all = [&](const std::vector<int>& ranks) {
     for (int r : ranks) {
       Device& dv = dev_[c.gpus[r]];
-      COMMSIM_CUDA_CHECK(cudaSetDevice(c.gpus[r]));
+      COMMSIM_CUDA_CHECK(cudaSetDevice(dv.cuda));
       while (true) {
         const cudaError_t q = cudaEventQuery(dv.events[total]);
         if (q == cudaSuccess) break;
@@ -323,24 +353,25 @@ Sample Runner::run(const Config& c, int rep) {
     }
   };
 
+  world_.barrier();  // every process starts issuing together
+  deadline = std::chrono::steady_clock::now() +
+             std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(o_.timeout_s));
   s.cpu_start_ns = realtime_ns();
   nvtxRangePushA(range.c_str());
   if (o_.single_thread) {
-    std::vector<int> ranks(n);
-    for (int r = 0; r < n; ++r) ranks[r] = r;
     try {
-      issue_all(ranks);
-      wait_all(ranks);
+      issue_all(mine);
+      wait_all(mine);
     } catch (const Error& e) {
       fail(e.what());
     }
-  } else {
-    std::barrier sync(n);
+  } else if (!mine.empty()) {
+    std::barrier sync(static_cast<std::ptrdiff_t>(mine.size()));
     std::vector<std::thread> threads;
-    for (int r = 0; r < n; ++r) {
+    for (int r : mine) {
       threads.emplace_back([&, r] {
         try {
-          COMMSIM_CUDA_CHECK(cudaSetDevice(c.gpus[r]));
+          COMMSIM_CUDA_CHECK(cudaSetDevice(dev_[c.gpus[r]].cuda));
           sync.arrive_and_wait();  // every GPU's thread starts issuing together
           issue_all({r});
           wait_all({r});
@@ -354,48 +385,43 @@ Sample Runner::run(const Config& c, int rep) {
   nvtxRangePop();
   s.cpu_end_ns = realtime_ns();
 
-  if (failed) {
+  // A failure anywhere fails the repetition everywhere; the message is the lowest failing process's.
+  const int failing = world_.min(failed ? world_.rank() : std::numeric_limits<int>::max());
+  if (failing != std::numeric_limits<int>::max()) {
     s.failed = true;
-    s.error = error;
+    s.error = world_.bcast(error, failing);
     drop_comms(c.gpus);  // aborted communicators are rebuilt for the next configuration
-    for (int g : c.gpus) {
-      cudaSetDevice(g);
+    for (int r : mine) {
+      cudaSetDevice(dev_[c.gpus[r]].cuda);
       cudaDeviceSynchronize();
     }
     return s;
   }
-  // Each GPU times every iteration by the events around it. The repetition's time is what nccl-tests reports:
-  // total time over the timed iterations / iterations, for the slowest GPU. The per-iteration samples are the
-  // mean over GPUs (a maximum over GPUs per iteration would be biased upwards by iteration-to-iteration
-  // jitter).
-  std::vector<double> per_gpu_total(n, 0.0);
-  for (int it = o_.warmup; it < total; ++it) {
-    double sum = 0;
-    for (int r = 0; r < n; ++r) {
-      Device& dv = dev_[c.gpus[r]];
+  // Each GPU times every iteration by the events around it; rank 0 combines them (combine_rank_records).
+  std::vector<RankRecord> records;
+  for (int r : mine) {
+    Device& dv = dev_[c.gpus[r]];
+    RankRecord rec;
+    rec.rank = r;
+    for (int it = o_.warmup; it < total; ++it) {
       float ms = 0;
       COMMSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, dv.events[it], dv.events[it + 1]));
-      sum += static_cast<double>(ms) * 1000.0;
-      per_gpu_total[r] += static_cast<double>(ms) * 1000.0;
+      rec.iteration_us.push_back(static_cast<double>(ms) * 1000.0);
     }
-    s.iteration_us.push_back(sum / n);
-  }
-  s.rep_time_us = *std::max_element(per_gpu_total.begin(), per_gpu_total.end()) / o_.iterations;
-  if (c.workload == "pipeline") {
-    // The last iteration's compute kernels per rank, from that iteration's start event on the rank's GPU.
-    s.timeline = nlohmann::json::array();
-    for (int r = 0; r < n; ++r) {
-      Device& dv = dev_[c.gpus[r]];
-      nlohmann::json spans = nlohmann::json::array();
+    if (c.workload == "pipeline") {
+      // The last iteration's compute kernels, from that iteration's start event on the rank's GPU.
+      rec.timeline = nlohmann::json::array();
       for (std::size_t k = 0; k < dv.step_kinds.size(); ++k) {
         float a = 0, b = 0;
         COMMSIM_CUDA_CHECK(cudaEventElapsedTime(&a, dv.events[total - 1], dv.step_events[2 * k]));
         COMMSIM_CUDA_CHECK(cudaEventElapsedTime(&b, dv.events[total - 1], dv.step_events[2 * k + 1]));
-        spans.push_back({{"kind", dv.step_kinds[k]}, {"start_us", a * 1000.0}, {"end_us", b * 1000.0}});
+        rec.timeline.push_back({{"kind", dv.step_kinds[k]}, {"start_us", a * 1000.0}, {"end_us", b * 1000.0}});
       }
-      s.timeline.push_back(std::move(spans));
     }
+    records.push_back(std::move(rec));
   }
+  const std::vector<std::string> gathered = world_.gather(encode_rank_records(records));
+  if (world_.rank() == 0) combine_rank_records(gathered, n, s);
   return s;
 }
 

@@ -11,6 +11,7 @@
 
 #include "commsim/measure/plan.hpp"
 #include "commsim/measure/results.hpp"
+#include "world.hpp"
 
 namespace commsim::measure {
 
@@ -22,16 +23,21 @@ struct RunnerOptions {
   std::uint64_t max_bytes = 0;  ///< buffer size per GPU and direction
 };
 
+/// GPUs are named by their global index (the index in `Config::gpus`): the CUDA device index in the
+/// thread launch, the MPI rank in the MPI launch, where each process drives one GPU.
 class Runner {
  public:
-  Runner(int device_count, const RunnerOptions& options);
+  /// `cuda_of[g]` is the CUDA device of global GPU g when this process drives it, -1 otherwise.
+  Runner(const World& world, std::vector<int> cuda_of, const RunnerOptions& options);
   ~Runner();
   /// One repetition of `c`: warmup + timed iterations back to back, timed per iteration on every GPU's
-  /// stream.
+  /// stream. Collective over the World: every process calls it for every configuration; the combined Sample is
+  /// complete on rank 0.
   Sample run(const Config& c, int rep);
 
  private:
   struct Device {
+    int cuda = -1;  ///< CUDA device index; -1 when another process drives this GPU
     void* send = nullptr;
     void* recv = nullptr;
     cudaStream_t stream[3] = {nullptr, nullptr,
@@ -53,6 +59,7 @@ class Runner {
   void issue(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
              const std::vector<ncclComm_t>* comm1, bool record = false);
 
+  const World& world_;
   RunnerOptions o_;
   std::vector<Device> dev_;
   std::map<std::pair<std::vector<int>, int>, std::vector<ncclComm_t>> comms_;

@@ -34,6 +34,22 @@ struct Sample {
   double time_us() const;
 };
 
+/// One rank's share of a repetition, as one process reports it (thread launch: every rank; MPI: its own).
+struct RankRecord {
+  int rank = 0;                      ///< position in the configuration's GPU list
+  std::vector<double> iteration_us;  ///< per timed iteration, from the events on this rank's stream
+  nlohmann::json timeline;           ///< pipelines: this rank's compute-kernel spans (null otherwise)
+};
+
+/// Serializes the records one process drove, for gathering to the writing process.
+std::string encode_rank_records(const std::vector<RankRecord>& records);
+
+/// Combines the gathered records of every process into `s`: iteration_us[i] is the mean over ranks of
+/// iteration i; rep_time_us is the slowest rank's total over the timed iterations divided by their count (what
+/// nccl-tests reports); timeline lists the ranks in order. Throws Error when a rank is missing or reported twice,
+/// or when ranks timed different numbers of iterations.
+void combine_rank_records(const std::vector<std::string>& encoded, int nranks, Sample& s);
+
 /// nccl-tests' bus-bandwidth factor for `workload` over `nranks` ranks.
 double busbw_factor(const std::string& workload, int nranks);
 
