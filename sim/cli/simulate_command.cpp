@@ -9,6 +9,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,7 +51,7 @@ struct SimOptions {
   std::string gpus = "all";
   std::string pair;
   std::string mode;
-  std::string launch = "single-thread";
+  std::string launch = "auto";
   std::string framework = "nccl";
   int root = 0;
   std::string model_name;  ///< --model NAME (broadcast, weight-sync, grad-sync)
@@ -64,7 +65,7 @@ struct SimOptions {
   std::string schedule = "1f1b";
   int chunks = 0;
   // weight-sync
-  int from = -1;
+  std::string from;
   std::string to;
   std::string method;
   int streams = 4;
@@ -233,21 +234,41 @@ void run_pipeline(const SimOptions& o, sim::ResultTable& table, int n,
   }
 }
 
+/// Machines the GPUs live on.
+std::size_t machines_of(const topo::Topology& t, const std::vector<int>& gpus) {
+  std::set<int> nodes;
+  for (int g : gpus) nodes.insert(t.gpus.at(g).node);
+  return nodes.size();
+}
+
+/// --launch: auto is one host thread for all GPUs (nccl-tests -g N) inside one machine, and one process per
+/// GPU (mpirun -np N) across machines, where one thread cannot drive them all.
+bool thread_per_gpu(const SimOptions& o, const topo::Topology& t, const std::vector<int>& gpus) {
+  const std::size_t machines = machines_of(t, gpus);
+  if (o.launch == "single-thread" && machines > 1) {
+    throw UsageError("--launch single-thread: one host thread cannot drive GPUs on " + std::to_string(machines) +
+                     " machines; use --launch thread-per-gpu (one process per GPU, as under mpirun) or auto");
+  }
+  return o.launch == "thread-per-gpu" || (o.launch == "auto" && machines > 1);
+}
+
 std::uint64_t bucket_flag(const SimOptions& o, std::uint64_t fallback) {
   if (o.bucket_bytes.empty()) return fallback;
   if (o.bucket_bytes == "0" || o.bucket_bytes == "0B") return 0;
   return sim::parse_size_flag("--bucket-bytes", o.bucket_bytes);
 }
 
-void run_model_broadcast(const SimOptions& o, sim::ResultTable& table, int n, sim::Framework framework,
-                         const std::function<sim::RunResult(sim::Program)>& run) {
+void run_model_broadcast(const SimOptions& o, sim::ResultTable& table, const topo::Topology& topology,
+                         sim::Framework framework, const std::function<sim::RunResult(sim::Program)>& run) {
+  const int n = static_cast<int>(topology.gpus.size());
   const models::ModelSpec& spec = models::model_spec(o.model_name);
   std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
   if (o.root < 0 || o.root >= static_cast<int>(gpus.size()))
     throw UsageError("--root " + std::to_string(o.root) + " is not a rank of --gpus");
   std::rotate(gpus.begin(), gpus.begin() + o.root, gpus.end());  // the program broadcasts from its first GPU
   const auto pieces = sim::tensor_pieces(spec, bucket_flag(o, 0));
-  sim::Program p = sim::broadcast_pieces_program(gpus, pieces, framework);
+  sim::Program p =
+      sim::broadcast_pieces_program(gpus, pieces, framework, thread_per_gpu(o, topology, gpus));
   p.iterations = o.iterations;
   p.warmup = o.warmup;
   const sim::RunResult r = run(std::move(p));
@@ -263,45 +284,62 @@ void run_model_broadcast(const SimOptions& o, sim::ResultTable& table, int n, si
 }
 
 void run_weight_sync(const SimOptions& o, sim::ResultTable& table, const models::ModelParams& params,
-                     sim::Framework framework, int n,
+                     sim::Framework framework, const topo::Topology& topology,
                      const std::function<sim::RunResult(sim::Program)>& run) {
+  const int n = static_cast<int>(topology.gpus.size());
   if (o.model_name.empty()) throw UsageError("weight-sync needs --model NAME (`commsim model list`)");
   const models::ModelSpec& spec = models::model_spec(o.model_name);
-  if (o.from < 0) throw UsageError("weight-sync needs --from GPU (the trainer)");
-  sim::parse_gpu_list(std::to_string(o.from), n);
+  if (o.from.empty()) throw UsageError("weight-sync needs --from GPU[S] (the trainers)");
+  const std::vector<int> from = sim::parse_gpu_list(o.from, n);
   if (o.to.empty()) throw UsageError("weight-sync needs --to LIST (the rollout GPUs)");
   const std::vector<int> to = sim::parse_gpu_list(o.to, n);
+  const std::vector<std::vector<int>> groups = sim::rollout_groups(from, to);
   if (o.method != "broadcast" && o.method != "p2p-engine")
     throw UsageError("--method must be broadcast or p2p-engine");
   auto s = [](Picoseconds ps) { return static_cast<double>(ps) / 1e12; };
   std::vector<std::pair<std::string, double>> timings;
   std::int64_t pieces_count = 0;
   if (o.method == "broadcast") {
-    std::vector<int> gpus{o.from};
-    gpus.insert(gpus.end(), to.begin(), to.end());
     const auto pieces = sim::tensor_pieces(spec, bucket_flag(o, 0));
-    pieces_count = static_cast<std::int64_t>(pieces.size());
-    sim::Program p = sim::broadcast_pieces_program(gpus, pieces, framework);
+    pieces_count = static_cast<std::int64_t>(pieces.size() * groups.size());
+    // Groups that span machines are driven by one process per GPU (a host thread cannot reach another machine).
+    bool spans = false;
+    for (const auto& g : groups) spans = spans || machines_of(topology, g) > 1;
+    sim::Program p = sim::broadcast_pieces_program(groups, pieces, framework, spans);
     p.warmup = 0;  // one push from idle GPUs: total_transfer_time runs from the first call to the last byte
     p.iterations = 1;
     const sim::RunResult r = run(std::move(p));
     const Picoseconds push = r.per_iteration;
-    // Host enqueue time of one push: what the trainer's loop spends issuing the broadcasts.
-    const Picoseconds enqueue = std::min(r.issue_end.front(), push);
+    // Host enqueue time of one push: what the trainers' loops spend issuing the broadcasts (the slowest).
+    const Picoseconds enqueue =
+        std::min(*std::max_element(r.issue_end.begin(), r.issue_end.end()), push);
     timings = {{"init_process_group_time", s(params.comm_init)},
                {"broadcast_time", s(enqueue)},
                {"sync_time", s(push - enqueue)},
                {"total_transfer_time", s(push)},
                {"destroy_group_time", s(params.comm_destroy)}};
   } else {
+    for (const auto& g : groups) {
+      for (int r : g) {
+        if (topology.gpus.at(r).node != topology.gpus.at(g[0]).node) {
+          throw UsageError("--method p2p-engine copies with cudaMemcpyPeerAsync, which cannot reach " +
+                           topology.gpus.at(r).name + " on another machine than trainer " +
+                           topology.gpus.at(g[0]).name + "; use --method broadcast across machines");
+        }
+      }
+    }
     const auto tensors = sim::tensor_pieces(spec, 0);
     pieces_count = static_cast<std::int64_t>(tensors.size() * to.size());
-    sim::Program p = sim::copy_engine_program(o.from, to, tensors, o.streams);
+    sim::Program p = sim::copy_engine_program(groups, tensors, o.streams);
     p.warmup = 0;
     p.iterations = 1;
     const sim::RunResult r = run(std::move(p));
     const Picoseconds push = r.per_iteration;
-    const Picoseconds submit = std::min(push, static_cast<Picoseconds>(pieces_count) * params.copy_submit);
+    // Each trainer's engine submits its own tasks; the largest share sets the submit time.
+    std::size_t largest = 0;
+    for (const auto& g : groups) largest = std::max(largest, g.size() - 1);
+    const Picoseconds submit = std::min(
+        push, static_cast<Picoseconds>(tensors.size() * largest) * params.copy_submit);
     timings = {{"register_and_start_time", s(params.engine_register)},
                {"update_weights_time", 0.0},
                {"submit_tasks_time", s(submit)},
@@ -312,7 +350,8 @@ void run_weight_sync(const SimOptions& o, sim::ResultTable& table, const models:
   }
   table.columns = {"model", "method", "tensors", "transfers", "bytes", "timing", "time_ms"};
   table.units = {"", "", "", "", "B", "", "ms"};
-  table.metadata["from"] = o.from;
+  table.metadata["from"] = from;
+  table.metadata["groups"] = groups;
   table.metadata["to"] = to;
   table.metadata["bucket_bytes"] = bucket_flag(o, 0);
   table.metadata["streams"] = o.streams;
@@ -459,20 +498,19 @@ void run_workload(const std::string& workload, const SimOptions& o) {
   } else if (workload == "sendrecv" || workload == "alltoall") {
     const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
     const bool alltoall = workload == "alltoall";
-    const bool thread_per_gpu = o.launch == "thread-per-gpu";
+    const bool per_gpu = thread_per_gpu(o, topology, gpus);
     table.columns = {"bytes", "time_us",   "algbw_gbps", "busbw_gbps",
                      "ngpus", "transport", "protocol",   "channels"};
     table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
     table.metadata["gpus"] = gpus;
-    table.metadata["launch"] = o.launch;
+    table.metadata["launch"] = per_gpu ? "thread-per-gpu" : "single-thread";
     // nccl-tests busbw: algbw for sendrecv, algbw x (n-1)/n for alltoall.
     const double factor =
         alltoall ? static_cast<double>(gpus.size() - 1) / static_cast<double>(gpus.size()) : 1.0;
     Progress progress(sizes.size());
     for (std::uint64_t bytes : sizes) {
       add_row({}, bytes,
-              run(alltoall ? sim::alltoall_program(gpus, bytes, thread_per_gpu)
-                           : sim::sendrecv_program(gpus, bytes, thread_per_gpu)),
+              run(alltoall ? sim::alltoall_program(gpus, bytes, per_gpu) : sim::sendrecv_program(gpus, bytes, per_gpu)),
               {static_cast<std::int64_t>(gpus.size())});
       auto& row = table.rows.back();
       row[3] = std::get<double>(row[2]) * factor;
@@ -497,15 +535,15 @@ void run_workload(const std::string& workload, const SimOptions& o) {
   } else if (workload == "pipeline") {
     run_pipeline(o, table, n, run_raw(runtime, trace.get()));
   } else if (workload == "weight-sync") {
-    run_weight_sync(o, table, params, framework, n, run_raw(runtime, trace.get()));
+    run_weight_sync(o, table, params, framework, topology, run_raw(runtime, trace.get()));
   } else if (workload == "grad-sync") {
     run_grad_sync(o, table, runtime, framework, run_raw(runtime, trace.get()));
   } else if (workload == "broadcast" && !o.model_name.empty()) {
-    run_model_broadcast(o, table, n, framework, run_raw(runtime, trace.get()));
+    run_model_broadcast(o, table, topology, framework, run_raw(runtime, trace.get()));
   } else {
     const models::CollOp op = sim::parse_coll_op(workload);
     const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
-    const bool thread_per_gpu = o.launch == "thread-per-gpu";
+    const bool per_gpu = thread_per_gpu(o, topology, gpus);
     const double nr = static_cast<double>(gpus.size());
     const double factor = op == models::CollOp::AllReduce ? 2 * (nr - 1) / nr
                           : op == models::CollOp::AllGather || op == models::CollOp::ReduceScatter
@@ -515,12 +553,12 @@ void run_workload(const std::string& workload, const SimOptions& o) {
                      "ngpus", "algorithm", "protocol",   "channels"};
     table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
     table.metadata["gpus"] = gpus;
-    table.metadata["launch"] = o.launch;
+    table.metadata["launch"] = per_gpu ? "thread-per-gpu" : "single-thread";
     table.metadata["root"] = o.root;
     Progress progress(sizes.size());
     for (std::uint64_t bytes : sizes) {
       const sim::RunResult r =
-          run(sim::collective_program(gpus, op, bytes, o.root, thread_per_gpu, framework));
+          run(sim::collective_program(gpus, op, bytes, o.root, per_gpu, framework));
       const double t_us = static_cast<double>(r.per_iteration) / 1e6;
       const double algbw = t_us > 0 ? static_cast<double>(bytes) / (t_us * 1e3) : 0.0;
       const sim::CollectiveRecord c = r.collectives.empty() ? sim::CollectiveRecord{} : r.collectives.front();
@@ -636,8 +674,9 @@ OUTPUT
       sub->add_option("--gpus", opts->gpus, "GPUs in rank order: 0-3, 0,2,4, all")->capture_default_str();
       sub->add_option("--launch", opts->launch,
                       "single-thread: one host thread drives every GPU (nccl-tests -g N);\nthread-per-gpu: "
-                      "commsim-measure's default")
-          ->check(CLI::IsMember({"single-thread", "thread-per-gpu"}))
+                      "commsim-measure's default, or one process per GPU (mpirun);\nauto: single-thread "
+                      "inside one machine, thread-per-gpu across machines")
+          ->check(CLI::IsMember({"auto", "single-thread", "thread-per-gpu"}))
           ->capture_default_str();
       if (name == "broadcast" || name == "reduce")
         sub->add_option("--root", opts->root, "Root rank (index into --gpus)")->capture_default_str();
@@ -675,7 +714,10 @@ OUTPUT
     } else if (name == "weight-sync") {
       sub->add_option("--model", opts->model_name, "Model whose weights are pushed (`commsim model list`)")
           ->required();
-      sub->add_option("--from", opts->from, "Trainer GPU")->required();
+      sub->add_option("--from", opts->from,
+                      "Trainer GPU(s): 0, or 0-7 for several trainers, each pushing to its contiguous\n"
+                      "share of --to in parallel (one communicator or engine per trainer)")
+          ->required();
       sub->add_option("--to", opts->to, "Rollout GPUs: 1-3")->required();
       sub->add_option("--method", opts->method, "broadcast (NCCL) or p2p-engine (copy engines)")
           ->check(CLI::IsMember({"broadcast", "p2p-engine"}))

@@ -57,7 +57,8 @@ double parse_ratio(const TomlFields& f, std::string_view key) {
 
 void add_fabric(Topology& topo, const TomlFields& f, const models::HardwareCatalog& hw) {
   f.reject_unknown_keys(
-      {"kind", "link_bandwidth", "hop_latency", "rails", "nodes_per_leaf", "oversubscription"});
+      {"kind", "link_bandwidth", "hop_latency", "rails", "nodes_per_leaf", "oversubscription", "nodes_per_pod",
+       "core_oversubscription"});
   FabricInfo fab;
   fab.kind = f.required_string("kind");
   try {
@@ -107,11 +108,52 @@ void add_fabric(Topology& topo, const TomlFields& f, const models::HardwareCatal
                     {LinkKind::Network, std::min(nic.bandwidth, fab.link_bandwidth), fab.hop_latency, 1, 0});
     }
   }
+  // Three tiers: leaves go up to their pod's spine; pod spines go up to the core at core_oversubscription.
+  if (const auto per_pod = f.integer("nodes_per_pod")) {
+    fab.nodes_per_pod = static_cast<int>(*per_pod);
+    if (fab.nodes_per_pod < fab.nodes_per_leaf || fab.nodes_per_pod % fab.nodes_per_leaf != 0 ||
+        fab.nodes_per_pod > 1000000) {
+      f.fail("nodes_per_pod", "must be a whole multiple of nodes_per_leaf (" + std::to_string(fab.nodes_per_leaf) +
+                                  ")");
+    }
+    fab.core_oversubscription = parse_ratio(f, "core_oversubscription");
+  } else if (f.table().get("core_oversubscription")) {
+    f.fail("core_oversubscription", "needs nodes_per_pod (a core tier exists only above pods)");
+  }
   if (fab.spine) {
-    const Vertex spine = topo.add_vertex({VertexKind::NetSwitch, "spine", -1, -1});
-    for (int l = 0; l < fab.leaves; ++l) {
-      const double up = downlinks[l] * fab.link_bandwidth / fab.oversubscription;
-      if (up > 0) topo.add_link(leaf[l], spine, {LinkKind::Network, up, fab.hop_latency, downlinks[l], 0});
+    const double leaf_up = fab.link_bandwidth / fab.oversubscription;  // per downlink
+    if (fab.nodes_per_pod == 0) {
+      const Vertex spine = topo.add_vertex({VertexKind::NetSwitch, "spine", -1, -1});
+      for (int l = 0; l < fab.leaves; ++l) {
+        if (downlinks[l] > 0)
+          topo.add_link(leaf[l], spine, {LinkKind::Network, downlinks[l] * leaf_up, fab.hop_latency, downlinks[l], 0});
+      }
+    } else {
+      fab.pods = (nodes + fab.nodes_per_pod - 1) / fab.nodes_per_pod;
+      std::vector<Vertex> pod_spine(fab.pods);
+      std::vector<int> pod_downlinks(fab.pods, 0);
+      for (int p = 0; p < fab.pods; ++p)
+        pod_spine[p] = topo.add_vertex({VertexKind::NetSwitch, "spine.p" + std::to_string(p), -1, -1});
+      const int leaves_per_pod = fab.nodes_per_pod / fab.nodes_per_leaf;
+      for (int r = 0; r < fab.rails; ++r) {
+        for (int i = 0; i < leaves_per_rail; ++i) {
+          const int l = r * leaves_per_rail + i;
+          if (downlinks[l] == 0) continue;
+          const int p = i / leaves_per_pod;
+          pod_downlinks[p] += downlinks[l];
+          topo.add_link(leaf[l], pod_spine[p],
+                        {LinkKind::Network, downlinks[l] * leaf_up, fab.hop_latency, downlinks[l], 0});
+        }
+      }
+      fab.core = fab.pods > 1;
+      if (fab.core) {
+        const Vertex core = topo.add_vertex({VertexKind::NetSwitch, "core", -1, -1});
+        for (int p = 0; p < fab.pods; ++p) {
+          topo.add_link(pod_spine[p], core,
+                        {LinkKind::Network, pod_downlinks[p] * leaf_up / fab.core_oversubscription, fab.hop_latency,
+                         pod_downlinks[p], 0});
+        }
+      }
     }
   }
   topo.fabric = fab;

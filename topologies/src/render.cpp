@@ -44,15 +44,15 @@ void for_each_link(const Topology& topo, F&& f) {
 
 }  // namespace
 
-std::vector<PathEntry> gpu_paths(const Topology& topo) {
+std::vector<PathEntry> gpu_paths(const Topology& topo, bool from_first_machine) {
   std::vector<PathEntry> out;
   const std::size_t n = topo.gpus.size();
   out.reserve(n * (n > 0 ? n - 1 : 0));
   for (const GpuInfo& a : topo.gpus) {
-    const auto routes = topo.routes_from(a.vertex);
+    if (from_first_machine && a.node != 0) continue;
     for (const GpuInfo& b : topo.gpus) {
       if (a.index == b.index) continue;
-      const Route& r = routes[b.vertex];
+      const Route r = topo.route(a.vertex, b.vertex);
       out.push_back({a.index, b.index, topo.pair_code(a.index, b.index), r.edges.empty() ? 0.0 : r.bandwidth,
                      r.latency, static_cast<int>(r.edges.size())});
     }
@@ -123,7 +123,11 @@ nlohmann::json to_json(const Topology& topo, const Diagnostics& diag) {
                           {"latency_us", round_to(static_cast<double>(l.latency) / 1e6, 4)}});
   });
   j["paths"] = json::array();
-  for (const PathEntry& p : gpu_paths(topo)) {
+  // Every ordered pair up to kAllPathsMaxGpus GPUs; beyond, the paths from the first machine's GPUs (a cluster
+  // of identical machines has no other classes, and all pairs would be quadratic in size and time).
+  const bool first_only = topo.gpus.size() > kAllPathsMaxGpus;
+  j["paths_from"] = first_only ? "machine 0" : "every GPU";
+  for (const PathEntry& p : gpu_paths(topo, first_only)) {
     j["paths"].push_back({{"src", p.src},
                           {"dst", p.dst},
                           {"type", p.type},
@@ -141,6 +145,11 @@ nlohmann::json to_json(const Topology& topo, const Diagnostics& diag) {
                    {"oversubscription", f.oversubscription},
                    {"leaves", f.leaves},
                    {"spine", f.spine}};
+    if (f.nodes_per_pod > 0) {
+      j["fabric"]["nodes_per_pod"] = f.nodes_per_pod;
+      j["fabric"]["pods"] = f.pods;
+      j["fabric"]["core_oversubscription"] = f.core_oversubscription;
+    }
   } else {
     j["fabric"] = nullptr;
   }
@@ -174,8 +183,14 @@ std::string to_text(const Topology& topo, const Diagnostics& diag) {
     std::snprintf(ratio, sizeof ratio, "%g:1", f.oversubscription);
     o << "Fabric    " << f.kind << ", " << format_bandwidth(f.link_bandwidth) << " ports, " << f.rails
       << " rail(s), " << f.nodes_per_leaf << " nodes per leaf, " << f.leaves << " leaves"
-      << (f.spine ? ", spine at " + std::string(ratio) + " oversubscription" : ", no spine")
-      << ", hop latency " << format_duration(f.hop_latency) << "\n";
+      << (f.spine ? ", spine at " + std::string(ratio) + " oversubscription" : ", no spine");
+    if (f.nodes_per_pod > 0) {
+      char core[32];
+      std::snprintf(core, sizeof core, "%g:1", f.core_oversubscription);
+      o << ", " << f.pods << " pod(s) of " << f.nodes_per_pod << " nodes"
+        << (f.core ? ", core at " + std::string(core) + " oversubscription" : ", no core");
+    }
+    o << ", hop latency " << format_duration(f.hop_latency) << "\n";
   }
 
   // GPUs of the first machine (all machines of a cluster look alike in most what-ifs).
@@ -220,14 +235,14 @@ std::string to_text(const Topology& topo, const Diagnostics& diag) {
     o << "\n";
   }
 
-  // Path matrix: machine 0's GPUs, plus the inter-machine classes.
-  const auto paths = gpu_paths(topo);
+  // Path matrix: machine 0's GPUs, plus the classes of its paths to other machines.
+  const auto paths = gpu_paths(topo, true);
   std::vector<int> local;
   for (const GpuInfo& gi : topo.gpus) {
     if (gi.node == 0) local.push_back(gi.index);
   }
   const std::size_t n = topo.gpus.size();
-  auto at = [&](int s, int d) -> const PathEntry& {
+  auto at = [&](int s, int d) -> const PathEntry& {  // machine 0's GPUs are the first, in index order
     const std::size_t idx =
         static_cast<std::size_t>(s) * (n - 1) + static_cast<std::size_t>(d) - (d > s ? 1 : 0);
     return paths[idx];
@@ -256,7 +271,8 @@ std::string to_text(const Topology& topo, const Diagnostics& diag) {
       c.first++;
       c.second = std::max(c.second, p.latency);
     }
-    o << "\nPaths between machines: " << net_pairs << " ordered GPU pairs, by peak per-direction bandwidth\n";
+    o << "\nPaths from " << topo.nodes[0].name << " to other machines: " << net_pairs
+      << " ordered GPU pairs, by peak per-direction bandwidth\n";
     for (const auto& [key, val] : classes) {
       o << "  NET  " << pad(gbps(static_cast<double>(key.second) * 1e6) + " GB/s", 14)
         << pad(std::to_string(val.first) + " pairs", 14) << "max latency " << format_duration(val.second)

@@ -6,6 +6,8 @@
 #include <limits>
 #include <queue>
 
+#include "commsim/core/error.hpp"
+
 namespace commsim::topo {
 
 std::string kind_name(VertexKind kind) {
@@ -45,12 +47,28 @@ std::string kind_name(LinkKind kind) {
 }
 
 Vertex Topology::add_vertex(VertexInfo info) {
-  return boost::add_vertex(std::move(info), graph_);
+  const int node = info.node;
+  const Vertex v = boost::add_vertex(std::move(info), graph_);
+  if (node >= 0 && graph_[v].kind != VertexKind::NetSwitch) {
+    if (node_vertices_.size() <= static_cast<std::size_t>(node)) node_vertices_.resize(node + 1);
+    local_index_.push_back(static_cast<int>(node_vertices_[node].size()));
+    node_vertices_[node].push_back(v);
+  } else {
+    local_index_.push_back(-1);
+  }
+  parent_.push_back(Graph::null_vertex());
+  return v;
 }
 
 void Topology::add_link(Vertex a, Vertex b, const LinkInfo& info) {
   boost::add_edge(a, b, info, graph_);
   boost::add_edge(b, a, info, graph_);
+  if (info.kind == LinkKind::Network && graph_[b].kind == VertexKind::NetSwitch &&
+      (graph_[a].kind == VertexKind::Nic || graph_[a].kind == VertexKind::NetSwitch)) {
+    if (parent_[a] != Graph::null_vertex())
+      throw Error(graph_[a].name + " has two uplinks; the network fabric must be a tree");
+    parent_[a] = b;
+  }
 }
 
 std::string Topology::pair_code(int src_gpu, int dst_gpu) const {
@@ -83,27 +101,57 @@ std::int64_t hop_cost(LinkKind kind) {
 }  // namespace
 
 RouteTree Topology::route_tree(Vertex src) const {
-  // Routes inside a machine never leave it; routes to other machines may use the fabric.
   RouteTree t;
   t.src = src;
-  tree_within(src, false, t.via, t.reached);
-  t.remote.assign(t.via.size(), false);
-  if (!fabric) return t;
-  tree_within(src, true, t.via_fabric, t.reached_fabric);
+  t.local = &local_index_;
   const int node = graph_[src].node;
-  for (std::size_t v = 0; v < t.via.size(); ++v) t.remote[v] = graph_[v].node != node || node < 0;
+  if (local_index_[src] < 0) return t;  // a fabric switch: no machine
+  t.vertices = node_vertices_[node];
+  const std::size_t n = t.vertices.size();
+  constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max();
+  t.cost.assign(n, kInf);
+  t.via.assign(n, Edge{});
+  using Item = std::pair<std::int64_t, std::size_t>;  // (cost, local index)
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+  const auto s = static_cast<std::size_t>(local_index_[src]);
+  t.cost[s] = 0;
+  queue.push({0, s});
+  while (!queue.empty()) {
+    auto [c, lu] = queue.top();
+    queue.pop();
+    if (c != t.cost[lu]) continue;
+    const Vertex u = t.vertices[lu];
+    if (u != src && graph_[u].kind == VertexKind::Gpu) continue;  // GPUs are endpoints, never transit
+    for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
+      const Vertex v = boost::target(*e, graph_);
+      if (local_index_[v] < 0 || graph_[v].node != node) continue;  // stay inside the machine
+      const auto lv = static_cast<std::size_t>(local_index_[v]);
+      const std::int64_t nc = c + hop_cost(graph_[*e].kind);
+      if (nc < t.cost[lv]) {
+        t.cost[lv] = nc;
+        t.via[lv] = *e;
+        queue.push({nc, lv});
+      }
+    }
+  }
   return t;
+}
+
+bool RouteTree::reaches(Vertex dst) const {
+  if (!local || dst >= local->size()) return false;
+  const int l = (*local)[dst];
+  return l >= 0 && static_cast<std::size_t>(l) < vertices.size() && vertices[l] == dst &&
+         cost[l] != std::numeric_limits<std::int64_t>::max();
 }
 
 Route RouteTree::to(const Graph& g, Vertex dst) const {
   Route r;
-  const bool far = remote[dst];
-  const std::vector<Edge>& edges = far ? via_fabric : via;
-  if (dst == src || !(far ? reached_fabric[dst] : reached[dst])) return r;
+  if (dst == src || !reaches(dst)) return r;
   r.bandwidth = std::numeric_limits<double>::infinity();
-  for (std::size_t w = dst; w != src; w = boost::source(edges[w], g)) {
-    const LinkInfo& l = g[edges[w]];
-    r.edges.push_back(edges[w]);
+  for (Vertex w = dst; w != src; w = boost::source(via[(*local)[w]], g)) {
+    const Edge e = via[(*local)[w]];
+    const LinkInfo& l = g[e];
+    r.edges.push_back(e);
     r.bandwidth = std::min(r.bandwidth, l.bandwidth);
     r.latency += l.latency;
   }
@@ -112,53 +160,96 @@ Route RouteTree::to(const Graph& g, Vertex dst) const {
 }
 
 int RouteTree::hops(const Graph& g, Vertex dst) const {
-  const bool far = remote[dst];
-  const std::vector<Edge>& edges = far ? via_fabric : via;
-  if (dst == src || !(far ? reached_fabric[dst] : reached[dst])) return 0;
+  if (dst == src || !reaches(dst)) return 0;
   int h = 0;
-  for (std::size_t w = dst; w != src; w = boost::source(edges[w], g)) ++h;
+  for (Vertex w = dst; w != src; w = boost::source(via[(*local)[w]], g)) ++h;
   return h;
 }
 
-std::vector<Route> Topology::routes_from(Vertex src) const {
-  const RouteTree t = route_tree(src);
-  std::vector<Route> routes(t.via.size());
-  for (std::size_t v = 0; v < routes.size(); ++v) routes[v] = t.to(graph_, static_cast<Vertex>(v));
-  return routes;
-}
+Route Topology::route(Vertex src, Vertex dst) const {
+  Route r;
+  if (src == dst) return r;
+  const int ns = graph_[src].node, nd = graph_[dst].node;
+  if (local_index_[src] >= 0 && local_index_[dst] >= 0 && ns == nd) return route_tree(src).to(graph_, dst);
 
-void Topology::tree_within(Vertex src, bool use_fabric, std::vector<Edge>& via,
-                           std::vector<bool>& reached) const {
-  const std::size_t n = boost::num_vertices(graph_);
-  constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max();
-  std::vector<std::int64_t> cost(n, kInf);
-  via.assign(n, Edge{});
-  reached.assign(n, false);
-  using Item = std::pair<std::int64_t, std::size_t>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
-  cost[src] = 0;
-  queue.push({0, src});
-  while (!queue.empty()) {
-    auto [c, u] = queue.top();
-    queue.pop();
-    if (c != cost[u]) continue;
-    if (u != src && graph_[u].kind == VertexKind::Gpu) continue;  // GPUs are endpoints, never transit
-    if (!use_fabric && u != src && graph_[u].kind == VertexKind::NetSwitch) continue;
-    for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
-      const std::size_t v = boost::target(*e, graph_);
-      const std::int64_t nc = c + hop_cost(graph_[*e].kind);
-      if (nc < cost[v]) {
-        cost[v] = nc;
-        via[v] = *e;
-        reached[v] = true;
-        queue.push({nc, v});
+  // Through the fabric. Entry points: the source itself when it is on the fabric tree (a switch or NIC with an
+  // uplink), and every vertex of its machine with an uplink (its NICs), reached inside the machine.
+  struct End {
+    Vertex v;
+    std::int64_t cost;
+  };
+  const RouteTree from_src = route_tree(src), from_dst = route_tree(dst);
+  auto ends = [&](Vertex x, const RouteTree& t) {
+    std::vector<End> out;
+    const auto none = Graph::null_vertex();
+    if (local_index_[x] < 0 || parent_[x] != none) out.push_back({x, 0});
+    for (std::size_t i = 0; i < t.vertices.size(); ++i) {
+      const Vertex v = t.vertices[i];
+      if (v != x && parent_[v] != none && t.cost[i] != std::numeric_limits<std::int64_t>::max())
+        out.push_back({v, t.cost[i]});
+    }
+    return out;
+  };
+  // The unique path between two vertices of the fabric tree: up from each to their lowest common ancestor.
+  auto up_path = [&](Vertex x) {
+    std::vector<Edge> path;
+    for (Vertex v = x; parent_[v] != Graph::null_vertex(); v = parent_[v])
+      path.push_back(boost::edge(v, parent_[v], graph_).first);
+    return path;
+  };
+  auto top = [&](const std::vector<Edge>& path, Vertex x) {
+    return path.empty() ? x : boost::target(path.back(), graph_);
+  };
+  const std::vector<End> a_ends = ends(src, from_src), b_ends = ends(dst, from_dst);
+  std::vector<std::vector<Edge>> b_up;
+  for (const End& b : b_ends) b_up.push_back(up_path(b.v));
+  std::int64_t best = std::numeric_limits<std::int64_t>::max();
+  std::vector<Edge> best_fabric;
+  Vertex best_a = src, best_b = dst;
+  for (const End& a : a_ends) {
+    const std::vector<Edge> ua = up_path(a.v);
+    for (std::size_t bi = 0; bi < b_ends.size(); ++bi) {
+      const End& b = b_ends[bi];
+      if (a.v == b.v) continue;
+      const std::vector<Edge>& ub = b_up[bi];
+      if (top(ua, a.v) != top(ub, b.v)) continue;  // different fabrics
+      // Drop the common ancestors: climb from both until the paths meet.
+      std::size_t ka = ua.size(), kb = ub.size();
+      while (ka > 0 && kb > 0 && boost::target(ua[ka - 1], graph_) == boost::target(ub[kb - 1], graph_) &&
+             boost::source(ua[ka - 1], graph_) == boost::source(ub[kb - 1], graph_)) {
+        --ka;
+        --kb;
+      }
+      std::int64_t c = a.cost + b.cost;
+      for (std::size_t i = 0; i < ka; ++i) c += hop_cost(graph_[ua[i]].kind);
+      for (std::size_t i = 0; i < kb; ++i) c += hop_cost(graph_[ub[i]].kind);
+      if (c >= best) continue;
+      best = c;
+      best_a = a.v;
+      best_b = b.v;
+      best_fabric.assign(ua.begin(), ua.begin() + static_cast<std::ptrdiff_t>(ka));
+      for (std::size_t i = kb; i-- > 0;) {  // down towards b: the reverse direction of b's uplinks
+        best_fabric.push_back(
+            boost::edge(boost::target(ub[i], graph_), boost::source(ub[i], graph_), graph_).first);
       }
     }
   }
-}
-
-Route Topology::route(Vertex src, Vertex dst) const {
-  return routes_from(src).at(dst);
+  if (best == std::numeric_limits<std::int64_t>::max()) return r;
+  std::vector<Edge> edges = from_src.to(graph_, best_a).edges;
+  edges.insert(edges.end(), best_fabric.begin(), best_fabric.end());
+  // From b's NIC to dst: the destination's tree walked backwards, each edge taken in the other direction.
+  const Route back = from_dst.to(graph_, best_b);
+  for (std::size_t i = back.edges.size(); i-- > 0;) {
+    const Edge e = back.edges[i];
+    edges.push_back(boost::edge(boost::target(e, graph_), boost::source(e, graph_), graph_).first);
+  }
+  r.bandwidth = std::numeric_limits<double>::infinity();
+  for (const Edge& e : edges) {
+    r.bandwidth = std::min(r.bandwidth, graph_[e].bandwidth);
+    r.latency += graph_[e].latency;
+  }
+  r.edges = std::move(edges);
+  return r;
 }
 
 }  // namespace commsim::topo

@@ -53,22 +53,6 @@ struct Runtime::Impl {
     return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) |
            static_cast<std::uint32_t>(dst);
   }
-  /// Route trees by source vertex, computed on demand; the oldest is dropped beyond kMaxTrees (a pair's
-  /// resources are cached in `pairs`, so a tree is only needed while a source's pairs are first seen).
-  std::map<int, topo::RouteTree> trees;
-  std::deque<int> tree_order;
-  static constexpr std::size_t kMaxTrees = 256;
-
-  const topo::RouteTree& tree(const topo::Topology& t, topo::Vertex v) {
-    auto it = trees.find(static_cast<int>(v));
-    if (it != trees.end()) return it->second;
-    if (trees.size() >= kMaxTrees) {
-      trees.erase(tree_order.front());
-      tree_order.pop_front();
-    }
-    tree_order.push_back(static_cast<int>(v));
-    return trees.emplace(static_cast<int>(v), t.route_tree(v)).first->second;
-  }
   std::vector<int> resources_of(const topo::Route& r) const {
     std::vector<int> out;
     out.reserve(r.edges.size());
@@ -122,11 +106,11 @@ Runtime::~Runtime() = default;
 std::vector<int> Runtime::via_nearest(int src, int dst, topo::VertexKind kind, const std::string& none) {
   const topo::GpuInfo& a = topo_.gpus.at(src);
   const topo::Graph& g = topo_.graph();
-  const topo::RouteTree& from_a = impl_->tree(topo_, a.vertex);
+  const topo::RouteTree from_a = topo_.route_tree(a.vertex);
   int best = -1, best_hops = 0;
-  for (std::size_t v = 0; v < from_a.via.size(); ++v) {
+  for (const topo::Vertex v : from_a.vertices) {  // the machine's vertices, in vertex order
     const topo::VertexInfo& info = topo_.vertex(v);
-    const int h = from_a.hops(g, static_cast<topo::Vertex>(v));
+    const int h = from_a.hops(g, v);
     if (info.kind != kind || info.node != a.node || h == 0) continue;
     if (best < 0 || h < best_hops) {
       best = static_cast<int>(v);
@@ -136,7 +120,7 @@ std::vector<int> Runtime::via_nearest(int src, int dst, topo::VertexKind kind, c
   if (best < 0) throw SimulationError(a.name + " -> " + topo_.gpus.at(dst).name + ": " + none);
   std::vector<int> path = impl_->resources_of(from_a.to(g, static_cast<topo::Vertex>(best)));
   const topo::Vertex via_vertex = static_cast<topo::Vertex>(best);
-  const auto rest = impl_->resources_of(impl_->tree(topo_, via_vertex).to(g, topo_.gpus.at(dst).vertex));
+  const auto rest = impl_->resources_of(topo_.route(via_vertex, topo_.gpus.at(dst).vertex));
   path.insert(path.end(), rest.begin(), rest.end());
   return path;
 }
@@ -148,7 +132,7 @@ const models::PairInfo& Runtime::pair(int src, int dst) {
   const topo::GpuInfo& a = topo_.gpus.at(src);
   const topo::GpuInfo& b = topo_.gpus.at(dst);
   Impl::PairCache pc;
-  const topo::Route r = impl_->tree(topo_, a.vertex).to(topo_.graph(), b.vertex);
+  const topo::Route r = topo_.route(a.vertex, b.vertex);
   if (r.edges.empty()) {
     throw SimulationError("no path from " + a.name + " to " + b.name + " in the topology");
   }

@@ -61,13 +61,14 @@ KernelSpec wait_kernel(int gpu, int stream, std::vector<int> on) {
 /// One collective per rank, each issued by its rank's own thread (one process per GPU). Under PyTorch the
 /// call goes to the NCCL stream (1), which first waits for the compute stream, and costs the framework's
 /// overhead.
+/// One collective call per rank of communicator `comm`, each from its own host thread (`first_thread` + rank).
 void per_rank_collectives(Program& p, const std::vector<int>& gpus, models::CollOp op, std::uint64_t bytes,
-                          int root, Framework framework) {
+                          int root, Framework framework, int comm = 0, int first_thread = 0) {
   const bool torch = framework == Framework::Torch;
   for (std::size_t r = 0; r < gpus.size(); ++r) {
-    KernelSpec k = coll_kernel(gpus[r], torch ? 1 : 0, 0, op, bytes, root);
+    KernelSpec k = coll_kernel(gpus[r], torch ? 1 : 0, comm, op, bytes, root);
     if (torch) k.wait_streams = {0};
-    p.launches.push_back({static_cast<int>(r), {std::move(k)}, torch ? 1 : 0});
+    p.launches.push_back({first_thread + static_cast<int>(r), {std::move(k)}, torch ? 1 : 0});
   }
 }
 
@@ -239,19 +240,85 @@ std::vector<std::uint64_t> tensor_pieces(const models::ModelSpec& spec, std::uin
   return pieces;
 }
 
-Program broadcast_pieces_program(const std::vector<int>& gpus, const std::vector<std::uint64_t>& pieces,
-                                 Framework framework) {
-  if (gpus.size() < 2) throw UsageError("a broadcast needs at least 2 GPUs (--from and at least one --to)");
+std::vector<std::vector<int>> rollout_groups(const std::vector<int>& trainers, const std::vector<int>& rollouts) {
+  if (trainers.empty()) throw UsageError("--from names no trainer GPU");
+  if (rollouts.size() < trainers.size()) {
+    throw UsageError(std::to_string(trainers.size()) + " trainers need at least as many rollout GPUs (--to has " +
+                     std::to_string(rollouts.size()) + ")");
+  }
+  for (int t : trainers) {
+    if (std::find(rollouts.begin(), rollouts.end(), t) != rollouts.end())
+      throw UsageError("--to lists the trainer GPU " + std::to_string(t) + " itself");
+    if (std::count(trainers.begin(), trainers.end(), t) > 1)
+      throw UsageError("--from lists GPU " + std::to_string(t) + " twice");
+  }
+  std::vector<std::vector<int>> groups;
+  const std::size_t n = trainers.size(), m = rollouts.size();
+  std::size_t next = 0;
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::size_t share = m / n + (t < m % n ? 1 : 0);
+    std::vector<int> g{trainers[t]};
+    g.insert(g.end(), rollouts.begin() + static_cast<std::ptrdiff_t>(next),
+             rollouts.begin() + static_cast<std::ptrdiff_t>(next + share));
+    next += share;
+    groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
+Program broadcast_pieces_program(const std::vector<std::vector<int>>& groups,
+                                 const std::vector<std::uint64_t>& pieces, Framework framework,
+                                 bool thread_per_gpu) {
+  if (groups.empty()) throw UsageError("a broadcast needs a trainer");
+  for (const auto& g : groups) {
+    if (g.size() < 2) throw UsageError("a broadcast needs at least 2 GPUs (--from and at least one --to)");
+  }
   if (pieces.empty()) throw UsageError("nothing to broadcast");
   Program p;
-  p.comms.push_back({gpus});
+  for (const auto& g : groups) p.comms.push_back({g});
   for (std::uint64_t b : pieces) {
-    if (framework == Framework::Torch) {
-      per_rank_collectives(p, gpus, models::CollOp::Broadcast, b, 0, framework);
-    } else {
-      LaunchSpec l{0, {}, 0};
-      for (int g : gpus) l.kernels.push_back(coll_kernel(g, 0, 0, models::CollOp::Broadcast, b, 0));
-      p.launches.push_back(std::move(l));
+    int first_thread = 0;
+    for (std::size_t c = 0; c < groups.size(); ++c) {
+      const std::vector<int>& gpus = groups[c];
+      const int comm = static_cast<int>(c);
+      if (framework == Framework::Torch || thread_per_gpu) {
+        per_rank_collectives(p, gpus, models::CollOp::Broadcast, b, 0, framework, comm, first_thread);
+        first_thread += static_cast<int>(gpus.size());
+      } else {
+        LaunchSpec l{comm, {}, 0};  // one host thread per trainer's group, driving all of it
+        for (int g : gpus) l.kernels.push_back(coll_kernel(g, 0, comm, models::CollOp::Broadcast, b, 0));
+        p.launches.push_back(std::move(l));
+      }
+    }
+  }
+  return p;
+}
+
+Program broadcast_pieces_program(const std::vector<int>& gpus, const std::vector<std::uint64_t>& pieces,
+                                 Framework framework, bool thread_per_gpu) {
+  return broadcast_pieces_program(std::vector<std::vector<int>>{gpus}, pieces, framework, thread_per_gpu);
+}
+
+Program copy_engine_program(const std::vector<std::vector<int>>& groups, const std::vector<std::uint64_t>& tensors,
+                            int streams) {
+  if (streams < 1 || streams > 64) throw UsageError("--streams must be between 1 and 64");
+  if (tensors.empty()) throw UsageError("nothing to copy");
+  Program p;
+  for (const auto& g : groups) {
+    if (g.size() < 2) throw UsageError("--to names no rollout GPU");
+    p.comms.push_back({g});
+  }
+  for (std::size_t k = 0; k < tensors.size(); ++k) {
+    for (std::size_t t = 0; t < groups.size(); ++t) {
+      const int from = groups[t][0];
+      for (std::size_t i = 1; i < groups[t].size(); ++i) {
+        KernelSpec c;
+        c.gpu = groups[t][i];
+        c.stream = static_cast<int>(k % static_cast<std::size_t>(streams));
+        c.ops.push_back({OpSpec::Kind::Copy, from, tensors[k]});
+        c.name = "cudaMemcpyPeerAsync";
+        p.launches.push_back({static_cast<int>(t), {std::move(c)}, 0});  // each trainer's engine submits
+      }
     }
   }
   return p;
@@ -262,23 +329,7 @@ Program copy_engine_program(int from, const std::vector<int>& to, const std::vec
   if (to.empty()) throw UsageError("--to names no rollout GPU");
   if (std::find(to.begin(), to.end(), from) != to.end())
     throw UsageError("--to lists the trainer GPU " + std::to_string(from) + " itself");
-  if (streams < 1 || streams > 64) throw UsageError("--streams must be between 1 and 64");
-  if (tensors.empty()) throw UsageError("nothing to copy");
-  Program p;
-  std::vector<int> all{from};
-  all.insert(all.end(), to.begin(), to.end());
-  p.comms.push_back({all});
-  for (std::size_t k = 0; k < tensors.size(); ++k) {
-    for (int g : to) {
-      KernelSpec c;
-      c.gpu = g;
-      c.stream = static_cast<int>(k % static_cast<std::size_t>(streams));
-      c.ops.push_back({OpSpec::Kind::Copy, from, tensors[k]});
-      c.name = "cudaMemcpyPeerAsync";
-      p.launches.push_back({0, {std::move(c)}, 0});
-    }
-  }
-  return p;
+  return copy_engine_program(rollout_groups({from}, to), tensors, streams);
 }
 
 Program grad_sync_program(const std::vector<int>& gpus, const std::vector<std::uint64_t>& buckets,

@@ -19,7 +19,12 @@ struct PathEntry {
   Picoseconds latency = 0;
   int hops = 0;
 };
-std::vector<PathEntry> gpu_paths(const Topology& topo);
+/// Ordered GPU pairs with their route's code, bottleneck and latency: from every GPU, or only from the first
+/// machine's GPUs (`from_first_machine`; they come first in GPU order, so entries are indexed the same way).
+std::vector<PathEntry> gpu_paths(const Topology& topo, bool from_first_machine = false);
+
+/// JSON output lists every ordered pair up to this many GPUs, and only the first machine's beyond.
+inline constexpr std::size_t kAllPathsMaxGpus = 256;
 
 /// JSON document: {"schema", "name", "source", "nodes", "gpus", "nics", "switches", "links", "paths",
 /// "fabric", "notes", "warnings"}. Bandwidths are *_gbps in GB/s (1e9 bytes/s) per direction; latencies *_us.

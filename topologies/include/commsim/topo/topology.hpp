@@ -2,6 +2,7 @@
 // switches.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,6 +87,10 @@ struct FabricInfo {
   double oversubscription = 1;  ///< leaf downlink : uplink
   int leaves = 0;
   bool spine = false;
+  int nodes_per_pod = 0;             ///< three tiers when > 0: leaves -> pod spine -> core
+  double core_oversubscription = 1;  ///< pod spine downlink : uplink to the core
+  int pods = 0;
+  bool core = false;
 };
 
 /// A route between two vertices and its properties.
@@ -95,26 +100,28 @@ struct Route {
   Picoseconds latency = 0;  ///< sum of hop latencies
 };
 
-/// The routes from one vertex to every other, compactly: the last edge into each reached vertex, once for
-/// routes that stay inside the source's machine and once for routes through the fabric (to other machines).
+/// The routes from one vertex to every vertex of its own machine (fabric switches excluded), over that machine's
+/// vertices only: the last edge into each and the routing cost, indexed by the vertex's position in the machine.
 /// A route is rebuilt on demand by walking these edges back to the source.
 struct RouteTree {
   Vertex src = 0;
-  std::vector<Edge> via;  ///< inside the machine
-  std::vector<bool> reached;
-  std::vector<Edge> via_fabric;  ///< through the fabric (empty without one)
-  std::vector<bool> reached_fabric;
-  std::vector<bool> remote;  ///< the vertex is reached through the fabric (another machine, or a switch)
-  /// The route to `dst` (empty, zero bandwidth, when unreachable or dst == src).
+  std::vector<Vertex> vertices;     ///< the machine's vertices, by local index
+  std::vector<Edge> via;            ///< last edge into each vertex, by local index
+  std::vector<std::int64_t> cost;   ///< routing cost, by local index (max: unreachable)
+  const std::vector<int>* local = nullptr;  ///< global vertex -> local index (the Topology's table)
+  /// The route to `dst` inside the machine (empty, zero bandwidth, when unreachable, remote or dst == src).
   Route to(const Graph& g, Vertex dst) const;
   /// Edges on the route to `dst`, 0 when unreachable.
   int hops(const Graph& g, Vertex dst) const;
+  bool reaches(Vertex dst) const;
 };
 
 class Topology {
  public:
   Vertex add_vertex(VertexInfo info);
-  /// Adds a full-duplex link: one directed edge each way, both with `info`.
+  /// Adds a full-duplex link: one directed edge each way, both with `info`. A network link from a NIC or a
+  /// switch `a` to a switch `b` is a's uplink: the fabric is a tree built bottom-up, and a second uplink of the
+  /// same vertex is an Error.
   void add_link(Vertex a, Vertex b, const LinkInfo& info);
 
   const Graph& graph() const { return graph_; }
@@ -132,18 +139,23 @@ class Topology {
   /// The nvidia-smi code of a GPU pair: the node's matrix code, or "NET" across machines.
   std::string pair_code(int src_gpu, int dst_gpu) const;
 
-  /// Routes from `src` to every vertex: NVLink is preferred over PCIe, PCIe over the CPU interconnect and the
-  /// network, and no route passes through a GPU. Deterministic. Unreachable vertices get an empty Route with
-  /// zero bandwidth.
-  std::vector<Route> routes_from(Vertex src) const;
+  /// The route from `src` to `dst`: NVLink is preferred over PCIe, PCIe over the CPU interconnect and the
+  /// network, and no route passes through a GPU. Inside a machine it is a shortest route over the machine's own
+  /// vertices; between machines it is the cheapest combination of a route to a NIC of the source machine, the
+  /// unique path through the fabric tree, and a route from a NIC of the destination machine (ties: lowest
+  /// vertex ids). Deterministic, and independent of the cluster's size apart from the fabric's height.
+  /// Unreachable: an empty Route with zero bandwidth.
   Route route(Vertex src, Vertex dst) const;
-  /// The same routes as routes_from, as a tree: O(vertices) memory instead of one edge list per destination.
+  /// Routes from `src` to every vertex of its machine.
   RouteTree route_tree(Vertex src) const;
 
  private:
-  /// Dijkstra from `src`: the last edge into every vertex reached (through the fabric or not).
-  void tree_within(Vertex src, bool use_fabric, std::vector<Edge>& via, std::vector<bool>& reached) const;
   Graph graph_;
+  std::vector<int> local_index_;                ///< vertex -> index among its machine's vertices (-1: fabric)
+  std::vector<std::vector<Vertex>> node_vertices_;  ///< per machine, its vertices
+  /// vertex -> its parent in the fabric tree (NICs and switches; null_vertex() for none). Vertices, not edge
+  /// descriptors: those point into edge lists that grow while the topology is built.
+  std::vector<Vertex> parent_;
 };
 
 }  // namespace commsim::topo

@@ -58,10 +58,27 @@ std::vector<std::uint64_t> tensor_pieces(const models::ModelSpec& spec, std::uin
                                          bool reverse = false);
 
 /// A trainer-to-rollout weight push over NCCL broadcast from gpus[0]: one broadcast per piece, issued by one
-/// host thread as one group over every GPU (what commsim-measure and a single-process trainer do), or under
-/// `torch` by one process per GPU.
+/// host thread as one group over every GPU (what commsim-measure and a single-process trainer do), or, under
+/// `torch` or `thread_per_gpu` (GPUs on several machines), by one process per GPU.
 Program broadcast_pieces_program(const std::vector<int>& gpus, const std::vector<std::uint64_t>& pieces,
-                                 Framework framework = Framework::Nccl);
+                                 Framework framework = Framework::Nccl, bool thread_per_gpu = false);
+
+/// Several trainers pushing at once: `groups[t]` is trainer t (first) and the rollout GPUs it serves. Each
+/// group is its own communicator, driven by its own host thread (one trainer process each), so the pushes run
+/// in parallel and meet only where they share links.
+Program broadcast_pieces_program(const std::vector<std::vector<int>>& groups,
+                                 const std::vector<std::uint64_t>& pieces, Framework framework = Framework::Nccl,
+                                 bool thread_per_gpu = false);
+
+/// Splits `rollouts` among `trainers`: group t is trainers[t] followed by its contiguous share of the rollouts
+/// (shares differ by at most one GPU). Throws UsageError when a trainer is also a rollout GPU, is listed twice,
+/// or there are fewer rollouts than trainers.
+std::vector<std::vector<int>> rollout_groups(const std::vector<int>& trainers, const std::vector<int>& rollouts);
+
+/// The copy-engine push from several trainers: every rollout GPU of group t pulls every tensor from
+/// groups[t][0]; each trainer's engine submits from its own host thread.
+Program copy_engine_program(const std::vector<std::vector<int>>& groups, const std::vector<std::uint64_t>& tensors,
+                            int streams);
 
 /// A P2P transfer engine's push: for every tensor and rollout GPU one cudaMemcpyPeerAsync pulling from
 /// `from`, spread round-robin over `streams` copy streams per rollout GPU, submitted by one host thread.
