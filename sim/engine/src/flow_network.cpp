@@ -40,8 +40,16 @@ FlowNetwork::FlowId FlowNetwork::start_on(const std::vector<ResourceId>& path, d
   f.cap = cap;
   f.done = std::move(done);
   f.active = true;
-  const FlowId id = static_cast<FlowId>(flows_.size());
-  flows_.push_back(std::move(f));
+  // Slots of completed flows are reused: a long run keeps as many slots as flows ever active at once.
+  FlowId id;
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+    flows_[id] = std::move(f);
+  } else {
+    id = static_cast<FlowId>(flows_.size());
+    flows_.push_back(std::move(f));
+  }
   active_.push_back(id);
   mark_stale();
   return id;
@@ -198,6 +206,7 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
   for (FlowId id : finished) {
     Done d = std::move(flows_[id].done);
     flows_[id].done = nullptr;
+    free_.push_back(id);
     if (d) d();
   }
 }

@@ -158,8 +158,13 @@ struct KernelInstance {
   bool shared = false;
   bool marker = false;    ///< a pure stream wait: no gap, no trace
   int coll_seq = -1;      ///< the k-th collective of this GPU on its communicator
+  int sid = -1;           ///< its (GPU, stream), numbered in order of first use
   std::vector<int> deps;  ///< kernels (of other streams) that must end first
 };
+
+std::uint64_t pair_key(int a, int b) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
+}
 
 bool is_marker(const KernelSpec& k) {
   return k.ops.empty() && !k.collective && k.compute == 0 && !k.wait_streams.empty();
@@ -251,26 +256,31 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   // latency.
   std::vector<KernelInstance> kernels;
   std::map<int, Picoseconds> thread_time;
-  std::map<std::pair<int, int>, std::deque<int>> streams;
-  std::map<std::pair<int, int>, int> last_enqueued;  ///< (gpu, stream) -> kernel
-  std::map<std::pair<int, int>, int> coll_count;     ///< (comm, gpu) -> collectives issued
-  std::map<int, std::vector<std::pair<int, int>>> gpu_streams;
+  // Streams are numbered in order of first use (sid); per-stream state lives in vectors indexed by sid.
+  std::unordered_map<std::uint64_t, int> sid_of;  ///< (gpu, stream) -> sid
+  std::vector<std::pair<int, int>> stream_key;    ///< sid -> (gpu, stream)
+  std::vector<std::deque<int>> streams;           ///< sid -> kernels not yet started, in order
+  std::vector<int> last_enqueued;                 ///< sid -> last kernel enqueued
+  std::unordered_map<std::uint64_t, int> coll_count;  ///< (comm, gpu) -> collectives issued
+  std::vector<std::vector<int>> gpu_streams(topo_.gpus.size());  ///< gpu -> its sids
   const int total_iterations = program.warmup + program.iterations;
   std::vector<Picoseconds> issue_end(total_iterations, 0);
   for (int it = 0; it < total_iterations; ++it) {
     for (const LaunchSpec& l : program.launches) {
-      std::set<int> gpus;
+      std::vector<int> gpus;
       int ops = 0, colls = 0;
       bool comm_kernel = false, compute_kernel = false;
       for (const KernelSpec& k : l.kernels) {
         if (!k.ops.empty() || k.collective) {
-          gpus.insert(k.gpu);
+          gpus.push_back(k.gpu);
           comm_kernel = true;
         }
         if (k.compute > 0) compute_kernel = true;
         ops += static_cast<int>(k.ops.size());
         colls += k.collective ? 1 : 0;
       }
+      std::sort(gpus.begin(), gpus.end());
+      gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
       Picoseconds& t = thread_time[l.thread];
       if (comm_kernel) t += model_.host_launch_time(static_cast<int>(gpus.size()), ops, colls);
       if (compute_kernel) t += model_.compute_launch_time();
@@ -301,17 +311,23 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
           }
           if (k.collective->root < 0 || static_cast<std::size_t>(k.collective->root) >= members.size())
             throw UsageError("collective root is not a rank of the communicator");
-          ki.coll_seq = coll_count[{k.comm, k.gpu}]++;
+          ki.coll_seq = coll_count[pair_key(k.comm, k.gpu)]++;
         }
         for (int ws : k.wait_streams) {
-          auto le = last_enqueued.find({k.gpu, ws});
-          if (le != last_enqueued.end()) ki.deps.push_back(le->second);
+          auto le = sid_of.find(pair_key(k.gpu, ws));
+          if (le != sid_of.end()) ki.deps.push_back(last_enqueued[le->second]);
         }
         const int id = static_cast<int>(kernels.size());
-        const auto key = std::make_pair(k.gpu, k.stream);
-        if (!streams.count(key)) gpu_streams[k.gpu].push_back(key);
-        streams[key].push_back(id);
-        last_enqueued[key] = id;
+        auto [sit, fresh] = sid_of.try_emplace(pair_key(k.gpu, k.stream), static_cast<int>(streams.size()));
+        if (fresh) {
+          gpu_streams[k.gpu].push_back(sit->second);
+          stream_key.emplace_back(k.gpu, k.stream);
+          streams.emplace_back();
+          last_enqueued.push_back(-1);
+        }
+        ki.sid = sit->second;
+        streams[ki.sid].push_back(id);
+        last_enqueued[ki.sid] = id;
         kernels.push_back(std::move(ki));
       }
     }
@@ -325,20 +341,20 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   auto note_moving = [&](int iteration, int gpu, Picoseconds from) {
     if (iteration >= program.warmup) moving[gpu].push_back({from, q.now()});
   };
-  std::map<std::pair<int, int>, bool> busy;
-  std::map<std::pair<int, int>, Picoseconds> last_end;
+  std::vector<char> busy(streams.size(), 0);
+  constexpr Picoseconds kNever = std::numeric_limits<Picoseconds>::min();
+  std::vector<Picoseconds> last_end(streams.size(), kNever);  ///< sid -> end of its last non-marker kernel
   // Pending posts per (comm, src, dst): sends waiting for receives and receives waiting for sends.
   std::map<std::tuple<int, int, int>, std::deque<Posted>> sends, recvs;
   std::map<std::tuple<int, int, std::uint64_t, bool>, models::TransferPlan> plans;
 
-  std::function<void(std::pair<int, int>)> try_start;
+  std::function<void(int)> try_start;
   std::function<void(int)> kernel_op_done = [&](int k) {
     KernelInstance& ki = kernels[k];
     if (--ki.pending > 0) return;
     ki.end = q.now();
-    const auto key = std::make_pair(ki.spec->gpu, ki.spec->stream);
-    busy[key] = false;
-    if (!ki.marker) last_end[key] = ki.end;
+    busy[ki.sid] = 0;
+    if (!ki.marker) last_end[ki.sid] = ki.end;
     result.iteration_end[ki.iteration] = std::max(result.iteration_end[ki.iteration], ki.end);
     if (ki.spec->compute > 0 && ki.iteration == program.warmup)
       result.compute.push_back({ki.spec->gpu, ki.spec->name, ki.start, ki.end});
@@ -352,7 +368,7 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
       trace->span(ki.spec->gpu, "stream " + std::to_string(ki.spec->stream), ki.spec->name, ki.start, ki.end,
                   {{"iteration", ki.iteration}});
     }
-    for (const auto& other : gpu_streams[ki.spec->gpu]) try_start(other);
+    for (int other : gpu_streams[ki.spec->gpu]) try_start(other);
   };
 
   // The links a transfer of `transport` from src to dst crosses.
@@ -497,12 +513,19 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     if (recorded) {
       result.collectives.push_back({c.op, c.bytes, plan.algorithm, plan.protocol, plan.channels, start, 0});
     }
-    auto remaining = std::make_shared<int>(static_cast<int>(plan.flows.size()));
-    auto finish = [&, group, remaining, recorded, record, start] {
-      if (--*remaining > 0) return;
+    // Shared by every flow's completion callback: one copy of the group, not one per flow (a 16,384-rank
+    // collective starts ~300,000 flows).
+    struct Pending {
+      std::vector<int> group;
+      int remaining;
+    };
+    auto pending = std::make_shared<Pending>(Pending{group, static_cast<int>(plan.flows.size())});
+    auto remaining = std::shared_ptr<int>(pending, &pending->remaining);
+    auto finish = [&, pending, recorded, record, start] {
+      if (--pending->remaining > 0) return;
       if (recorded) result.collectives[record].end = q.now();
-      for (int k : group) note_moving(kernels[k].iteration, kernels[k].spec->gpu, start);
-      for (int k : group) kernel_op_done(k);
+      for (int k : pending->group) note_moving(kernels[k].iteration, kernels[k].spec->gpu, start);
+      for (int k : pending->group) kernel_op_done(k);
     };
     const std::vector<int>& gpus = program.comms[comm].gpus;
     q.after(plan.latency, [&, finish, remaining, plan_ptr = &plan, gpus_ptr = &gpus] {
@@ -520,18 +543,17 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     });
   };
 
-  try_start = [&](std::pair<int, int> key) {
-    auto& queue = streams[key];
-    if (busy[key] || queue.empty()) return;
+  try_start = [&](int sid) {
+    auto& queue = streams[sid];
+    if (busy[sid] || queue.empty()) return;
     const int k = queue.front();
     for (int d : kernels[k].deps) {
       if (kernels[d].end < 0) return;  // woken again when that kernel ends
     }
     queue.pop_front();
-    busy[key] = true;
+    busy[sid] = 1;
     Picoseconds when = kernels[k].ready;
-    auto le = last_end.find(key);
-    if (le != last_end.end() && !kernels[k].marker) when = std::max(when, le->second + model_.kernel_gap());
+    if (last_end[sid] != kNever && !kernels[k].marker) when = std::max(when, last_end[sid] + model_.kernel_gap());
     q.at(std::max(when, q.now()), [&, k] {
       KernelInstance& ki = kernels[k];
       ki.start = q.now();
@@ -565,7 +587,11 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
       }
     });
   };
-  for (auto& [key, queue] : streams) try_start(key);
+  // In (gpu, stream) order, as before streams were numbered: equal-time events keep their order.
+  std::vector<int> by_key(streams.size());
+  for (std::size_t i = 0; i < by_key.size(); ++i) by_key[i] = static_cast<int>(i);
+  std::sort(by_key.begin(), by_key.end(), [&](int a, int b) { return stream_key[a] < stream_key[b]; });
+  for (int sid : by_key) try_start(sid);
   result.events = q.run();
 
   // Anything left means a send or receive without a partner: report who waits on what.
