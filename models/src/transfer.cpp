@@ -146,7 +146,10 @@ class NcclModel final : public TransferModel {
       rate = std::min(rate, p_.shm_channel_bandwidth);
       t.base_latency += p_.shm_base_latency;
     } else if (t.transport == Transport::Net) {
-      rate = std::min(rate, p_.net_channel_bandwidth);
+      // Simple: the kernel copies into a staging buffer in local memory and the NIC reads it, so a network
+      // channel runs at the proxy's rate, not at the rate of an SM writing across NVLink (2 channels fill a
+      // 400G NIC, NVIDIA/nccl-tests#290: 46-48 GB/s per NDR NIC). LL keeps its own, lower rate (flag polling).
+      rate = ll ? std::min(rate, p_.net_channel_bandwidth) : p_.net_channel_bandwidth;
       t.base_latency += p_.net_base_latency + (pair.tcp || env_.ib_disable ? p_.net_tcp_latency : 0);
     }
     t.base_latency += pair.path_latency;
@@ -172,7 +175,10 @@ class NcclModel final : public TransferModel {
         // The receiver's copy speeds up like the sender's when the channel carries one direction only.
         const double fill_rate = proto.fill_bandwidth * (shared_channel ? 1.0 : p_.solo_speedup);
         const double fill = proto.fill_bandwidth > 0 ? first / fill_rate : 0.0;
-        cp.overhead = cp.steps * proto.step_overhead + static_cast<Picoseconds>(std::llround(fill * 1e12));
+        // Over the network the proxy keeps `steps` sends in flight, so per-step costs overlap the transfer
+        // (published NDR figures, 46-48 GB/s per NIC, leave no room for them); between GPUs they add up.
+        const Picoseconds per_step = t.transport == Transport::Net ? 0 : proto.step_overhead;
+        cp.overhead = cp.steps * per_step + static_cast<Picoseconds>(std::llround(fill * 1e12));
       }
       if (cp.steps > 0) t.parts.push_back(cp);
     }
