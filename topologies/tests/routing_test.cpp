@@ -1,0 +1,198 @@
+// The per-machine + fabric-tree router against a whole-graph Dijkstra, and the three-tier fabric.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <limits>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "commsim/core/error.hpp"
+#include "commsim/topo/load.hpp"
+#include "commsim/topo/render.hpp"
+
+using namespace commsim;
+using namespace commsim::topo;
+
+namespace {
+
+Topology whatif(const std::string& text) {
+  Diagnostics diag;
+  return load_whatif(text, "w.toml", std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/whatif", {}, diag,
+                     models::HardwareCatalog::builtin());
+}
+
+/// The routing cost rule written out independently: NVLink 1, network 50, PCIe and host links 100, CPU
+/// interconnect 1000 per hop.
+std::int64_t cost_of(LinkKind k) {
+  switch (k) {
+    case LinkKind::NvLink:
+      return 1;
+    case LinkKind::Network:
+      return 50;
+    case LinkKind::Pcie:
+    case LinkKind::HostLink:
+      return 100;
+    case LinkKind::Smp:
+      return 1000;
+  }
+  return 0;
+}
+
+/// Reference: Dijkstra over the whole graph, GPUs never transit, routes inside one machine never touch the
+/// fabric. Returns the cost to `dst` (max when unreachable).
+std::int64_t reference_cost(const Topology& t, Vertex src, Vertex dst) {
+  const Graph& g = t.graph();
+  const bool local = g[src].node >= 0 && g[src].node == g[dst].node;
+  std::vector<std::int64_t> cost(boost::num_vertices(g), std::numeric_limits<std::int64_t>::max());
+  using Item = std::pair<std::int64_t, Vertex>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> q;
+  cost[src] = 0;
+  q.push({0, src});
+  while (!q.empty()) {
+    auto [c, u] = q.top();
+    q.pop();
+    if (c != cost[u]) continue;
+    if (u != src && g[u].kind == VertexKind::Gpu) continue;
+    if (local && u != src && g[u].kind == VertexKind::NetSwitch) continue;
+    for (auto [e, end] = boost::out_edges(u, g); e != end; ++e) {
+      const Vertex v = boost::target(*e, g);
+      if (local && g[v].node != g[src].node) continue;
+      if (c + cost_of(g[*e].kind) < cost[v]) {
+        cost[v] = c + cost_of(g[*e].kind);
+        q.push({cost[v], v});
+      }
+    }
+  }
+  return cost[dst];
+}
+
+/// Checks that `r` is a connected path from src to dst and returns its cost.
+std::int64_t path_cost(const Topology& t, const Route& r, Vertex src, Vertex dst) {
+  const Graph& g = t.graph();
+  Vertex at = src;
+  std::int64_t c = 0;
+  for (const Edge& e : r.edges) {
+    REQUIRE(boost::source(e, g) == at);
+    at = boost::target(e, g);
+    c += cost_of(g[e].kind);
+  }
+  CHECK(at == dst);
+  return c;
+}
+
+void check_all_pairs(const Topology& t) {
+  for (const GpuInfo& a : t.gpus) {
+    for (const GpuInfo& b : t.gpus) {
+      if (a.index == b.index) continue;
+      CAPTURE(a.name);
+      CAPTURE(b.name);
+      const Route r = t.route(a.vertex, b.vertex);
+      REQUIRE(!r.edges.empty());
+      CHECK(path_cost(t, r, a.vertex, b.vertex) == reference_cost(t, a.vertex, b.vertex));
+    }
+    // NICs of other machines too: the fabric part alone.
+    for (const NicInfo& n : t.nics) {
+      const Route r = t.route(a.vertex, n.vertex);
+      if (r.edges.empty()) continue;
+      CHECK(path_cost(t, r, a.vertex, n.vertex) == reference_cost(t, a.vertex, n.vertex));
+    }
+  }
+}
+
+const char* kThreeTier = R"(
+[[nodes]]
+count = 8
+preset = "hgx-h100"
+[fabric]
+kind = "infiniband"
+rails = 8
+nodes_per_leaf = 2
+nodes_per_pod = 4
+core_oversubscription = "2:1"
+)";
+
+}  // namespace
+
+TEST_CASE("routing: the hierarchical router finds routes as cheap as a whole-graph Dijkstra") {
+  SUBCASE("two tiers, 4 rail-optimised nodes") {
+    check_all_pairs(whatif(R"(
+[[nodes]]
+count = 4
+preset = "hgx-h100"
+[fabric]
+kind = "infiniband"
+rails = 8
+nodes_per_leaf = 2
+)"));
+  }
+  SUBCASE("three tiers, 8 nodes in 2 pods") { check_all_pairs(whatif(kThreeTier)); }
+  SUBCASE("one NIC per machine, fewer rails than NICs on a PCIe server") {
+    check_all_pairs(whatif(R"(
+[[nodes]]
+count = 3
+preset = "dgx-a100"
+[fabric]
+kind = "infiniband"
+rails = 2
+nodes_per_leaf = 1
+oversubscription = "2:1"
+)"));
+  }
+}
+
+TEST_CASE("routing: three tiers put pod spines under a core with the oversubscribed uplinks") {
+  const Topology t = whatif(kThreeTier);
+  REQUIRE(t.fabric);
+  CHECK(t.fabric->pods == 2);
+  CHECK(t.fabric->core);
+  // Same leaf (nodes 0 and 1, rail 0): NIC, leaf, NIC. Same pod, other leaf (node 2): up to the pod spine.
+  // Other pod (node 4): through the core, whose uplink carries 16 downlinks x 50 GB/s / 2 per pod.
+  const auto hops = [&](int a, int b) { return static_cast<int>(t.route(t.gpus[a].vertex, t.gpus[b].vertex).edges.size()); };
+  CHECK(hops(0, 8) == 6);    // GPU-pcisw-NIC-leaf-NIC-pcisw-GPU
+  CHECK(hops(0, 16) == 8);   // + leaf-spine, spine-leaf
+  CHECK(hops(0, 32) == 10);  // + spine-core, core-spine
+  const Graph& g = t.graph();
+  bool found = false;
+  for (auto [e, end] = boost::edges(g); e != end; ++e) {
+    if (g[boost::source(*e, g)].name == "spine.p0" && g[boost::target(*e, g)].name == "core") {
+      found = true;
+      CHECK(g[*e].bandwidth == doctest::Approx(4 * 8 * 50e9 / 2));  // 4 nodes x 8 rails x 400 Gb/s / 2
+    }
+  }
+  CHECK(found);
+}
+
+TEST_CASE("routing: three-tier keys are checked") {
+  CHECK_THROWS_WITH_AS(whatif(R"(
+[[nodes]]
+count = 4
+preset = "hgx-h100"
+[fabric]
+kind = "infiniband"
+nodes_per_leaf = 2
+nodes_per_pod = 3
+)"),
+                       doctest::Contains("nodes_per_pod"), InputError);
+  CHECK_THROWS_WITH_AS(whatif(R"(
+[[nodes]]
+count = 4
+preset = "hgx-h100"
+[fabric]
+kind = "infiniband"
+core_oversubscription = "2:1"
+)"),
+                       doctest::Contains("needs nodes_per_pod"), InputError);
+}
+
+TEST_CASE("routing: topo show lists paths from machine 0 only beyond 256 GPUs") {
+  const Topology t = whatif(kThreeTier);
+  const auto all = gpu_paths(t), first = gpu_paths(t, true);
+  CHECK(all.size() == 64u * 63u);
+  CHECK(first.size() == 8u * 63u);
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    CHECK(first[i].src == all[i].src);
+    CHECK(first[i].dst == all[i].dst);
+    CHECK(first[i].latency == all[i].latency);
+  }
+}
