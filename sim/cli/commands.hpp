@@ -17,5 +17,7 @@ void add_validate_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 /// Adds `commsim advise pipeline` (which P2P mode wins, and why) to `app`.
 void add_advise_command(CLI::App& app);
+/// Adds `commsim sweep SPEC.toml` (grids of what-ifs, shards) and `commsim sweep merge` to `app`.
+void add_sweep_command(CLI::App& app);
 
 }  // namespace commsim::cli

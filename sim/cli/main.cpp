@@ -18,6 +18,7 @@ EXAMPLES
   commsim simulate sendrecv --topology T.topo --gpus 0-3        predicted nccl-tests sendrecv_perf
   commsim simulate pipeline --topology T.topo --stages 4 ...    a Megatron 1F1B step, per P2P mode
   commsim advise pipeline --topology T.topo --stages 4 ...      which P2P mode to use, and why
+  commsim sweep SPEC.toml --out DIR                             a grid of what-ifs on every core (or --shard K/N)
   commsim validate --topology T.topo --nccl-tests LOG...        how far predictions are from measurements
   commsim <command> --help                                     details of one command
 
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
   commsim::cli::add_calibrate_command(app);
   commsim::cli::add_model_command(app);
   commsim::cli::add_advise_command(app);
+  commsim::cli::add_sweep_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

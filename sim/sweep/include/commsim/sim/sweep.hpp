@@ -1,0 +1,80 @@
+// `commsim sweep`: a grid of what-ifs (topologies x parameter sets x NCCL knobs x GPU sets x workloads x sizes),
+// run on every core, split into shards for a cluster launcher (Slurm job arrays, MPI), and merged back.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace commsim::sim {
+
+/// A sweep specification, read from TOML (see sim/README.md, "Sweeps"). Paths are as written in the file,
+/// resolved against the spec's directory when they exist there, else against the working directory.
+struct SweepSpec {
+  std::string name;
+  std::string file;  ///< where it was read from
+  std::vector<std::string> topologies;
+  std::vector<std::string> params;                  ///< "default" or a parameter file
+  std::vector<std::vector<std::string>> nccl_env;   ///< knob sets, each KEY=VALUE...
+  std::vector<std::string> gpus;                    ///< GPU lists ("all", "0-15")
+  std::vector<std::string> workloads;               ///< all_reduce ... alltoall, sendrecv, p2p (first two GPUs)
+  std::vector<std::uint64_t> sizes;                 ///< bytes
+  int iterations = 3;
+  int warmup = 1;
+  std::uint64_t hash = 0;  ///< of the file's text: shards of different specs are never merged
+
+  /// Parses and checks a spec; InputError with file, line and column for bad values or unknown keys.
+  static SweepSpec parse(std::string_view text, const std::string& file);
+  static SweepSpec load(const std::string& path);
+  /// Points in the grid (the product of the axes).
+  std::size_t points() const;
+};
+
+/// One point of the grid, by index: axes vary slowest to fastest as topology, params, nccl_env, gpus,
+/// workload, size.
+struct SweepPoint {
+  std::size_t index = 0;
+  std::size_t topology = 0, params = 0, nccl_env = 0, gpus = 0, workload = 0, size = 0;
+};
+SweepPoint sweep_point(const SweepSpec& spec, std::size_t index);
+
+/// Shard `k` of `n` takes the points whose index % n == k. Parses "K/N"; "auto" reads the launcher's
+/// environment (SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, then OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE,
+/// SLURM_PROCID/SLURM_NTASKS). Throws UsageError when it cannot.
+struct Shard {
+  int k = 0;
+  int n = 1;
+  static Shard parse(const std::string& text);
+  bool owns(std::size_t index) const { return index % static_cast<std::size_t>(n) == static_cast<std::size_t>(k); }
+};
+
+/// One result row.
+struct SweepRow {
+  std::size_t index = 0;
+  std::string topology, params, nccl_env, gpus, workload;
+  int ngpus = 0;
+  std::uint64_t bytes = 0;
+  double time_us = 0, algbw_gbps = 0, busbw_gbps = 0;
+  std::string algorithm;  ///< collective algorithm, or the P2P transport
+  std::string protocol;
+  std::string error;      ///< non-empty when the point failed
+};
+
+/// Runs the shard's points on `jobs` threads; `progress(done, total)` is called after each point (from the
+/// calling thread's perspective, serialized). Rows come back in point order.
+std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int jobs,
+                                const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+/// CSV with a first comment line naming the spec, its hash and the shard: "# commsim-sweep name=... hash=...
+/// shard=K/N points=P".
+std::string sweep_csv(const SweepSpec& spec, const Shard& shard, const std::vector<SweepRow>& rows);
+/// Merges shard CSVs of one spec: every shard exactly once, same hash, no point twice. Returns the merged
+/// CSV (shard=0/1) and fills `rows`. Throws InputError naming the file at fault.
+std::string merge_sweep_csvs(const std::vector<std::pair<std::string, std::string>>& files,
+                             std::vector<SweepRow>& rows);
+/// A self-contained HTML page: per topology and workload, time against size on log-log axes (inline SVG),
+/// then every row.
+std::string sweep_html(const std::string& title, const std::vector<SweepRow>& rows);
+
+}  // namespace commsim::sim

@@ -1,0 +1,548 @@
+// commsim sweep: grid expansion, sharding, parallel execution, CSV/HTML output and shard merging.
+#include "commsim/sim/sweep.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "commsim/core/error.hpp"
+#include "commsim/core/text.hpp"
+#include "commsim/core/units.hpp"
+#include "commsim/models/nccl_env.hpp"
+#include "commsim/models/params.hpp"
+#include "commsim/models/toml_fields.hpp"
+#include "commsim/models/transfer.hpp"
+#include "commsim/sim/runtime.hpp"
+#include "commsim/sim/schedules.hpp"
+#include "commsim/sim/workloads.hpp"
+#include "commsim/topo/load.hpp"
+
+namespace commsim::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using models::TomlFields;
+
+const std::set<std::string> kWorkloads = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
+                                          "alltoall",   "sendrecv",   "p2p"};
+
+std::vector<std::string> string_list(const TomlFields& f, std::string_view key, bool required) {
+  std::vector<std::string> out;
+  const toml::node* n = f.table().get(key);
+  if (!n) {
+    if (required) f.fail(key, "missing: a list of strings");
+    return out;
+  }
+  const toml::array* a = n->as_array();
+  if (!a || a->empty()) f.fail(key, "expected a non-empty list of strings");
+  for (const auto& v : *a) {
+    if (!v.is_string()) f.fail(key, "expected a list of strings");
+    out.emplace_back(*v.value<std::string_view>());
+  }
+  return out;
+}
+
+std::string resolve(const std::string& path, const std::string& spec_file) {
+  std::error_code ec;
+  const fs::path beside = fs::path(spec_file).parent_path() / path;
+  if (!fs::path(path).is_absolute() && fs::exists(beside, ec)) return beside.lexically_normal().string();
+  return path;
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cur += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+constexpr const char* kHeader =
+    "point,topology,params,nccl_env,gpus,ngpus,workload,bytes,time_us,algbw_gbps,busbw_gbps,algorithm,protocol,"
+    "error";
+
+/// One worker's loaded inputs for a (topology, params, knobs) combination.
+struct Loaded {
+  topo::Topology topology;
+  std::unique_ptr<models::TransferModel> model;
+  std::unique_ptr<Runtime> runtime;
+};
+
+}  // namespace
+
+SweepSpec SweepSpec::parse(std::string_view text, const std::string& file) {
+  const toml::table root = models::parse_toml(text, file);
+  TomlFields top(root, file, "");
+  top.reject_unknown_keys({"name", "grid", "iterations", "warmup"});
+  SweepSpec s;
+  s.file = file;
+  s.hash = 1469598103934665603ULL;  // FNV-1a: the same on every machine, so shards can be checked against each other
+  for (unsigned char c : text) s.hash = (s.hash ^ c) * 1099511628211ULL;
+  s.name = top.string("name").value_or(fs::path(file).stem().string());
+  s.iterations = static_cast<int>(top.integer("iterations").value_or(3));
+  s.warmup = static_cast<int>(top.integer("warmup").value_or(1));
+  if (s.iterations < 1 || s.iterations > 1000) top.fail("iterations", "must be between 1 and 1000");
+  if (s.warmup < 0 || s.warmup > 1000) top.fail("warmup", "must be between 0 and 1000");
+  const toml::table* grid = top.subtable("grid");
+  if (!grid) top.fail("grid", "missing [grid]: the axes of the sweep");
+  TomlFields g(*grid, file, "grid");
+  g.reject_unknown_keys({"topologies", "params", "nccl_env", "gpus", "workloads", "sizes"});
+  for (const auto& t : string_list(g, "topologies", true)) s.topologies.push_back(resolve(t, file));
+  for (const auto& p : string_list(g, "params", false)) s.params.push_back(p == "default" ? p : resolve(p, file));
+  if (s.params.empty()) s.params.push_back("default");
+  s.gpus = string_list(g, "gpus", false);
+  if (s.gpus.empty()) s.gpus.push_back("all");
+  s.workloads = string_list(g, "workloads", true);
+  for (const auto& w : s.workloads) {
+    if (!kWorkloads.count(w)) {
+      std::string valid;
+      for (const auto& k : kWorkloads) valid += (valid.empty() ? "" : ", ") + k;
+      g.fail("workloads", "unknown workload '" + w + "'; valid: " + valid);
+    }
+  }
+  for (const auto& z : string_list(g, "sizes", true)) {
+    try {
+      s.sizes.push_back(parse_size(z));
+    } catch (const ValueError& e) {
+      g.fail("sizes", e.what());
+    }
+    if (s.sizes.back() == 0) g.fail("sizes", "sizes must be at least 1B");
+  }
+  if (const toml::node* n = grid->get("nccl_env")) {
+    const toml::array* a = n->as_array();
+    if (!a || a->empty()) g.fail("nccl_env", "expected a list of knob lists, e.g. [[], [\"NCCL_ALGO=Ring\"]]");
+    for (const auto& set : *a) {
+      const toml::array* knobs = set.as_array();
+      if (!knobs) g.fail("nccl_env", "expected a list of knob lists, e.g. [[], [\"NCCL_ALGO=Ring\"]]");
+      std::vector<std::string> k;
+      for (const auto& v : *knobs) {
+        if (!v.is_string()) g.fail("nccl_env", "knobs are strings KEY=VALUE");
+        k.emplace_back(*v.value<std::string_view>());
+      }
+      try {
+        models::NcclEnv::parse(k);
+      } catch (const Error& e) {
+        g.fail("nccl_env", e.what());
+      }
+      s.nccl_env.push_back(std::move(k));
+    }
+  } else {
+    s.nccl_env.push_back({});
+  }
+  if (s.points() > 100'000'000) top.fail("grid", "more than 100,000,000 points");
+  return s;
+}
+
+SweepSpec SweepSpec::load(const std::string& path) {
+  return parse(read_file(path), path);
+}
+
+std::size_t SweepSpec::points() const {
+  return topologies.size() * params.size() * nccl_env.size() * gpus.size() * workloads.size() * sizes.size();
+}
+
+SweepPoint sweep_point(const SweepSpec& spec, std::size_t index) {
+  SweepPoint p;
+  p.index = index;
+  std::size_t i = index;
+  p.size = i % spec.sizes.size();
+  i /= spec.sizes.size();
+  p.workload = i % spec.workloads.size();
+  i /= spec.workloads.size();
+  p.gpus = i % spec.gpus.size();
+  i /= spec.gpus.size();
+  p.nccl_env = i % spec.nccl_env.size();
+  i /= spec.nccl_env.size();
+  p.params = i % spec.params.size();
+  i /= spec.params.size();
+  p.topology = i;
+  return p;
+}
+
+Shard Shard::parse(const std::string& text) {
+  Shard s;
+  std::string t = text;
+  if (t == "auto") {
+    auto env = [](const char* a, const char* b) -> std::string {
+      const char* x = std::getenv(a);
+      const char* y = std::getenv(b);
+      return x && y ? std::string(x) + "/" + y : std::string();
+    };
+    for (const auto& [a, b] : std::vector<std::pair<const char*, const char*>>{
+             {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT"},
+             {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+             {"PMI_RANK", "PMI_SIZE"},
+             {"SLURM_PROCID", "SLURM_NTASKS"}}) {
+      t = env(a, b);
+      if (!t.empty()) break;
+    }
+    if (t.empty()) {
+      throw UsageError(
+          "--shard auto: no launcher environment found (SLURM_ARRAY_TASK_ID/COUNT, OMPI_COMM_WORLD_RANK/SIZE, "
+          "PMI_RANK/SIZE or SLURM_PROCID/NTASKS); give --shard K/N");
+    }
+  }
+  const auto slash = t.find('/');
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    std::size_t used = 0;
+    s.k = std::stoi(t.substr(0, slash), &used);
+    if (used != slash) throw std::invalid_argument("trailing");
+    s.n = std::stoi(t.substr(slash + 1), &used);
+    if (used != t.size() - slash - 1) throw std::invalid_argument("trailing");
+  } catch (const std::logic_error&) {
+    throw UsageError("--shard '" + text + "': expected K/N, e.g. 3/16, or auto");
+  }
+  if (s.n < 1 || s.k < 0 || s.k >= s.n)
+    throw UsageError("--shard " + t + ": needs 0 <= K < N (shards are numbered from 0)");
+  return s;
+}
+
+std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int jobs,
+                                const std::function<void(std::size_t, std::size_t)>& progress) {
+  std::vector<std::size_t> mine;
+  for (std::size_t i = 0; i < spec.points(); ++i) {
+    if (shard.owns(i)) mine.push_back(i);
+  }
+  // Every input is loaded once up front, so a bad file fails the sweep before any work, with its location.
+  std::vector<models::ModelParams> params;
+  for (const auto& p : spec.params)
+    params.push_back(p == "default" ? models::ModelParams::defaults() : models::ModelParams::load(p));
+  std::vector<int> gpu_count;
+  for (const auto& t : spec.topologies) {
+    topo::Diagnostics diag;
+    gpu_count.push_back(static_cast<int>(topo::load_topology(t, {}, diag).gpus.size()));
+  }
+  std::vector<SweepRow> rows(mine.size());
+  std::atomic<std::size_t> next{0}, done{0};
+  std::mutex progress_mutex;
+  auto worker = [&] {
+    // Per worker: the inputs of the combination it last ran (points are ordered so that a combination's
+    // points are contiguous).
+    std::size_t loaded_key = static_cast<std::size_t>(-1);
+    Loaded loaded;
+    for (std::size_t j = next++; j < mine.size(); j = next++) {
+      const SweepPoint p = sweep_point(spec, mine[j]);
+      SweepRow& r = rows[j];
+      r.index = p.index;
+      r.topology = spec.topologies[p.topology];
+      r.params = spec.params[p.params];
+      r.nccl_env = join(spec.nccl_env[p.nccl_env], " ");
+      r.gpus = spec.gpus[p.gpus];
+      r.workload = spec.workloads[p.workload];
+      r.bytes = spec.sizes[p.size];
+      try {
+        const std::size_t key = (p.topology * spec.params.size() + p.params) * spec.nccl_env.size() + p.nccl_env;
+        if (key != loaded_key) {
+          loaded.runtime.reset();
+          topo::Diagnostics diag;
+          loaded.topology = topo::load_topology(r.topology, {}, diag);
+          loaded.model = models::make_transfer_model("nccl", params[p.params],
+                                                     models::NcclEnv::parse(spec.nccl_env[p.nccl_env]));
+          loaded.runtime = std::make_unique<Runtime>(loaded.topology, *loaded.model);
+          loaded_key = key;
+        }
+        const std::vector<int> gpus = parse_gpu_list(r.gpus, gpu_count[p.topology]);
+        r.ngpus = static_cast<int>(gpus.size());
+        std::set<int> machines;
+        for (int g : gpus) machines.insert(loaded.topology.gpus.at(g).node);
+        const bool per_gpu = machines.size() > 1;  // one process per GPU across machines, as --launch auto
+        Program prog;
+        double factor = 1;
+        const double n = r.ngpus;
+        if (r.workload == "p2p") {
+          if (gpus.size() < 2) throw UsageError("p2p needs two GPUs in the list");
+          prog = p2p_program(gpus[0], gpus[1], r.bytes);
+          r.ngpus = 2;
+        } else if (r.workload == "sendrecv") {
+          prog = sendrecv_program(gpus, r.bytes, per_gpu);
+        } else if (r.workload == "alltoall") {
+          prog = alltoall_program(gpus, r.bytes, per_gpu);
+          factor = (n - 1) / n;
+        } else {
+          const models::CollOp op = parse_coll_op(r.workload);
+          prog = collective_program(gpus, op, r.bytes, 0, per_gpu);
+          factor = op == models::CollOp::AllReduce ? 2 * (n - 1) / n
+                   : op == models::CollOp::AllGather || op == models::CollOp::ReduceScatter ? (n - 1) / n
+                                                                                           : 1.0;
+        }
+        prog.iterations = spec.iterations;
+        prog.warmup = spec.warmup;
+        const RunResult res = loaded.runtime->run(prog);
+        r.time_us = static_cast<double>(res.per_iteration) / 1e6;
+        r.algbw_gbps = r.time_us > 0 ? static_cast<double>(r.bytes) / (r.time_us * 1e3) : 0;
+        r.busbw_gbps = r.algbw_gbps * factor;
+        if (!res.collectives.empty()) {
+          r.algorithm = models::algorithm_name(res.collectives.front().algorithm);
+          r.protocol = models::protocol_name(res.collectives.front().protocol);
+        } else if (!res.ops.empty()) {
+          r.algorithm = models::transport_name(res.ops.front().transport);
+          r.protocol = models::protocol_name(res.ops.front().protocol);
+        }
+      } catch (const std::exception& e) {
+        r.error = e.what();
+        loaded_key = static_cast<std::size_t>(-1);
+      }
+      const std::size_t d = ++done;
+      if (progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        progress(d, mine.size());
+      }
+    }
+  };
+  const int threads = std::max(1, std::min<int>(jobs, static_cast<int>(std::max<std::size_t>(mine.size(), 1))));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  return rows;
+}
+
+namespace {
+
+std::string csv_text(const std::string& name, std::uint64_t hash, const Shard& shard, std::size_t points,
+                     const std::vector<SweepRow>& rows) {
+  std::ostringstream o;
+  std::string tag = name;  // one token in the header line
+  std::replace_if(tag.begin(), tag.end(), [](char c) { return c == ' ' || c == ',' || c == '\t'; }, '_');
+  o << "# commsim-sweep name=" << tag << " hash=" << hash << " shard=" << shard.k << "/" << shard.n
+    << " points=" << points << "\n"
+    << kHeader << "\n";
+  char num[64];
+  for (const SweepRow& r : rows) {
+    o << r.index << "," << csv_field(r.topology) << "," << csv_field(r.params) << "," << csv_field(r.nccl_env)
+      << "," << csv_field(r.gpus) << "," << r.ngpus << "," << r.workload << "," << r.bytes;
+    for (double v : {r.time_us, r.algbw_gbps, r.busbw_gbps}) {
+      std::snprintf(num, sizeof num, ",%.6g", v);
+      o << num;
+    }
+    o << "," << r.algorithm << "," << r.protocol << "," << csv_field(r.error) << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace
+
+std::string sweep_csv(const SweepSpec& spec, const Shard& shard, const std::vector<SweepRow>& rows) {
+  return csv_text(spec.name, spec.hash, shard, spec.points(), rows);
+}
+
+std::string merge_sweep_csvs(const std::vector<std::pair<std::string, std::string>>& files,
+                             std::vector<SweepRow>& rows) {
+  if (files.empty()) throw UsageError("sweep merge: no shard files given");
+  std::string name, hash;  // name as written (CSV-quoted when it has commas)
+  long long points = -1;
+  int n = -1;
+  std::set<int> shards;
+  std::set<std::size_t> seen;
+  rows.clear();
+  for (const auto& [file, text] : files) {
+    std::istringstream in(text);
+    std::string first, header, line;
+    std::getline(in, first);
+    const std::string tag = "# commsim-sweep ";
+    if (first.rfind(tag, 0) != 0)
+      throw InputError({file, 1, 1}, "not a commsim sweep CSV (its first line must start with '" + tag + "')");
+    std::map<std::string, std::string> kv;
+    std::istringstream fields(first.substr(tag.size()));
+    for (std::string f; fields >> f;) {
+      const auto eq = f.find('=');
+      if (eq != std::string::npos) kv[f.substr(0, eq)] = f.substr(eq + 1);
+    }
+    int k = 0, nn = 0;
+    if (std::sscanf(kv["shard"].c_str(), "%d/%d", &k, &nn) != 2 || nn < 1 || k < 0 || k >= nn)
+      throw InputError({file, 1, 1}, "bad shard field '" + kv["shard"] + "'");
+    if (n < 0) {
+      n = nn;
+      hash = kv["hash"];
+      name = kv["name"];
+      points = std::atoll(kv["points"].c_str());
+    }
+    if (kv["hash"] != hash)
+      throw InputError({file, 1, 1}, "comes from a different sweep spec (hash " + kv["hash"] + ", not " + hash + ")");
+    if (nn != n) throw InputError({file, 1, 1}, "is shard " + kv["shard"] + " of a split into " + std::to_string(nn) +
+                                                   " shards, not " + std::to_string(n));
+    if (!shards.insert(k).second) throw InputError({file, 1, 1}, "shard " + std::to_string(k) + " given twice");
+    std::getline(in, header);
+    if (header != kHeader) throw InputError({file, 2, 1}, "unexpected column header");
+    int lineno = 2;
+    while (std::getline(in, line)) {
+      ++lineno;
+      if (line.empty()) continue;
+      const auto c = split_csv_line(line);
+      if (c.size() != 14) throw InputError({file, lineno, 1}, "expected 14 columns, found " + std::to_string(c.size()));
+      SweepRow r;
+      try {
+        r.index = std::stoull(c[0]);
+        r.ngpus = std::stoi(c[5]);
+        r.bytes = std::stoull(c[7]);
+        r.time_us = std::stod(c[8]);
+        r.algbw_gbps = std::stod(c[9]);
+        r.busbw_gbps = std::stod(c[10]);
+      } catch (const std::logic_error&) {
+        throw InputError({file, lineno, 1}, "a number column does not hold a number");
+      }
+      r.topology = c[1];
+      r.params = c[2];
+      r.nccl_env = c[3];
+      r.gpus = c[4];
+      r.workload = c[6];
+      r.algorithm = c[11];
+      r.protocol = c[12];
+      r.error = c[13];
+      if (r.index % static_cast<std::size_t>(n) != static_cast<std::size_t>(k))
+        throw InputError({file, lineno, 1}, "point " + c[0] + " does not belong to shard " + std::to_string(k));
+      if (!seen.insert(r.index).second) throw InputError({file, lineno, 1}, "point " + c[0] + " appears twice");
+      rows.push_back(std::move(r));
+    }
+  }
+  if (static_cast<int>(shards.size()) != n) {
+    std::string missing;
+    for (int k = 0; k < n; ++k) {
+      if (!shards.count(k)) missing += (missing.empty() ? "" : ", ") + std::to_string(k);
+    }
+    throw UsageError("sweep merge: shard(s) " + missing + " of " + std::to_string(n) + " missing");
+  }
+  if (static_cast<long long>(rows.size()) != points) {
+    throw UsageError("sweep merge: " + std::to_string(rows.size()) + " points found, the spec has " +
+                     std::to_string(points) + " (a shard is incomplete)");
+  }
+  std::sort(rows.begin(), rows.end(), [](const SweepRow& a, const SweepRow& b) { return a.index < b.index; });
+  std::uint64_t h = 0;
+  std::istringstream(hash) >> h;
+  return csv_text(name, h, Shard{0, 1}, rows.size(), rows);
+}
+
+std::string sweep_html(const std::string& title, const std::vector<SweepRow>& rows) {
+  auto esc = [](const std::string& s) {
+    std::string o;
+    for (char c : s) {
+      if (c == '<') o += "&lt;";
+      else if (c == '>') o += "&gt;";
+      else if (c == '&') o += "&amp;";
+      else if (c == '"') o += "&quot;";
+      else o += c;
+    }
+    return o;
+  };
+  std::ostringstream h;
+  h << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << esc(title)
+    << "</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:12px}"
+       "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}"
+       "svg{margin:0.5em 1em 1em 0;border:1px solid #ddd}</style></head><body>\n<h1>"
+    << esc(title) << "</h1>\n<p>" << rows.size()
+    << " points. Plots: predicted time against size, log-log, one line per parameter set, NCCL knobs and GPU set."
+       "</p>\n";
+  // One chart per (topology, workload).
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::vector<const SweepRow*>>> charts;
+  for (const SweepRow& r : rows) {
+    if (r.error.empty() && r.time_us > 0)
+      charts[{r.topology, r.workload}][r.params + " " + r.nccl_env + " gpus=" + r.gpus].push_back(&r);
+  }
+  const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+  for (const auto& [key, lines] : charts) {
+    double x0 = 1e300, x1 = 0, y0 = 1e300, y1 = 0;
+    for (const auto& [label, pts] : lines) {
+      for (const SweepRow* r : pts) {
+        x0 = std::min(x0, static_cast<double>(r->bytes));
+        x1 = std::max(x1, static_cast<double>(r->bytes));
+        y0 = std::min(y0, r->time_us);
+        y1 = std::max(y1, r->time_us);
+      }
+    }
+    const double lx0 = std::log10(x0), lx1 = std::max(std::log10(x1), lx0 + 1e-9);
+    const double ly0 = std::log10(y0), ly1 = std::max(std::log10(y1), ly0 + 1e-9);
+    const int w = 520, hgt = 300, m = 50;
+    auto px = [&](double b) { return m + (std::log10(b) - lx0) / (lx1 - lx0) * (w - 2 * m); };
+    auto py = [&](double t) { return hgt - m - (std::log10(t) - ly0) / (ly1 - ly0) * (hgt - 2 * m); };
+    h << "<svg width=\"" << w << "\" height=\"" << hgt + 20 * static_cast<int>(lines.size())
+      << "\" xmlns=\"http://www.w3.org/2000/svg\"><text x=\"" << m << "\" y=\"18\" font-size=\"13\">"
+      << esc(key.second + " on " + fs::path(key.first).filename().string()) << "</text>"
+      << "<line x1=\"" << m << "\" y1=\"" << hgt - m << "\" x2=\"" << w - m << "\" y2=\"" << hgt - m
+      << "\" stroke=\"#000\"/><line x1=\"" << m << "\" y1=\"" << m << "\" x2=\"" << m << "\" y2=\"" << hgt - m
+      << "\" stroke=\"#000\"/>"
+      << "<text x=\"" << m << "\" y=\"" << hgt - m + 16 << "\" font-size=\"10\">" << format_size(
+             static_cast<std::uint64_t>(x0))
+      << "</text><text x=\"" << w - m << "\" y=\"" << hgt - m + 16 << "\" font-size=\"10\" text-anchor=\"end\">"
+      << format_size(static_cast<std::uint64_t>(x1)) << "</text><text x=\"" << m - 4 << "\" y=\"" << hgt - m
+      << "\" font-size=\"10\" text-anchor=\"end\">" << std::round(y0 * 10) / 10 << "</text><text x=\"" << m - 4
+      << "\" y=\"" << m + 4 << "\" font-size=\"10\" text-anchor=\"end\">" << std::round(y1 * 10) / 10
+      << "</text><text x=\"" << w / 2 << "\" y=\"" << hgt - m + 30
+      << "\" font-size=\"10\" text-anchor=\"middle\">size</text><text x=\"12\" y=\"" << hgt / 2
+      << "\" font-size=\"10\" transform=\"rotate(-90 12 " << hgt / 2 << ")\">time (us)</text>";
+    int li = 0;
+    for (const auto& [label, pts] : lines) {
+      const char* colour = colours[li % 8];
+      h << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"1.5\" points=\"";
+      for (const SweepRow* r : pts) h << px(static_cast<double>(r->bytes)) << "," << py(r->time_us) << " ";
+      h << "\"/>";
+      for (const SweepRow* r : pts)
+        h << "<circle cx=\"" << px(static_cast<double>(r->bytes)) << "\" cy=\"" << py(r->time_us)
+          << "\" r=\"2.5\" fill=\"" << colour << "\"/>";
+      h << "<text x=\"" << m << "\" y=\"" << hgt + 14 + 20 * li << "\" font-size=\"11\" fill=\"" << colour << "\">"
+        << esc(label) << "</text>";
+      ++li;
+    }
+    h << "</svg>\n";
+  }
+  h << "<table><tr><th>point</th><th>topology</th><th>params</th><th>nccl_env</th><th>gpus</th><th>ngpus</th>"
+       "<th>workload</th><th>bytes</th><th>time_us</th><th>algbw_gbps</th><th>busbw_gbps</th><th>algorithm</th>"
+       "<th>protocol</th><th>error</th></tr>\n";
+  char num[64];
+  for (const SweepRow& r : rows) {
+    h << "<tr><td>" << r.index << "</td><td>" << esc(fs::path(r.topology).filename().string()) << "</td><td>"
+      << esc(r.params) << "</td><td>" << esc(r.nccl_env) << "</td><td>" << esc(r.gpus) << "</td><td>" << r.ngpus
+      << "</td><td>" << r.workload << "</td><td>" << r.bytes << "</td>";
+    for (double v : {r.time_us, r.algbw_gbps, r.busbw_gbps}) {
+      std::snprintf(num, sizeof num, "%.4g", v);
+      h << "<td>" << num << "</td>";
+    }
+    h << "<td>" << r.algorithm << "</td><td>" << r.protocol << "</td><td>" << esc(r.error) << "</td></tr>\n";
+  }
+  h << "</table>\n</body></html>\n";
+  return h.str();
+}
+
+}  // namespace commsim::sim
