@@ -147,10 +147,18 @@ void emit(const SimOptions& o, sim::ResultTable& table, const sim::Trace* trace)
   if (trace) write_file_atomic(o.trace, trace->to_json().dump() + "\n");
 }
 
+/// Engine work over every run of one command, reported in the output's metadata.
+struct EngineCount {
+  std::uint64_t events = 0;
+  std::uint64_t flows = 0;
+};
+
 /// Runs a program exactly as built (its own warmup and iterations), with the trace if one is kept.
-std::function<sim::RunResult(sim::Program)> run_raw(sim::Runtime& runtime, sim::Trace* trace) {
-  return [&runtime, trace](sim::Program p) {
+std::function<sim::RunResult(sim::Program)> run_raw(sim::Runtime& runtime, sim::Trace* trace, EngineCount& count) {
+  return [&runtime, trace, &count](sim::Program p) {
     sim::RunResult r = runtime.run(p, trace);
+    count.events += r.events;
+    count.flows += r.flows;
     if (trace) trace->set_offset(trace->offset() + r.iteration_end.back() + 10 * kPicosPerMicro);
     return r;
   };
@@ -442,11 +450,14 @@ void run_workload(const std::string& workload, const SimOptions& o) {
   std::unique_ptr<sim::Trace> trace = o.trace.empty() ? nullptr : std::make_unique<sim::Trace>();
   const sim::Framework framework = sim::parse_framework(o.framework);
   table.metadata["framework"] = o.framework;
+  EngineCount engine;
   auto run = [&](sim::Program p) {
     p.iterations = o.iterations;
     p.warmup = o.warmup;
     apply_framework(p, framework);
     sim::RunResult r = runtime.run(p, trace.get());
+    engine.events += r.events;
+    engine.flows += r.flows;
     if (trace) trace->set_offset(trace->offset() + r.iteration_end.back() + 10 * kPicosPerMicro);
     return r;
   };
@@ -533,13 +544,13 @@ void run_workload(const std::string& workload, const SimOptions& o) {
       progress.step();
     }
   } else if (workload == "pipeline") {
-    run_pipeline(o, table, n, run_raw(runtime, trace.get()));
+    run_pipeline(o, table, n, run_raw(runtime, trace.get(), engine));
   } else if (workload == "weight-sync") {
-    run_weight_sync(o, table, params, framework, topology, run_raw(runtime, trace.get()));
+    run_weight_sync(o, table, params, framework, topology, run_raw(runtime, trace.get(), engine));
   } else if (workload == "grad-sync") {
-    run_grad_sync(o, table, runtime, framework, run_raw(runtime, trace.get()));
+    run_grad_sync(o, table, runtime, framework, run_raw(runtime, trace.get(), engine));
   } else if (workload == "broadcast" && !o.model_name.empty()) {
-    run_model_broadcast(o, table, topology, framework, run_raw(runtime, trace.get()));
+    run_model_broadcast(o, table, topology, framework, run_raw(runtime, trace.get(), engine));
   } else {
     const models::CollOp op = sim::parse_coll_op(workload);
     const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
@@ -569,6 +580,8 @@ void run_workload(const std::string& workload, const SimOptions& o) {
       progress.step();
     }
   }
+  table.metadata["engine_events"] = engine.events;
+  table.metadata["engine_flows"] = engine.flows;
   emit(o, table, trace.get());
 }
 
