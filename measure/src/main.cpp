@@ -119,8 +119,8 @@ std::vector<std::uint64_t> sizes(const Options& o) {
   return out;
 }
 
-/// GPU-vs-CPU clock drift over `seconds` for this process's GPUs (global indices `gpus`, CUDA devices `cuda`),
-/// gathered from every process, in parts per million (positive: the GPU clock runs fast).
+/// GPU-vs-CPU clock drift over `seconds` for this process's GPUs (global indices `gpus`, CUDA devices
+/// `cuda`), gathered from every process, in parts per million (positive: the GPU clock runs fast).
 nlohmann::json drift_check(const World& world, const std::vector<int>& gpus, const std::vector<int>& cuda,
                            double seconds) {
   nlohmann::json out = nlohmann::json::array();
@@ -187,15 +187,16 @@ int run(const Options& o, const World& world, int argc, char** argv) {
     if (e != cudaSuccess || local_devices == 0) {
       if (o.dry_run)
         throw UsageError("no GPU visible; give --dry-run a GPU count with --gpus N (e.g. --gpus 4)");
-      throw UsageError(std::string("no GPU available") + (world.mpi() ? " on host " + world.host() : "") + " (" +
-                       (e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)) +
+      throw UsageError(std::string("no GPU available") + (world.mpi() ? " on host " + world.host() : "") +
+                       " (" + (e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)) +
                        "); commsim-measure needs NVIDIA GPUs. --dry-run plans without one.");
     }
     devices = local_devices;
     if (world.mpi()) {
       if (world.local_rank() >= local_devices) {
-        throw UsageError("--launch mpi: host " + world.host() + " runs " + std::to_string(world.local_size()) +
-                         " ranks but has " + std::to_string(local_devices) +
+        throw UsageError("--launch mpi: host " + world.host() + " runs " +
+                         std::to_string(world.local_size()) + " ranks but has " +
+                         std::to_string(local_devices) +
                          " GPU(s); start at most one rank per GPU on each host");
       }
       devices = world.size();
@@ -377,9 +378,10 @@ int run(const Options& o, const World& world, int argc, char** argv) {
 
   Nvml nvml;
   // One NVML log per process (the MPI launch: nvml.rank<R>.csv, on that rank's host under --out).
-  NvmlLogger logger(nvml, own_cuda, own,
-                    o.out + (world.mpi() ? "/nvml.rank" + std::to_string(world.rank()) + ".csv" : "/nvml.csv"),
-                    o.nvml_interval_ms);
+  NvmlLogger logger(
+      nvml, own_cuda, own,
+      o.out + (world.mpi() ? "/nvml.rank" + std::to_string(world.rank()) + ".csv" : "/nvml.csv"),
+      o.nvml_interval_ms);
   if (o.thermal_target_c > 0 && nvml.available()) {
     std::cerr << "commsim-measure: thermal warmup to " << o.thermal_target_c << " C (at most "
               << o.thermal_timeout_s << " s)\n";

@@ -39,7 +39,8 @@ void combine_rank_records(const std::vector<std::string>& encoded, int nranks, S
     for (const auto& j : nlohmann::json::parse(e)) {
       const int r = j.at("rank").get<int>();
       if (r < 0 || r >= nranks || seen[r])
-        throw Error("rank " + std::to_string(r) + " of " + std::to_string(nranks) + " reported twice or out of range");
+        throw Error("rank " + std::to_string(r) + " of " + std::to_string(nranks) +
+                    " reported twice or out of range");
       seen[r] = true;
       ranks[r].rank = r;
       ranks[r].iteration_us = j.at("iteration_us").get<std::vector<double>>();

@@ -117,7 +117,8 @@ std::vector<std::string> World::gather(const std::string& mine, [[maybe_unused]]
   if (!mpi_) return {mine};
   std::vector<std::string> out;
 #ifdef COMMSIM_MEASURE_MPI
-  if (mine.size() > static_cast<std::size_t>(INT_MAX)) throw Error("gather: a process's record exceeds 2 GiB");
+  if (mine.size() > static_cast<std::size_t>(INT_MAX))
+    throw Error("gather: a process's record exceeds 2 GiB");
   int n = static_cast<int>(mine.size());
   std::vector<int> counts(rank_ == root ? size_ : 0), offsets(counts.size());
   MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, root, MPI_COMM_WORLD);

@@ -133,8 +133,8 @@ TEST_CASE("combine_rank_records: a missing, repeated or inconsistent rank is an 
   RankRecord r0{0, {1.0, 2.0}, nullptr};
   RankRecord r1{1, {1.0}, nullptr};
   Sample s;
-  CHECK_THROWS_WITH_AS(combine_rank_records({encode_rank_records({r0})}, 2, s), "no timing reported for rank 1",
-                       Error);
+  CHECK_THROWS_WITH_AS(combine_rank_records({encode_rank_records({r0})}, 2, s),
+                       "no timing reported for rank 1", Error);
   CHECK_THROWS_AS(combine_rank_records({encode_rank_records({r0}), encode_rank_records({r0})}, 2, s), Error);
   CHECK_THROWS_WITH_AS(combine_rank_records({encode_rank_records({r0, r1})}, 2, s),
                        "ranks timed different numbers of iterations", Error);

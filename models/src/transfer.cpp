@@ -148,7 +148,8 @@ class NcclModel final : public TransferModel {
     } else if (t.transport == Transport::Net) {
       // Simple: the kernel copies into a staging buffer in local memory and the NIC reads it, so a network
       // channel runs at the proxy's rate, not at the rate of an SM writing across NVLink (2 channels fill a
-      // 400G NIC, NVIDIA/nccl-tests#290: 46-48 GB/s per NDR NIC). LL keeps its own, lower rate (flag polling).
+      // 400G NIC, NVIDIA/nccl-tests#290: 46-48 GB/s per NDR NIC). LL keeps its own, lower rate (flag
+      // polling).
       rate = ll ? std::min(rate, p_.net_channel_bandwidth) : p_.net_channel_bandwidth;
       t.base_latency += p_.net_base_latency + (pair.tcp || env_.ib_disable ? p_.net_tcp_latency : 0);
     }

@@ -154,7 +154,8 @@ struct EngineCount {
 };
 
 /// Runs a program exactly as built (its own warmup and iterations), with the trace if one is kept.
-std::function<sim::RunResult(sim::Program)> run_raw(sim::Runtime& runtime, sim::Trace* trace, EngineCount& count) {
+std::function<sim::RunResult(sim::Program)> run_raw(sim::Runtime& runtime, sim::Trace* trace,
+                                                    EngineCount& count) {
   return [&runtime, trace, &count](sim::Program p) {
     sim::RunResult r = runtime.run(p, trace);
     count.events += r.events;
@@ -254,7 +255,8 @@ std::size_t machines_of(const topo::Topology& t, const std::vector<int>& gpus) {
 bool thread_per_gpu(const SimOptions& o, const topo::Topology& t, const std::vector<int>& gpus) {
   const std::size_t machines = machines_of(t, gpus);
   if (o.launch == "single-thread" && machines > 1) {
-    throw UsageError("--launch single-thread: one host thread cannot drive GPUs on " + std::to_string(machines) +
+    throw UsageError("--launch single-thread: one host thread cannot drive GPUs on " +
+                     std::to_string(machines) +
                      " machines; use --launch thread-per-gpu (one process per GPU, as under mpirun) or auto");
   }
   return o.launch == "thread-per-gpu" || (o.launch == "auto" && machines > 1);
@@ -275,8 +277,7 @@ void run_model_broadcast(const SimOptions& o, sim::ResultTable& table, const top
     throw UsageError("--root " + std::to_string(o.root) + " is not a rank of --gpus");
   std::rotate(gpus.begin(), gpus.begin() + o.root, gpus.end());  // the program broadcasts from its first GPU
   const auto pieces = sim::tensor_pieces(spec, bucket_flag(o, 0));
-  sim::Program p =
-      sim::broadcast_pieces_program(gpus, pieces, framework, thread_per_gpu(o, topology, gpus));
+  sim::Program p = sim::broadcast_pieces_program(gpus, pieces, framework, thread_per_gpu(o, topology, gpus));
   p.iterations = o.iterations;
   p.warmup = o.warmup;
   const sim::RunResult r = run(std::move(p));
@@ -310,7 +311,8 @@ void run_weight_sync(const SimOptions& o, sim::ResultTable& table, const models:
   if (o.method == "broadcast") {
     const auto pieces = sim::tensor_pieces(spec, bucket_flag(o, 0));
     pieces_count = static_cast<std::int64_t>(pieces.size() * groups.size());
-    // Groups that span machines are driven by one process per GPU (a host thread cannot reach another machine).
+    // Groups that span machines are driven by one process per GPU (a host thread cannot reach another
+    // machine).
     bool spans = false;
     for (const auto& g : groups) spans = spans || machines_of(topology, g) > 1;
     sim::Program p = sim::broadcast_pieces_program(groups, pieces, framework, spans);
@@ -319,8 +321,7 @@ void run_weight_sync(const SimOptions& o, sim::ResultTable& table, const models:
     const sim::RunResult r = run(std::move(p));
     const Picoseconds push = r.per_iteration;
     // Host enqueue time of one push: what the trainers' loops spend issuing the broadcasts (the slowest).
-    const Picoseconds enqueue =
-        std::min(*std::max_element(r.issue_end.begin(), r.issue_end.end()), push);
+    const Picoseconds enqueue = std::min(*std::max_element(r.issue_end.begin(), r.issue_end.end()), push);
     timings = {{"init_process_group_time", s(params.comm_init)},
                {"broadcast_time", s(enqueue)},
                {"sync_time", s(push - enqueue)},
@@ -346,8 +347,8 @@ void run_weight_sync(const SimOptions& o, sim::ResultTable& table, const models:
     // Each trainer's engine submits its own tasks; the largest share sets the submit time.
     std::size_t largest = 0;
     for (const auto& g : groups) largest = std::max(largest, g.size() - 1);
-    const Picoseconds submit = std::min(
-        push, static_cast<Picoseconds>(tensors.size() * largest) * params.copy_submit);
+    const Picoseconds submit =
+        std::min(push, static_cast<Picoseconds>(tensors.size() * largest) * params.copy_submit);
     timings = {{"register_and_start_time", s(params.engine_register)},
                {"update_weights_time", 0.0},
                {"submit_tasks_time", s(submit)},
@@ -521,7 +522,8 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     Progress progress(sizes.size());
     for (std::uint64_t bytes : sizes) {
       add_row({}, bytes,
-              run(alltoall ? sim::alltoall_program(gpus, bytes, per_gpu) : sim::sendrecv_program(gpus, bytes, per_gpu)),
+              run(alltoall ? sim::alltoall_program(gpus, bytes, per_gpu)
+                           : sim::sendrecv_program(gpus, bytes, per_gpu)),
               {static_cast<std::int64_t>(gpus.size())});
       auto& row = table.rows.back();
       row[3] = std::get<double>(row[2]) * factor;
@@ -568,8 +570,7 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     table.metadata["root"] = o.root;
     Progress progress(sizes.size());
     for (std::uint64_t bytes : sizes) {
-      const sim::RunResult r =
-          run(sim::collective_program(gpus, op, bytes, o.root, per_gpu, framework));
+      const sim::RunResult r = run(sim::collective_program(gpus, op, bytes, o.root, per_gpu, framework));
       const double t_us = static_cast<double>(r.per_iteration) / 1e6;
       const double algbw = t_us > 0 ? static_cast<double>(bytes) / (t_us * 1e3) : 0.0;
       const sim::CollectiveRecord c = r.collectives.empty() ? sim::CollectiveRecord{} : r.collectives.front();

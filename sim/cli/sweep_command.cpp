@@ -53,15 +53,18 @@ void run(const SweepOptions& o) {
   const std::string csv = sim::sweep_csv(spec, shard, rows);
   if (shard.n > 1) {
     const std::string path =
-        (fs::path(o.out) / ("shard-" + std::to_string(shard.k) + "-of-" + std::to_string(shard.n) + ".csv")).string();
+        (fs::path(o.out) / ("shard-" + std::to_string(shard.k) + "-of-" + std::to_string(shard.n) + ".csv"))
+            .string();
     write_file_atomic(path, csv);
-    std::fprintf(stderr, "sweep: shard %d/%d: %zu points (%zu failed) in %s; merge the shards with `commsim sweep "
-                 "merge`\n", shard.k, shard.n, rows.size(), failed, path.c_str());
+    std::fprintf(stderr,
+                 "sweep: shard %d/%d: %zu points (%zu failed) in %s; merge the shards with `commsim sweep "
+                 "merge`\n",
+                 shard.k, shard.n, rows.size(), failed, path.c_str());
   } else {
     write_file_atomic((fs::path(o.out) / "results.csv").string(), csv);
     write_file_atomic((fs::path(o.out) / "summary.html").string(), sim::sweep_html(spec.name, rows));
-    std::fprintf(stderr, "sweep: %zu points (%zu failed) in %s/results.csv and summary.html\n", rows.size(), failed,
-                 o.out.c_str());
+    std::fprintf(stderr, "sweep: %zu points (%zu failed) in %s/results.csv and summary.html\n", rows.size(),
+                 failed, o.out.c_str());
   }
   if (failed > 0) throw Error(std::to_string(failed) + " point(s) failed; their error column says why");
 }
@@ -73,7 +76,8 @@ void merge(const SweepOptions& o) {
       std::vector<std::string> found;
       for (const auto& e : fs::directory_iterator(in)) {
         const std::string name = e.path().filename().string();
-        if (name.rfind("shard-", 0) == 0 && e.path().extension() == ".csv") found.push_back(e.path().string());
+        if (name.rfind("shard-", 0) == 0 && e.path().extension() == ".csv")
+          found.push_back(e.path().string());
       }
       std::sort(found.begin(), found.end());
       for (const auto& f : found) files.push_back({f, read_file(f)});
@@ -87,10 +91,11 @@ void merge(const SweepOptions& o) {
   write_file_atomic((fs::path(o.out) / "results.csv").string(), csv);
   const std::string first = csv.substr(0, csv.find('\n'));
   const auto at = first.find("name=");
-  const std::string name = at == std::string::npos ? "sweep" : first.substr(at + 5, first.find(' ', at) - at - 5);
+  const std::string name =
+      at == std::string::npos ? "sweep" : first.substr(at + 5, first.find(' ', at) - at - 5);
   write_file_atomic((fs::path(o.out) / "summary.html").string(), sim::sweep_html(name, rows));
-  std::fprintf(stderr, "sweep merge: %zu shard file(s), %zu points in %s/results.csv and summary.html\n", files.size(),
-               rows.size(), o.out.c_str());
+  std::fprintf(stderr, "sweep merge: %zu shard file(s), %zu points in %s/results.csv and summary.html\n",
+               files.size(), rows.size(), o.out.c_str());
 }
 
 }  // namespace
@@ -98,8 +103,9 @@ void merge(const SweepOptions& o) {
 void add_sweep_command(CLI::App& app) {
   auto o = std::make_shared<SweepOptions>();
   CLI::App* sub = app.add_subcommand(
-      "sweep", "Run a grid of what-ifs (topologies x parameter sets x NCCL knobs x GPU sets x workloads x sizes)\n"
-               "on every core, or one shard of it under a cluster launcher; `sweep merge` joins the shards");
+      "sweep",
+      "Run a grid of what-ifs (topologies x parameter sets x NCCL knobs x GPU sets x workloads x sizes)\n"
+      "on every core, or one shard of it under a cluster launcher; `sweep merge` joins the shards");
   sub->add_option("spec", o->spec, "Sweep specification (TOML; see sim/README.md, Sweeps)");
   sub->add_option("--out", o->out, "Output directory: results.csv and summary.html, or shard-K-of-N.csv")
       ->capture_default_str();
@@ -113,7 +119,8 @@ EXAMPLES
   sbatch --array=0-15 --wrap 'commsim sweep spec.toml --shard auto --out shards'   # 16 Slurm array tasks
   mpirun -np 16 commsim sweep spec.toml --shard auto --out shards                   # or one MPI rank per shard
   commsim sweep merge shards --out sweep-out                                         # all shards, checked)");
-  CLI::App* m = sub->add_subcommand("merge", "Merge shard CSVs (files or directories) into results.csv and summary.html");
+  CLI::App* m = sub->add_subcommand(
+      "merge", "Merge shard CSVs (files or directories) into results.csv and summary.html");
   m->add_option("inputs", o->inputs, "shard-K-of-N.csv files, or directories holding them")->required();
   m->add_option("--out", o->out, "Output directory")->capture_default_str();
   m->callback([o] { merge(*o); });

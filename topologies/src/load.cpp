@@ -56,9 +56,8 @@ double parse_ratio(const TomlFields& f, std::string_view key) {
 }
 
 void add_fabric(Topology& topo, const TomlFields& f, const models::HardwareCatalog& hw) {
-  f.reject_unknown_keys(
-      {"kind", "link_bandwidth", "hop_latency", "rails", "nodes_per_leaf", "oversubscription", "nodes_per_pod",
-       "core_oversubscription"});
+  f.reject_unknown_keys({"kind", "link_bandwidth", "hop_latency", "rails", "nodes_per_leaf",
+                         "oversubscription", "nodes_per_pod", "core_oversubscription"});
   FabricInfo fab;
   fab.kind = f.required_string("kind");
   try {
@@ -113,8 +112,8 @@ void add_fabric(Topology& topo, const TomlFields& f, const models::HardwareCatal
     fab.nodes_per_pod = static_cast<int>(*per_pod);
     if (fab.nodes_per_pod < fab.nodes_per_leaf || fab.nodes_per_pod % fab.nodes_per_leaf != 0 ||
         fab.nodes_per_pod > 1000000) {
-      f.fail("nodes_per_pod", "must be a whole multiple of nodes_per_leaf (" + std::to_string(fab.nodes_per_leaf) +
-                                  ")");
+      f.fail("nodes_per_pod",
+             "must be a whole multiple of nodes_per_leaf (" + std::to_string(fab.nodes_per_leaf) + ")");
     }
     fab.core_oversubscription = parse_ratio(f, "core_oversubscription");
   } else if (f.table().get("core_oversubscription")) {
@@ -126,7 +125,8 @@ void add_fabric(Topology& topo, const TomlFields& f, const models::HardwareCatal
       const Vertex spine = topo.add_vertex({VertexKind::NetSwitch, "spine", -1, -1});
       for (int l = 0; l < fab.leaves; ++l) {
         if (downlinks[l] > 0)
-          topo.add_link(leaf[l], spine, {LinkKind::Network, downlinks[l] * leaf_up, fab.hop_latency, downlinks[l], 0});
+          topo.add_link(leaf[l], spine,
+                        {LinkKind::Network, downlinks[l] * leaf_up, fab.hop_latency, downlinks[l], 0});
       }
     } else {
       fab.pods = (nodes + fab.nodes_per_pod - 1) / fab.nodes_per_pod;
@@ -150,8 +150,8 @@ void add_fabric(Topology& topo, const TomlFields& f, const models::HardwareCatal
         const Vertex core = topo.add_vertex({VertexKind::NetSwitch, "core", -1, -1});
         for (int p = 0; p < fab.pods; ++p) {
           topo.add_link(pod_spine[p], core,
-                        {LinkKind::Network, pod_downlinks[p] * leaf_up / fab.core_oversubscription, fab.hop_latency,
-                         pod_downlinks[p], 0});
+                        {LinkKind::Network, pod_downlinks[p] * leaf_up / fab.core_oversubscription,
+                         fab.hop_latency, pod_downlinks[p], 0});
         }
       }
     }

@@ -123,8 +123,8 @@ nlohmann::json to_json(const Topology& topo, const Diagnostics& diag) {
                           {"latency_us", round_to(static_cast<double>(l.latency) / 1e6, 4)}});
   });
   j["paths"] = json::array();
-  // Every ordered pair up to kAllPathsMaxGpus GPUs; beyond, the paths from the first machine's GPUs (a cluster
-  // of identical machines has no other classes, and all pairs would be quadratic in size and time).
+  // Every ordered pair up to kAllPathsMaxGpus GPUs; beyond, the paths from the first machine's GPUs (a
+  // cluster of identical machines has no other classes, and all pairs would be quadratic in size and time).
   const bool first_only = topo.gpus.size() > kAllPathsMaxGpus;
   j["paths_from"] = first_only ? "machine 0" : "every GPU";
   for (const PathEntry& p : gpu_paths(topo, first_only)) {

@@ -172,8 +172,8 @@ Route Topology::route(Vertex src, Vertex dst) const {
   const int ns = graph_[src].node, nd = graph_[dst].node;
   if (local_index_[src] >= 0 && local_index_[dst] >= 0 && ns == nd) return route_tree(src).to(graph_, dst);
 
-  // Through the fabric. Entry points: the source itself when it is on the fabric tree (a switch or NIC with an
-  // uplink), and every vertex of its machine with an uplink (its NICs), reached inside the machine.
+  // Through the fabric. Entry points: the source itself when it is on the fabric tree (a switch or NIC with
+  // an uplink), and every vertex of its machine with an uplink (its NICs), reached inside the machine.
   struct End {
     Vertex v;
     std::int64_t cost;

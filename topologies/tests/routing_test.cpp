@@ -126,7 +126,9 @@ rails = 8
 nodes_per_leaf = 2
 )"));
   }
-  SUBCASE("three tiers, 8 nodes in 2 pods") { check_all_pairs(whatif(kThreeTier)); }
+  SUBCASE("three tiers, 8 nodes in 2 pods") {
+    check_all_pairs(whatif(kThreeTier));
+  }
   SUBCASE("one NIC per machine, fewer rails than NICs on a PCIe server") {
     check_all_pairs(whatif(R"(
 [[nodes]]
@@ -148,7 +150,9 @@ TEST_CASE("routing: three tiers put pod spines under a core with the oversubscri
   CHECK(t.fabric->core);
   // Same leaf (nodes 0 and 1, rail 0): NIC, leaf, NIC. Same pod, other leaf (node 2): up to the pod spine.
   // Other pod (node 4): through the core, whose uplink carries 16 downlinks x 50 GB/s / 2 per pod.
-  const auto hops = [&](int a, int b) { return static_cast<int>(t.route(t.gpus[a].vertex, t.gpus[b].vertex).edges.size()); };
+  const auto hops = [&](int a, int b) {
+    return static_cast<int>(t.route(t.gpus[a].vertex, t.gpus[b].vertex).edges.size());
+  };
   CHECK(hops(0, 8) == 6);    // GPU-pcisw-NIC-leaf-NIC-pcisw-GPU
   CHECK(hops(0, 16) == 8);   // + leaf-spine, spine-leaf
   CHECK(hops(0, 32) == 10);  // + spine-core, core-spine

@@ -44,8 +44,10 @@ TEST_CASE("anchors: predictions fall inside the published multi-node ranges") {
     CAPTURE(name);
     CHECK(!a["source"].value_or(std::string()).empty());
     topo::Diagnostics diag;
-    const topo::Topology t = topo::load_topology(kSource + "/" + *a["topology"].value<std::string>(), {}, diag);
-    const auto model = models::make_transfer_model("nccl", params, models::NcclEnv::parse(strings(a["nccl_env"])));
+    const topo::Topology t =
+        topo::load_topology(kSource + "/" + *a["topology"].value<std::string>(), {}, diag);
+    const auto model =
+        models::make_transfer_model("nccl", params, models::NcclEnv::parse(strings(a["nccl_env"])));
     sim::Runtime rt(t, *model);
     const std::string workload(*a["workload"].value<std::string_view>());
     std::vector<int> gpus;
@@ -82,6 +84,7 @@ TEST_CASE("anchors: the default parameter set carries NCCL's network latency con
   const char* keys[3] = {"ll_net_hop", "ll128_net_hop", "simple_net_hop"};
   for (int proto = 0; proto < 3; ++proto) {
     CAPTURE(keys[proto]);
-    CHECK(p.coll.net_hop_latency[proto] == parse_duration(*root["latency"][keys[proto]].value<std::string>()));
+    CHECK(p.coll.net_hop_latency[proto] ==
+          parse_duration(*root["latency"][keys[proto]].value<std::string>()));
   }
 }

@@ -43,7 +43,8 @@ class Nvml {
 };
 
 /// Samples the given GPUs each `interval_ms` into `csv_path` until stopped; keeps min/max/mean for a summary.
-/// `gpus[i]` is the NVML index of the i-th GPU and `labels[i]` the index written for it (the global GPU index).
+/// `gpus[i]` is the NVML index of the i-th GPU and `labels[i]` the index written for it (the global GPU
+/// index).
 class NvmlLogger {
  public:
   NvmlLogger(const Nvml& nvml, std::vector<int> gpus, std::vector<int> labels, std::string csv_path,

@@ -354,8 +354,9 @@ Sample Runner::run(const Config& c, int rep) {
   };
 
   world_.barrier();  // every process starts issuing together
-  deadline = std::chrono::steady_clock::now() +
-             std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(o_.timeout_s));
+  deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                             std::chrono::duration<double>(o_.timeout_s));
   s.cpu_start_ns = realtime_ns();
   nvtxRangePushA(range.c_str());
   if (o_.single_thread) {
@@ -415,7 +416,8 @@ Sample Runner::run(const Config& c, int rep) {
         float a = 0, b = 0;
         COMMSIM_CUDA_CHECK(cudaEventElapsedTime(&a, dv.events[total - 1], dv.step_events[2 * k]));
         COMMSIM_CUDA_CHECK(cudaEventElapsedTime(&b, dv.events[total - 1], dv.step_events[2 * k + 1]));
-        rec.timeline.push_back({{"kind", dv.step_kinds[k]}, {"start_us", a * 1000.0}, {"end_us", b * 1000.0}});
+        rec.timeline.push_back(
+            {{"kind", dv.step_kinds[k]}, {"start_us", a * 1000.0}, {"end_us", b * 1000.0}});
       }
     }
     records.push_back(std::move(rec));

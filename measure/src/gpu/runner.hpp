@@ -31,8 +31,8 @@ class Runner {
   Runner(const World& world, std::vector<int> cuda_of, const RunnerOptions& options);
   ~Runner();
   /// One repetition of `c`: warmup + timed iterations back to back, timed per iteration on every GPU's
-  /// stream. Collective over the World: every process calls it for every configuration; the combined Sample is
-  /// complete on rank 0.
+  /// stream. Collective over the World: every process calls it for every configuration; the combined Sample
+  /// is complete on rank 0.
   Sample run(const Config& c, int rep);
 
  private:

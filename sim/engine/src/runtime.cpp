@@ -257,11 +257,11 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   std::vector<KernelInstance> kernels;
   std::map<int, Picoseconds> thread_time;
   // Streams are numbered in order of first use (sid); per-stream state lives in vectors indexed by sid.
-  std::unordered_map<std::uint64_t, int> sid_of;  ///< (gpu, stream) -> sid
-  std::vector<std::pair<int, int>> stream_key;    ///< sid -> (gpu, stream)
-  std::vector<std::deque<int>> streams;           ///< sid -> kernels not yet started, in order
-  std::vector<int> last_enqueued;                 ///< sid -> last kernel enqueued
-  std::unordered_map<std::uint64_t, int> coll_count;  ///< (comm, gpu) -> collectives issued
+  std::unordered_map<std::uint64_t, int> sid_of;                 ///< (gpu, stream) -> sid
+  std::vector<std::pair<int, int>> stream_key;                   ///< sid -> (gpu, stream)
+  std::vector<std::deque<int>> streams;                          ///< sid -> kernels not yet started, in order
+  std::vector<int> last_enqueued;                                ///< sid -> last kernel enqueued
+  std::unordered_map<std::uint64_t, int> coll_count;             ///< (comm, gpu) -> collectives issued
   std::vector<std::vector<int>> gpu_streams(topo_.gpus.size());  ///< gpu -> its sids
   const int total_iterations = program.warmup + program.iterations;
   std::vector<Picoseconds> issue_end(total_iterations, 0);
@@ -553,7 +553,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     queue.pop_front();
     busy[sid] = 1;
     Picoseconds when = kernels[k].ready;
-    if (last_end[sid] != kNever && !kernels[k].marker) when = std::max(when, last_end[sid] + model_.kernel_gap());
+    if (last_end[sid] != kNever && !kernels[k].marker)
+      when = std::max(when, last_end[sid] + model_.kernel_gap());
     q.at(std::max(when, q.now()), [&, k] {
       KernelInstance& ki = kernels[k];
       ki.start = q.now();

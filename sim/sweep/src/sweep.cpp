@@ -32,8 +32,8 @@ namespace {
 namespace fs = std::filesystem;
 using models::TomlFields;
 
-const std::set<std::string> kWorkloads = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
-                                          "alltoall",   "sendrecv",   "p2p"};
+const std::set<std::string> kWorkloads = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
+                                          "reduce",     "alltoall",   "sendrecv",       "p2p"};
 
 std::vector<std::string> string_list(const TomlFields& f, std::string_view key, bool required) {
   std::vector<std::string> out;
@@ -100,7 +100,8 @@ std::vector<std::string> split_csv_line(const std::string& line) {
 }
 
 constexpr const char* kHeader =
-    "point,topology,params,nccl_env,gpus,ngpus,workload,bytes,time_us,algbw_gbps,busbw_gbps,algorithm,protocol,"
+    "point,topology,params,nccl_env,gpus,ngpus,workload,bytes,time_us,algbw_gbps,busbw_gbps,algorithm,"
+    "protocol,"
     "error";
 
 /// One worker's loaded inputs for a (topology, params, knobs) combination.
@@ -118,7 +119,8 @@ SweepSpec SweepSpec::parse(std::string_view text, const std::string& file) {
   top.reject_unknown_keys({"name", "grid", "iterations", "warmup"});
   SweepSpec s;
   s.file = file;
-  s.hash = 1469598103934665603ULL;  // FNV-1a: the same on every machine, so shards can be checked against each other
+  s.hash = 1469598103934665603ULL;  // FNV-1a: the same on every machine, so shards can be checked against
+                                    // each other
   for (unsigned char c : text) s.hash = (s.hash ^ c) * 1099511628211ULL;
   s.name = top.string("name").value_or(fs::path(file).stem().string());
   s.iterations = static_cast<int>(top.integer("iterations").value_or(3));
@@ -130,7 +132,8 @@ SweepSpec SweepSpec::parse(std::string_view text, const std::string& file) {
   TomlFields g(*grid, file, "grid");
   g.reject_unknown_keys({"topologies", "params", "nccl_env", "gpus", "workloads", "sizes"});
   for (const auto& t : string_list(g, "topologies", true)) s.topologies.push_back(resolve(t, file));
-  for (const auto& p : string_list(g, "params", false)) s.params.push_back(p == "default" ? p : resolve(p, file));
+  for (const auto& p : string_list(g, "params", false))
+    s.params.push_back(p == "default" ? p : resolve(p, file));
   if (s.params.empty()) s.params.push_back("default");
   s.gpus = string_list(g, "gpus", false);
   if (s.gpus.empty()) s.gpus.push_back("all");
@@ -152,7 +155,8 @@ SweepSpec SweepSpec::parse(std::string_view text, const std::string& file) {
   }
   if (const toml::node* n = grid->get("nccl_env")) {
     const toml::array* a = n->as_array();
-    if (!a || a->empty()) g.fail("nccl_env", "expected a list of knob lists, e.g. [[], [\"NCCL_ALGO=Ring\"]]");
+    if (!a || a->empty())
+      g.fail("nccl_env", "expected a list of knob lists, e.g. [[], [\"NCCL_ALGO=Ring\"]]");
     for (const auto& set : *a) {
       const toml::array* knobs = set.as_array();
       if (!knobs) g.fail("nccl_env", "expected a list of knob lists, e.g. [[], [\"NCCL_ALGO=Ring\"]]");
@@ -210,17 +214,18 @@ Shard Shard::parse(const std::string& text) {
       const char* y = std::getenv(b);
       return x && y ? std::string(x) + "/" + y : std::string();
     };
-    for (const auto& [a, b] : std::vector<std::pair<const char*, const char*>>{
-             {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT"},
-             {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-             {"PMI_RANK", "PMI_SIZE"},
-             {"SLURM_PROCID", "SLURM_NTASKS"}}) {
+    for (const auto& [a, b] :
+         std::vector<std::pair<const char*, const char*>>{{"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT"},
+                                                          {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                                          {"PMI_RANK", "PMI_SIZE"},
+                                                          {"SLURM_PROCID", "SLURM_NTASKS"}}) {
       t = env(a, b);
       if (!t.empty()) break;
     }
     if (t.empty()) {
       throw UsageError(
-          "--shard auto: no launcher environment found (SLURM_ARRAY_TASK_ID/COUNT, OMPI_COMM_WORLD_RANK/SIZE, "
+          "--shard auto: no launcher environment found (SLURM_ARRAY_TASK_ID/COUNT, "
+          "OMPI_COMM_WORLD_RANK/SIZE, "
           "PMI_RANK/SIZE or SLURM_PROCID/NTASKS); give --shard K/N");
     }
   }
@@ -274,7 +279,8 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
       r.workload = spec.workloads[p.workload];
       r.bytes = spec.sizes[p.size];
       try {
-        const std::size_t key = (p.topology * spec.params.size() + p.params) * spec.nccl_env.size() + p.nccl_env;
+        const std::size_t key =
+            (p.topology * spec.params.size() + p.params) * spec.nccl_env.size() + p.nccl_env;
         if (key != loaded_key) {
           loaded.runtime.reset();
           topo::Diagnostics diag;
@@ -304,9 +310,9 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
         } else {
           const models::CollOp op = parse_coll_op(r.workload);
           prog = collective_program(gpus, op, r.bytes, 0, per_gpu);
-          factor = op == models::CollOp::AllReduce ? 2 * (n - 1) / n
+          factor = op == models::CollOp::AllReduce                                          ? 2 * (n - 1) / n
                    : op == models::CollOp::AllGather || op == models::CollOp::ReduceScatter ? (n - 1) / n
-                                                                                           : 1.0;
+                                                                                            : 1.0;
         }
         prog.iterations = spec.iterations;
         prog.warmup = spec.warmup;
@@ -332,7 +338,8 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
       }
     }
   };
-  const int threads = std::max(1, std::min<int>(jobs, static_cast<int>(std::max<std::size_t>(mine.size(), 1))));
+  const int threads =
+      std::max(1, std::min<int>(jobs, static_cast<int>(std::max<std::size_t>(mine.size(), 1))));
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
@@ -346,7 +353,8 @@ std::string csv_text(const std::string& name, std::uint64_t hash, const Shard& s
                      const std::vector<SweepRow>& rows) {
   std::ostringstream o;
   std::string tag = name;  // one token in the header line
-  std::replace_if(tag.begin(), tag.end(), [](char c) { return c == ' ' || c == ',' || c == '\t'; }, '_');
+  std::replace_if(
+      tag.begin(), tag.end(), [](char c) { return c == ' ' || c == ',' || c == '\t'; }, '_');
   o << "# commsim-sweep name=" << tag << " hash=" << hash << " shard=" << shard.k << "/" << shard.n
     << " points=" << points << "\n"
     << kHeader << "\n";
@@ -384,7 +392,8 @@ std::string merge_sweep_csvs(const std::vector<std::pair<std::string, std::strin
     std::getline(in, first);
     const std::string tag = "# commsim-sweep ";
     if (first.rfind(tag, 0) != 0)
-      throw InputError({file, 1, 1}, "not a commsim sweep CSV (its first line must start with '" + tag + "')");
+      throw InputError({file, 1, 1},
+                       "not a commsim sweep CSV (its first line must start with '" + tag + "')");
     std::map<std::string, std::string> kv;
     std::istringstream fields(first.substr(tag.size()));
     for (std::string f; fields >> f;) {
@@ -401,10 +410,13 @@ std::string merge_sweep_csvs(const std::vector<std::pair<std::string, std::strin
       points = std::atoll(kv["points"].c_str());
     }
     if (kv["hash"] != hash)
-      throw InputError({file, 1, 1}, "comes from a different sweep spec (hash " + kv["hash"] + ", not " + hash + ")");
-    if (nn != n) throw InputError({file, 1, 1}, "is shard " + kv["shard"] + " of a split into " + std::to_string(nn) +
-                                                   " shards, not " + std::to_string(n));
-    if (!shards.insert(k).second) throw InputError({file, 1, 1}, "shard " + std::to_string(k) + " given twice");
+      throw InputError({file, 1, 1},
+                       "comes from a different sweep spec (hash " + kv["hash"] + ", not " + hash + ")");
+    if (nn != n)
+      throw InputError({file, 1, 1}, "is shard " + kv["shard"] + " of a split into " + std::to_string(nn) +
+                                         " shards, not " + std::to_string(n));
+    if (!shards.insert(k).second)
+      throw InputError({file, 1, 1}, "shard " + std::to_string(k) + " given twice");
     std::getline(in, header);
     if (header != kHeader) throw InputError({file, 2, 1}, "unexpected column header");
     int lineno = 2;
@@ -412,7 +424,8 @@ std::string merge_sweep_csvs(const std::vector<std::pair<std::string, std::strin
       ++lineno;
       if (line.empty()) continue;
       const auto c = split_csv_line(line);
-      if (c.size() != 14) throw InputError({file, lineno, 1}, "expected 14 columns, found " + std::to_string(c.size()));
+      if (c.size() != 14)
+        throw InputError({file, lineno, 1}, "expected 14 columns, found " + std::to_string(c.size()));
       SweepRow r;
       try {
         r.index = std::stoull(c[0]);
@@ -433,8 +446,10 @@ std::string merge_sweep_csvs(const std::vector<std::pair<std::string, std::strin
       r.protocol = c[12];
       r.error = c[13];
       if (r.index % static_cast<std::size_t>(n) != static_cast<std::size_t>(k))
-        throw InputError({file, lineno, 1}, "point " + c[0] + " does not belong to shard " + std::to_string(k));
-      if (!seen.insert(r.index).second) throw InputError({file, lineno, 1}, "point " + c[0] + " appears twice");
+        throw InputError({file, lineno, 1},
+                         "point " + c[0] + " does not belong to shard " + std::to_string(k));
+      if (!seen.insert(r.index).second)
+        throw InputError({file, lineno, 1}, "point " + c[0] + " appears twice");
       rows.push_back(std::move(r));
     }
   }
@@ -459,11 +474,16 @@ std::string sweep_html(const std::string& title, const std::vector<SweepRow>& ro
   auto esc = [](const std::string& s) {
     std::string o;
     for (char c : s) {
-      if (c == '<') o += "&lt;";
-      else if (c == '>') o += "&gt;";
-      else if (c == '&') o += "&amp;";
-      else if (c == '"') o += "&quot;";
-      else o += c;
+      if (c == '<')
+        o += "&lt;";
+      else if (c == '>')
+        o += "&gt;";
+      else if (c == '&')
+        o += "&amp;";
+      else if (c == '"')
+        o += "&quot;";
+      else
+        o += c;
     }
     return o;
   };
@@ -473,7 +493,8 @@ std::string sweep_html(const std::string& title, const std::vector<SweepRow>& ro
        "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}"
        "svg{margin:0.5em 1em 1em 0;border:1px solid #ddd}</style></head><body>\n<h1>"
     << esc(title) << "</h1>\n<p>" << rows.size()
-    << " points. Plots: predicted time against size, log-log, one line per parameter set, NCCL knobs and GPU set."
+    << " points. Plots: predicted time against size, log-log, one line per parameter set, NCCL knobs and GPU "
+       "set."
        "</p>\n";
   // One chart per (topology, workload).
   std::map<std::pair<std::string, std::string>, std::map<std::string, std::vector<const SweepRow*>>> charts;
@@ -481,7 +502,8 @@ std::string sweep_html(const std::string& title, const std::vector<SweepRow>& ro
     if (r.error.empty() && r.time_us > 0)
       charts[{r.topology, r.workload}][r.params + " " + r.nccl_env + " gpus=" + r.gpus].push_back(&r);
   }
-  const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+  const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                           "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
   for (const auto& [key, lines] : charts) {
     double x0 = 1e300, x1 = 0, y0 = 1e300, y1 = 0;
     for (const auto& [label, pts] : lines) {
@@ -503,12 +525,12 @@ std::string sweep_html(const std::string& title, const std::vector<SweepRow>& ro
       << "<line x1=\"" << m << "\" y1=\"" << hgt - m << "\" x2=\"" << w - m << "\" y2=\"" << hgt - m
       << "\" stroke=\"#000\"/><line x1=\"" << m << "\" y1=\"" << m << "\" x2=\"" << m << "\" y2=\"" << hgt - m
       << "\" stroke=\"#000\"/>"
-      << "<text x=\"" << m << "\" y=\"" << hgt - m + 16 << "\" font-size=\"10\">" << format_size(
-             static_cast<std::uint64_t>(x0))
-      << "</text><text x=\"" << w - m << "\" y=\"" << hgt - m + 16 << "\" font-size=\"10\" text-anchor=\"end\">"
+      << "<text x=\"" << m << "\" y=\"" << hgt - m + 16 << "\" font-size=\"10\">"
+      << format_size(static_cast<std::uint64_t>(x0)) << "</text><text x=\"" << w - m << "\" y=\""
+      << hgt - m + 16 << "\" font-size=\"10\" text-anchor=\"end\">"
       << format_size(static_cast<std::uint64_t>(x1)) << "</text><text x=\"" << m - 4 << "\" y=\"" << hgt - m
-      << "\" font-size=\"10\" text-anchor=\"end\">" << std::round(y0 * 10) / 10 << "</text><text x=\"" << m - 4
-      << "\" y=\"" << m + 4 << "\" font-size=\"10\" text-anchor=\"end\">" << std::round(y1 * 10) / 10
+      << "\" font-size=\"10\" text-anchor=\"end\">" << std::round(y0 * 10) / 10 << "</text><text x=\""
+      << m - 4 << "\" y=\"" << m + 4 << "\" font-size=\"10\" text-anchor=\"end\">" << std::round(y1 * 10) / 10
       << "</text><text x=\"" << w / 2 << "\" y=\"" << hgt - m + 30
       << "\" font-size=\"10\" text-anchor=\"middle\">size</text><text x=\"12\" y=\"" << hgt / 2
       << "\" font-size=\"10\" transform=\"rotate(-90 12 " << hgt / 2 << ")\">time (us)</text>";
@@ -521,20 +543,21 @@ std::string sweep_html(const std::string& title, const std::vector<SweepRow>& ro
       for (const SweepRow* r : pts)
         h << "<circle cx=\"" << px(static_cast<double>(r->bytes)) << "\" cy=\"" << py(r->time_us)
           << "\" r=\"2.5\" fill=\"" << colour << "\"/>";
-      h << "<text x=\"" << m << "\" y=\"" << hgt + 14 + 20 * li << "\" font-size=\"11\" fill=\"" << colour << "\">"
-        << esc(label) << "</text>";
+      h << "<text x=\"" << m << "\" y=\"" << hgt + 14 + 20 * li << "\" font-size=\"11\" fill=\"" << colour
+        << "\">" << esc(label) << "</text>";
       ++li;
     }
     h << "</svg>\n";
   }
   h << "<table><tr><th>point</th><th>topology</th><th>params</th><th>nccl_env</th><th>gpus</th><th>ngpus</th>"
-       "<th>workload</th><th>bytes</th><th>time_us</th><th>algbw_gbps</th><th>busbw_gbps</th><th>algorithm</th>"
+       "<th>workload</th><th>bytes</th><th>time_us</th><th>algbw_gbps</th><th>busbw_gbps</th><th>algorithm</"
+       "th>"
        "<th>protocol</th><th>error</th></tr>\n";
   char num[64];
   for (const SweepRow& r : rows) {
     h << "<tr><td>" << r.index << "</td><td>" << esc(fs::path(r.topology).filename().string()) << "</td><td>"
-      << esc(r.params) << "</td><td>" << esc(r.nccl_env) << "</td><td>" << esc(r.gpus) << "</td><td>" << r.ngpus
-      << "</td><td>" << r.workload << "</td><td>" << r.bytes << "</td>";
+      << esc(r.params) << "</td><td>" << esc(r.nccl_env) << "</td><td>" << esc(r.gpus) << "</td><td>"
+      << r.ngpus << "</td><td>" << r.workload << "</td><td>" << r.bytes << "</td>";
     for (double v : {r.time_us, r.algbw_gbps, r.busbw_gbps}) {
       std::snprintf(num, sizeof num, "%.4g", v);
       h << "<td>" << num << "</td>";

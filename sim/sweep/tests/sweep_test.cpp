@@ -17,7 +17,8 @@ name = "test sweep"
 iterations = 1
 warmup = 0
 [grid]
-topologies = [")") + COMMSIM_SOURCE_DIR + R"(/topologies/library/real/h200x4.topo"]
+topologies = [")") + COMMSIM_SOURCE_DIR +
+                          R"(/topologies/library/real/h200x4.topo"]
 nccl_env = [[], ["NCCL_PROTO=Simple"]]
 gpus = ["0-3", "0,1"]
 workloads = ["all_reduce", "p2p"]
@@ -38,12 +39,12 @@ TEST_CASE("sweep: the grid is the product of the axes, sizes varying fastest") {
 }
 
 TEST_CASE("sweep: bad specs name the key") {
-  CHECK_THROWS_WITH_AS(SweepSpec::parse("[grid]\ntopologies=[\"a\"]\nworkloads=[\"allreduce\"]\nsizes=[\"1MiB\"]\n",
-                                        "s.toml"),
-                       doctest::Contains("unknown workload 'allreduce'"), InputError);
-  CHECK_THROWS_WITH_AS(SweepSpec::parse("[grid]\ntopologies=[\"a\"]\nworkloads=[\"p2p\"]\nsizes=[\"1024\"]\n",
-                                        "s.toml"),
-                       doctest::Contains("s.toml:4"), InputError);
+  CHECK_THROWS_WITH_AS(
+      SweepSpec::parse("[grid]\ntopologies=[\"a\"]\nworkloads=[\"allreduce\"]\nsizes=[\"1MiB\"]\n", "s.toml"),
+      doctest::Contains("unknown workload 'allreduce'"), InputError);
+  CHECK_THROWS_WITH_AS(
+      SweepSpec::parse("[grid]\ntopologies=[\"a\"]\nworkloads=[\"p2p\"]\nsizes=[\"1024\"]\n", "s.toml"),
+      doctest::Contains("s.toml:4"), InputError);
   CHECK_THROWS_WITH_AS(SweepSpec::parse("[grid]\ntopologies=[\"a\"]\nworkloads=[\"p2p\"]\nsizes=[\"1MiB\"]\n"
                                         "nccl_env=[[\"NCCL_FAST=1\"]]\n",
                                         "s.toml"),
@@ -99,13 +100,14 @@ TEST_CASE("sweep: shards run on several threads merge into the single run's rows
   CHECK(sweep_html("t", merged).find("<svg") != std::string::npos);
 
   SUBCASE("a missing shard, a repeated one or another spec's shard is refused") {
-    CHECK_THROWS_WITH_AS(merge_sweep_csvs({files[0], files[1]}, merged), doctest::Contains("shard(s) 2 of 3 missing"),
-                         UsageError);
+    CHECK_THROWS_WITH_AS(merge_sweep_csvs({files[0], files[1]}, merged),
+                         doctest::Contains("shard(s) 2 of 3 missing"), UsageError);
     CHECK_THROWS_WITH_AS(merge_sweep_csvs({files[0], files[0], files[1]}, merged),
                          doctest::Contains("given twice"), InputError);
     const SweepSpec other = SweepSpec::parse(kSpec + "\n# changed\n", "s.toml");
     auto foreign = files;
     foreign[1].second = sweep_csv(other, Shard{1, 3}, {});
-    CHECK_THROWS_WITH_AS(merge_sweep_csvs(foreign, merged), doctest::Contains("different sweep spec"), InputError);
+    CHECK_THROWS_WITH_AS(merge_sweep_csvs(foreign, merged), doctest::Contains("different sweep spec"),
+                         InputError);
   }
 }

@@ -61,7 +61,8 @@ KernelSpec wait_kernel(int gpu, int stream, std::vector<int> on) {
 /// One collective per rank, each issued by its rank's own thread (one process per GPU). Under PyTorch the
 /// call goes to the NCCL stream (1), which first waits for the compute stream, and costs the framework's
 /// overhead.
-/// One collective call per rank of communicator `comm`, each from its own host thread (`first_thread` + rank).
+/// One collective call per rank of communicator `comm`, each from its own host thread (`first_thread` +
+/// rank).
 void per_rank_collectives(Program& p, const std::vector<int>& gpus, models::CollOp op, std::uint64_t bytes,
                           int root, Framework framework, int comm = 0, int first_thread = 0) {
   const bool torch = framework == Framework::Torch;
@@ -240,10 +241,12 @@ std::vector<std::uint64_t> tensor_pieces(const models::ModelSpec& spec, std::uin
   return pieces;
 }
 
-std::vector<std::vector<int>> rollout_groups(const std::vector<int>& trainers, const std::vector<int>& rollouts) {
+std::vector<std::vector<int>> rollout_groups(const std::vector<int>& trainers,
+                                             const std::vector<int>& rollouts) {
   if (trainers.empty()) throw UsageError("--from names no trainer GPU");
   if (rollouts.size() < trainers.size()) {
-    throw UsageError(std::to_string(trainers.size()) + " trainers need at least as many rollout GPUs (--to has " +
+    throw UsageError(std::to_string(trainers.size()) +
+                     " trainers need at least as many rollout GPUs (--to has " +
                      std::to_string(rollouts.size()) + ")");
   }
   for (int t : trainers) {
@@ -299,8 +302,8 @@ Program broadcast_pieces_program(const std::vector<int>& gpus, const std::vector
   return broadcast_pieces_program(std::vector<std::vector<int>>{gpus}, pieces, framework, thread_per_gpu);
 }
 
-Program copy_engine_program(const std::vector<std::vector<int>>& groups, const std::vector<std::uint64_t>& tensors,
-                            int streams) {
+Program copy_engine_program(const std::vector<std::vector<int>>& groups,
+                            const std::vector<std::uint64_t>& tensors, int streams) {
   if (streams < 1 || streams > 64) throw UsageError("--streams must be between 1 and 64");
   if (tensors.empty()) throw UsageError("nothing to copy");
   Program p;

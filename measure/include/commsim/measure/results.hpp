@@ -45,9 +45,9 @@ struct RankRecord {
 std::string encode_rank_records(const std::vector<RankRecord>& records);
 
 /// Combines the gathered records of every process into `s`: iteration_us[i] is the mean over ranks of
-/// iteration i; rep_time_us is the slowest rank's total over the timed iterations divided by their count (what
-/// nccl-tests reports); timeline lists the ranks in order. Throws Error when a rank is missing or reported twice,
-/// or when ranks timed different numbers of iterations.
+/// iteration i; rep_time_us is the slowest rank's total over the timed iterations divided by their count
+/// (what nccl-tests reports); timeline lists the ranks in order. Throws Error when a rank is missing or
+/// reported twice, or when ranks timed different numbers of iterations.
 void combine_rank_records(const std::vector<std::string>& encoded, int nranks, Sample& s);
 
 /// nccl-tests' bus-bandwidth factor for `workload` over `nranks` ranks.

@@ -100,14 +100,14 @@ struct Route {
   Picoseconds latency = 0;  ///< sum of hop latencies
 };
 
-/// The routes from one vertex to every vertex of its own machine (fabric switches excluded), over that machine's
-/// vertices only: the last edge into each and the routing cost, indexed by the vertex's position in the machine.
-/// A route is rebuilt on demand by walking these edges back to the source.
+/// The routes from one vertex to every vertex of its own machine (fabric switches excluded), over that
+/// machine's vertices only: the last edge into each and the routing cost, indexed by the vertex's position in
+/// the machine. A route is rebuilt on demand by walking these edges back to the source.
 struct RouteTree {
   Vertex src = 0;
-  std::vector<Vertex> vertices;     ///< the machine's vertices, by local index
-  std::vector<Edge> via;            ///< last edge into each vertex, by local index
-  std::vector<std::int64_t> cost;   ///< routing cost, by local index (max: unreachable)
+  std::vector<Vertex> vertices;             ///< the machine's vertices, by local index
+  std::vector<Edge> via;                    ///< last edge into each vertex, by local index
+  std::vector<std::int64_t> cost;           ///< routing cost, by local index (max: unreachable)
   const std::vector<int>* local = nullptr;  ///< global vertex -> local index (the Topology's table)
   /// The route to `dst` inside the machine (empty, zero bandwidth, when unreachable, remote or dst == src).
   Route to(const Graph& g, Vertex dst) const;
@@ -120,8 +120,8 @@ class Topology {
  public:
   Vertex add_vertex(VertexInfo info);
   /// Adds a full-duplex link: one directed edge each way, both with `info`. A network link from a NIC or a
-  /// switch `a` to a switch `b` is a's uplink: the fabric is a tree built bottom-up, and a second uplink of the
-  /// same vertex is an Error.
+  /// switch `a` to a switch `b` is a's uplink: the fabric is a tree built bottom-up, and a second uplink of
+  /// the same vertex is an Error.
   void add_link(Vertex a, Vertex b, const LinkInfo& info);
 
   const Graph& graph() const { return graph_; }
@@ -140,9 +140,9 @@ class Topology {
   std::string pair_code(int src_gpu, int dst_gpu) const;
 
   /// The route from `src` to `dst`: NVLink is preferred over PCIe, PCIe over the CPU interconnect and the
-  /// network, and no route passes through a GPU. Inside a machine it is a shortest route over the machine's own
-  /// vertices; between machines it is the cheapest combination of a route to a NIC of the source machine, the
-  /// unique path through the fabric tree, and a route from a NIC of the destination machine (ties: lowest
+  /// network, and no route passes through a GPU. Inside a machine it is a shortest route over the machine's
+  /// own vertices; between machines it is the cheapest combination of a route to a NIC of the source machine,
+  /// the unique path through the fabric tree, and a route from a NIC of the destination machine (ties: lowest
   /// vertex ids). Deterministic, and independent of the cluster's size apart from the fabric's height.
   /// Unreachable: an empty Route with zero bandwidth.
   Route route(Vertex src, Vertex dst) const;
@@ -151,7 +151,7 @@ class Topology {
 
  private:
   Graph graph_;
-  std::vector<int> local_index_;                ///< vertex -> index among its machine's vertices (-1: fabric)
+  std::vector<int> local_index_;  ///< vertex -> index among its machine's vertices (-1: fabric)
   std::vector<std::vector<Vertex>> node_vertices_;  ///< per machine, its vertices
   /// vertex -> its parent in the fabric tree (NICs and switches; null_vertex() for none). Vertices, not edge
   /// descriptors: those point into edge lists that grow while the topology is built.

@@ -35,8 +35,8 @@ class FlowNetwork {
   std::size_t resource_count() const { return resources_.size(); }
 
   /// Starts a flow of `bytes` over `path` now; `cap` limits its rate (0 = no own limit). `done` runs when the
-  /// last byte has arrived. A flow with no resources and no cap completes at once. The id names the flow until
-  /// it completes; a later flow may reuse it.
+  /// last byte has arrived. A flow with no resources and no cap completes at once. The id names the flow
+  /// until it completes; a later flow may reuse it.
   FlowId start(std::vector<ResourceId> path, double bytes, double cap, Done done);
   /// The same, for a path the caller keeps alive (and unchanged) until the flow completes: no copy. The
   /// simulator's routes live as long as the runtime, so its many flows share them.

@@ -1,5 +1,6 @@
-// `commsim sweep`: a grid of what-ifs (topologies x parameter sets x NCCL knobs x GPU sets x workloads x sizes),
-// run on every core, split into shards for a cluster launcher (Slurm job arrays, MPI), and merged back.
+// `commsim sweep`: a grid of what-ifs (topologies x parameter sets x NCCL knobs x GPU sets x workloads x
+// sizes), run on every core, split into shards for a cluster launcher (Slurm job arrays, MPI), and merged
+// back.
 #pragma once
 
 #include <cstdint>
@@ -15,11 +16,11 @@ struct SweepSpec {
   std::string name;
   std::string file;  ///< where it was read from
   std::vector<std::string> topologies;
-  std::vector<std::string> params;                  ///< "default" or a parameter file
-  std::vector<std::vector<std::string>> nccl_env;   ///< knob sets, each KEY=VALUE...
-  std::vector<std::string> gpus;                    ///< GPU lists ("all", "0-15")
-  std::vector<std::string> workloads;               ///< all_reduce ... alltoall, sendrecv, p2p (first two GPUs)
-  std::vector<std::uint64_t> sizes;                 ///< bytes
+  std::vector<std::string> params;                 ///< "default" or a parameter file
+  std::vector<std::vector<std::string>> nccl_env;  ///< knob sets, each KEY=VALUE...
+  std::vector<std::string> gpus;                   ///< GPU lists ("all", "0-15")
+  std::vector<std::string> workloads;  ///< all_reduce ... alltoall, sendrecv, p2p (first two GPUs)
+  std::vector<std::uint64_t> sizes;    ///< bytes
   int iterations = 3;
   int warmup = 1;
   std::uint64_t hash = 0;  ///< of the file's text: shards of different specs are never merged
@@ -40,13 +41,15 @@ struct SweepPoint {
 SweepPoint sweep_point(const SweepSpec& spec, std::size_t index);
 
 /// Shard `k` of `n` takes the points whose index % n == k. Parses "K/N"; "auto" reads the launcher's
-/// environment (SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, then OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE,
-/// SLURM_PROCID/SLURM_NTASKS). Throws UsageError when it cannot.
+/// environment (SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, then OMPI_COMM_WORLD_RANK/SIZE,
+/// PMI_RANK/PMI_SIZE, SLURM_PROCID/SLURM_NTASKS). Throws UsageError when it cannot.
 struct Shard {
   int k = 0;
   int n = 1;
   static Shard parse(const std::string& text);
-  bool owns(std::size_t index) const { return index % static_cast<std::size_t>(n) == static_cast<std::size_t>(k); }
+  bool owns(std::size_t index) const {
+    return index % static_cast<std::size_t>(n) == static_cast<std::size_t>(k);
+  }
 };
 
 /// One result row.
@@ -58,7 +61,7 @@ struct SweepRow {
   double time_us = 0, algbw_gbps = 0, busbw_gbps = 0;
   std::string algorithm;  ///< collective algorithm, or the P2P transport
   std::string protocol;
-  std::string error;      ///< non-empty when the point failed
+  std::string error;  ///< non-empty when the point failed
 };
 
 /// Runs the shard's points on `jobs` threads; `progress(done, total)` is called after each point (from the

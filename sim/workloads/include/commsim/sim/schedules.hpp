@@ -67,18 +67,19 @@ Program broadcast_pieces_program(const std::vector<int>& gpus, const std::vector
 /// group is its own communicator, driven by its own host thread (one trainer process each), so the pushes run
 /// in parallel and meet only where they share links.
 Program broadcast_pieces_program(const std::vector<std::vector<int>>& groups,
-                                 const std::vector<std::uint64_t>& pieces, Framework framework = Framework::Nccl,
-                                 bool thread_per_gpu = false);
+                                 const std::vector<std::uint64_t>& pieces,
+                                 Framework framework = Framework::Nccl, bool thread_per_gpu = false);
 
-/// Splits `rollouts` among `trainers`: group t is trainers[t] followed by its contiguous share of the rollouts
-/// (shares differ by at most one GPU). Throws UsageError when a trainer is also a rollout GPU, is listed twice,
-/// or there are fewer rollouts than trainers.
-std::vector<std::vector<int>> rollout_groups(const std::vector<int>& trainers, const std::vector<int>& rollouts);
+/// Splits `rollouts` among `trainers`: group t is trainers[t] followed by its contiguous share of the
+/// rollouts (shares differ by at most one GPU). Throws UsageError when a trainer is also a rollout GPU, is
+/// listed twice, or there are fewer rollouts than trainers.
+std::vector<std::vector<int>> rollout_groups(const std::vector<int>& trainers,
+                                             const std::vector<int>& rollouts);
 
 /// The copy-engine push from several trainers: every rollout GPU of group t pulls every tensor from
 /// groups[t][0]; each trainer's engine submits from its own host thread.
-Program copy_engine_program(const std::vector<std::vector<int>>& groups, const std::vector<std::uint64_t>& tensors,
-                            int streams);
+Program copy_engine_program(const std::vector<std::vector<int>>& groups,
+                            const std::vector<std::uint64_t>& tensors, int streams);
 
 /// A P2P transfer engine's push: for every tensor and rollout GPU one cudaMemcpyPeerAsync pulling from
 /// `from`, spread round-robin over `streams` copy streams per rollout GPU, submitted by one host thread.
