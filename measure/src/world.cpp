@@ -92,21 +92,18 @@ std::string World::bcast(std::string s, int root) const {
 }
 
 int World::max(int v) const {
-#ifdef COMMSIM_MEASURE_MPI
-  if (mpi_) {
-    int out = v;
-    MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return out;
-  }
-#endif
-  return v;
+  return allreduce(v, true);
 }
 
 int World::min(int v) const {
+  return allreduce(v, false);
+}
+
+int World::allreduce([[maybe_unused]] int v, [[maybe_unused]] bool take_max) const {
 #ifdef COMMSIM_MEASURE_MPI
   if (mpi_) {
     int out = v;
-    MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&v, &out, 1, MPI_INT, take_max ? MPI_MAX : MPI_MIN, MPI_COMM_WORLD);
     return out;
   }
 #endif

@@ -39,6 +39,7 @@ class World {
   void abort(int code) const;
 
  private:
+  int allreduce(int v, bool take_max) const;
   bool mpi_ = false;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::string host_;
