@@ -119,6 +119,15 @@ std::vector<std::uint64_t> sizes(const Options& o) {
   return out;
 }
 
+/// Every process's JSON array, concatenated in rank order on rank 0 (empty elsewhere).
+nlohmann::json gather_arrays(const World& world, const nlohmann::json& mine) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const std::string& part : world.gather(mine.dump())) {
+    for (const auto& item : nlohmann::json::parse(part)) all.push_back(item);
+  }
+  return all;
+}
+
 /// GPU-vs-CPU clock drift over `seconds` for this process's GPUs (global indices `gpus`, CUDA devices
 /// `cuda`), gathered from every process, in parts per million (positive: the GPU clock runs fast).
 nlohmann::json drift_check(const World& world, const std::vector<int>& gpus, const std::vector<int>& cuda,
@@ -143,11 +152,7 @@ nlohmann::json drift_check(const World& world, const std::vector<int>& gpus, con
                    {"window_s", cpu_ns / 1e9},
                    {"drift_ppm", (gpu_ns - cpu_ns) / cpu_ns * 1e6}});
   }
-  nlohmann::json all = nlohmann::json::array();
-  for (const std::string& part : world.gather(out.dump())) {
-    for (const auto& g : nlohmann::json::parse(part)) all.push_back(g);
-  }
-  return all;
+  return gather_arrays(world, out);
 }
 
 class Progress {
@@ -460,11 +465,7 @@ int run(const Options& o, const World& world, int argc, char** argv) {
   guard.join();
   if (o.drift_seconds > 0) meta["clock_drift_end"] = drift_check(world, own, own_cuda, o.drift_seconds);
   logger.stop();
-  nlohmann::json nvml_summary = nlohmann::json::array();
-  for (const std::string& part : world.gather(logger.summary().dump())) {
-    for (const auto& g : nlohmann::json::parse(part)) nvml_summary.push_back(g);
-  }
-  meta["nvml_summary"] = nvml_summary;
+  meta["nvml_summary"] = gather_arrays(world, logger.summary());
   if (!writer) return failures > 0 ? 6 : 0;
   // Transports NCCL chose, from its INFO log.
   nlohmann::json transports = nlohmann::json::array();

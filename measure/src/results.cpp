@@ -71,13 +71,6 @@ void combine_rank_records(const std::vector<std::string>& encoded, int nranks, S
   }
 }
 
-double busbw_factor(const std::string& w, int n) {
-  const double nn = n;
-  if (w == "all_reduce") return 2 * (nn - 1) / nn;
-  if (w == "all_gather" || w == "reduce_scatter" || w == "alltoall") return (nn - 1) / nn;
-  return 1.0;
-}
-
 ResultStore::ResultStore(std::string dir, bool resume) : dir_(std::move(dir)) {
   std::error_code ec;
   fs::create_directories(dir_, ec);

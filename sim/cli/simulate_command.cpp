@@ -9,7 +9,6 @@
 #include <functional>
 #include <iostream>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -243,17 +242,10 @@ void run_pipeline(const SimOptions& o, sim::ResultTable& table, int n,
   }
 }
 
-/// Machines the GPUs live on.
-std::size_t machines_of(const topo::Topology& t, const std::vector<int>& gpus) {
-  std::set<int> nodes;
-  for (int g : gpus) nodes.insert(t.gpus.at(g).node);
-  return nodes.size();
-}
-
 /// --launch: auto is one host thread for all GPUs (nccl-tests -g N) inside one machine, and one process per
 /// GPU (mpirun -np N) across machines, where one thread cannot drive them all.
 bool thread_per_gpu(const SimOptions& o, const topo::Topology& t, const std::vector<int>& gpus) {
-  const std::size_t machines = machines_of(t, gpus);
+  const std::size_t machines = sim::machine_count(t, gpus);
   if (o.launch == "single-thread" && machines > 1) {
     throw UsageError("--launch single-thread: one host thread cannot drive GPUs on " +
                      std::to_string(machines) +
@@ -314,7 +306,7 @@ void run_weight_sync(const SimOptions& o, sim::ResultTable& table, const models:
     // Groups that span machines are driven by one process per GPU (a host thread cannot reach another
     // machine).
     bool spans = false;
-    for (const auto& g : groups) spans = spans || machines_of(topology, g) > 1;
+    for (const auto& g : groups) spans = spans || sim::machine_count(topology, g) > 1;
     sim::Program p = sim::broadcast_pieces_program(groups, pieces, framework, spans);
     p.warmup = 0;  // one push from idle GPUs: total_transfer_time runs from the first call to the last byte
     p.iterations = 1;
@@ -414,11 +406,10 @@ void run_grad_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime& r
   const double base = cases.back().time_us;
   for (const Case& c : cases) {
     const double algbw = static_cast<double>(spec.bytes()) / (c.time_us * 1e3);
-    const double nr = c.ngpus;
     table.rows.push_back({c.name, c.topology, spec.name, std::int64_t{c.ngpus},
                           static_cast<std::int64_t>(buckets.size()), static_cast<std::int64_t>(bucket),
                           static_cast<std::int64_t>(spec.bytes()), c.time_us, algbw,
-                          algbw * 2 * (nr - 1) / nr, base / c.time_us});
+                          algbw * models::busbw_factor("all_reduce", c.ngpus), base / c.time_us});
   }
 }
 
@@ -517,8 +508,7 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     table.metadata["gpus"] = gpus;
     table.metadata["launch"] = per_gpu ? "thread-per-gpu" : "single-thread";
     // nccl-tests busbw: algbw for sendrecv, algbw x (n-1)/n for alltoall.
-    const double factor =
-        alltoall ? static_cast<double>(gpus.size() - 1) / static_cast<double>(gpus.size()) : 1.0;
+    const double factor = models::busbw_factor(workload, static_cast<int>(gpus.size()));
     Progress progress(sizes.size());
     for (std::uint64_t bytes : sizes) {
       add_row({}, bytes,
@@ -557,11 +547,7 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     const models::CollOp op = sim::parse_coll_op(workload);
     const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
     const bool per_gpu = thread_per_gpu(o, topology, gpus);
-    const double nr = static_cast<double>(gpus.size());
-    const double factor = op == models::CollOp::AllReduce ? 2 * (nr - 1) / nr
-                          : op == models::CollOp::AllGather || op == models::CollOp::ReduceScatter
-                              ? (nr - 1) / nr
-                              : 1.0;
+    const double factor = models::busbw_factor(workload, static_cast<int>(gpus.size()));
     table.columns = {"bytes", "time_us",   "algbw_gbps", "busbw_gbps",
                      "ngpus", "algorithm", "protocol",   "channels"};
     table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};

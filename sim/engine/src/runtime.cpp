@@ -520,7 +520,6 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
       int remaining;
     };
     auto pending = std::make_shared<Pending>(Pending{group, static_cast<int>(plan.flows.size())});
-    auto remaining = std::shared_ptr<int>(pending, &pending->remaining);
     auto finish = [&, pending, recorded, record, start] {
       if (--pending->remaining > 0) return;
       if (recorded) result.collectives[record].end = q.now();
@@ -528,9 +527,9 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
       for (int k : pending->group) kernel_op_done(k);
     };
     const std::vector<int>& gpus = program.comms[comm].gpus;
-    q.after(plan.latency, [&, finish, remaining, plan_ptr = &plan, gpus_ptr = &gpus] {
+    q.after(plan.latency, [&, finish, pending, plan_ptr = &plan, gpus_ptr = &gpus] {
       if (plan_ptr->flows.empty()) {
-        *remaining = 1;
+        pending->remaining = 1;
         finish();
         return;
       }

@@ -104,9 +104,8 @@ constexpr const char* kHeader =
     "protocol,"
     "error";
 
-/// One worker's loaded inputs for a (topology, params, knobs) combination.
+/// One worker's model and runtime for a (topology, params, knobs) combination.
 struct Loaded {
-  topo::Topology topology;
   std::unique_ptr<models::TransferModel> model;
   std::unique_ptr<Runtime> runtime;
 };
@@ -255,10 +254,11 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
   std::vector<models::ModelParams> params;
   for (const auto& p : spec.params)
     params.push_back(p == "default" ? models::ModelParams::defaults() : models::ModelParams::load(p));
-  std::vector<int> gpu_count;
+  // Topologies are read-only while simulating (routing keeps no state), so the workers share them.
+  std::vector<topo::Topology> topologies;
   for (const auto& t : spec.topologies) {
     topo::Diagnostics diag;
-    gpu_count.push_back(static_cast<int>(topo::load_topology(t, {}, diag).gpus.size()));
+    topologies.push_back(topo::load_topology(t, {}, diag));
   }
   std::vector<SweepRow> rows(mine.size());
   std::atomic<std::size_t> next{0}, done{0};
@@ -281,23 +281,18 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
       try {
         const std::size_t key =
             (p.topology * spec.params.size() + p.params) * spec.nccl_env.size() + p.nccl_env;
+        const topo::Topology& topology = topologies[p.topology];
         if (key != loaded_key) {
           loaded.runtime.reset();
-          topo::Diagnostics diag;
-          loaded.topology = topo::load_topology(r.topology, {}, diag);
           loaded.model = models::make_transfer_model("nccl", params[p.params],
                                                      models::NcclEnv::parse(spec.nccl_env[p.nccl_env]));
-          loaded.runtime = std::make_unique<Runtime>(loaded.topology, *loaded.model);
+          loaded.runtime = std::make_unique<Runtime>(topology, *loaded.model);
           loaded_key = key;
         }
-        const std::vector<int> gpus = parse_gpu_list(r.gpus, gpu_count[p.topology]);
+        const std::vector<int> gpus = parse_gpu_list(r.gpus, static_cast<int>(topology.gpus.size()));
         r.ngpus = static_cast<int>(gpus.size());
-        std::set<int> machines;
-        for (int g : gpus) machines.insert(loaded.topology.gpus.at(g).node);
-        const bool per_gpu = machines.size() > 1;  // one process per GPU across machines, as --launch auto
+        const bool per_gpu = machine_count(topology, gpus) > 1;  // one process per GPU, as --launch auto
         Program prog;
-        double factor = 1;
-        const double n = r.ngpus;
         if (r.workload == "p2p") {
           if (gpus.size() < 2) throw UsageError("p2p needs two GPUs in the list");
           prog = p2p_program(gpus[0], gpus[1], r.bytes);
@@ -306,20 +301,15 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
           prog = sendrecv_program(gpus, r.bytes, per_gpu);
         } else if (r.workload == "alltoall") {
           prog = alltoall_program(gpus, r.bytes, per_gpu);
-          factor = (n - 1) / n;
         } else {
-          const models::CollOp op = parse_coll_op(r.workload);
-          prog = collective_program(gpus, op, r.bytes, 0, per_gpu);
-          factor = op == models::CollOp::AllReduce                                          ? 2 * (n - 1) / n
-                   : op == models::CollOp::AllGather || op == models::CollOp::ReduceScatter ? (n - 1) / n
-                                                                                            : 1.0;
+          prog = collective_program(gpus, parse_coll_op(r.workload), r.bytes, 0, per_gpu);
         }
         prog.iterations = spec.iterations;
         prog.warmup = spec.warmup;
         const RunResult res = loaded.runtime->run(prog);
         r.time_us = static_cast<double>(res.per_iteration) / 1e6;
         r.algbw_gbps = r.time_us > 0 ? static_cast<double>(r.bytes) / (r.time_us * 1e3) : 0;
-        r.busbw_gbps = r.algbw_gbps * factor;
+        r.busbw_gbps = r.algbw_gbps * models::busbw_factor(r.workload, r.ngpus);
         if (!res.collectives.empty()) {
           r.algorithm = models::algorithm_name(res.collectives.front().algorithm);
           r.protocol = models::protocol_name(res.collectives.front().protocol);

@@ -40,6 +40,12 @@ std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max
   return out;
 }
 
+std::size_t machine_count(const topo::Topology& topology, const std::vector<int>& gpus) {
+  std::set<int> nodes;
+  for (int g : gpus) nodes.insert(topology.gpus.at(g).node);
+  return nodes.size();
+}
+
 std::vector<int> parse_gpu_list(std::string_view spec, int gpu_count) {
   std::vector<int> out;
   std::string s(spec);

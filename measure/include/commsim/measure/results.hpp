@@ -13,6 +13,7 @@
 
 #include "commsim/measure/plan.hpp"
 #include "commsim/measure/stats.hpp"
+#include "commsim/models/transfer.hpp"
 
 namespace commsim::measure {
 
@@ -50,8 +51,8 @@ std::string encode_rank_records(const std::vector<RankRecord>& records);
 /// reported twice, or when ranks timed different numbers of iterations.
 void combine_rank_records(const std::vector<std::string>& encoded, int nranks, Sample& s);
 
-/// nccl-tests' bus-bandwidth factor for `workload` over `nranks` ranks.
-double busbw_factor(const std::string& workload, int nranks);
+/// nccl-tests' bus-bandwidth factor (the simulator's own, so both sides report the same busbw).
+using models::busbw_factor;
 
 class ResultStore {
  public:

@@ -26,6 +26,9 @@ enum class CollOp { AllReduce, AllGather, ReduceScatter, Broadcast, Reduce };
 /// Collective algorithms commsim models (NVLS, CollNet and PAT are off or absent on the modelled machines).
 enum class Algorithm { Ring, Tree };
 const char* coll_op_name(CollOp op);  ///< "all_reduce", as nccl-tests and commsim name them
+/// nccl-tests' bus-bandwidth factor for `workload` (a collective's name, alltoall, sendrecv, p2p) over
+/// `nranks`: 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and alltoall, 1 otherwise.
+double busbw_factor(std::string_view workload, int nranks);
 const char* algorithm_name(Algorithm a);
 
 /// Link classes whose usable fraction of peak a model decides.

@@ -21,6 +21,10 @@ std::uint64_t parse_size_flag(const std::string& flag, const std::string& value)
 /// "0-7,12", "all": GPU indices, checked against the topology's GPU count. Throws UsageError.
 std::vector<int> parse_gpu_list(std::string_view spec, int gpu_count);
 
+/// How many machines the GPUs live on (more than one: no host thread can drive them all, so NCCL runs one
+/// process per GPU, as under mpirun).
+std::size_t machine_count(const topo::Topology& topology, const std::vector<int>& gpus);
+
 enum class ExchangeMode { Sequential, Overlapped, Batched };
 ExchangeMode parse_exchange_mode(std::string_view name);
 const char* exchange_mode_name(ExchangeMode m);
