@@ -30,6 +30,10 @@ struct Comparison {
   int runs = 0;        ///< how many runs the median is of
   double spread = 0;   ///< (max - min) / median of the measured runs
   std::string source;  ///< file:line of the first row
+  /// commsim-measure's --timing (measure/README.md, "Timing"): "pipelined" (as nccl-tests), "per-op", or
+  /// "per-iteration" (a CUDA event between iterations; every run before the option existed). Empty:
+  /// nccl-tests.
+  std::string timing;
 
   double error() const { return (predicted_us - measured_us) / measured_us; }  ///< signed, relative
   std::string label() const;                                                   ///< "sendrecv gpus 0,1"
