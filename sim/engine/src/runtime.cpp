@@ -3,6 +3,7 @@
 #include "commsim/sim/runtime.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -156,10 +157,11 @@ struct KernelInstance {
   Picoseconds end = -1;
   int pending = 0;
   bool shared = false;
-  bool marker = false;    ///< a pure stream wait: no gap, no trace
-  int coll_seq = -1;      ///< the k-th collective of this GPU on its communicator
-  int sid = -1;           ///< its (GPU, stream), numbered in order of first use
-  std::vector<int> deps;  ///< kernels (of other streams) that must end first
+  bool marker = false;  ///< a pure stream wait: no gap, no trace
+  int coll_seq = -1;    ///< the k-th collective of this GPU on its communicator
+  int sid = -1;         ///< its (GPU, stream), numbered in order of first use
+  int deps_at = 0;      ///< its dependencies: kernels (of other streams) that must end first, as
+  int deps_count = 0;   ///< deps_pool[deps_at, deps_at + deps_count) (one pool: millions of kernels)
 };
 
 std::uint64_t pair_key(int a, int b) {
@@ -173,6 +175,23 @@ bool is_marker(const KernelSpec& k) {
 struct Posted {
   int kernel;
   int op;
+};
+
+/// Posts waiting on one (communicator, src, dst), oldest first.
+struct PostKey {
+  int comm, src, dst;
+  bool operator==(const PostKey& o) const { return comm == o.comm && src == o.src && dst == o.dst; }
+};
+struct PostKeyHash {
+  std::size_t operator()(const PostKey& k) const {
+    return std::hash<std::uint64_t>()((static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.comm)) << 40) ^
+                                      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.src)) << 20) ^
+                                      static_cast<std::uint32_t>(k.dst));
+  }
+};
+struct PostQueue {
+  std::vector<Posted> items;
+  std::size_t head = 0;
 };
 
 }  // namespace
@@ -255,6 +274,13 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   // Host threads issue every iteration's launches back to back; kernels become ready after the launch
   // latency.
   std::vector<KernelInstance> kernels;
+  std::vector<int> deps_pool;  ///< KernelInstance dependencies
+  {
+    std::size_t per_iteration = 0;
+    for (const LaunchSpec& l : program.launches) per_iteration += l.kernels.size();
+    kernels.reserve(per_iteration *
+                    static_cast<std::size_t>(std::max(0, program.warmup + program.iterations)));
+  }
   std::map<int, Picoseconds> thread_time;
   // Streams are numbered in order of first use (sid); per-stream state lives in vectors indexed by sid.
   std::unordered_map<std::uint64_t, int> sid_of;                 ///< (gpu, stream) -> sid
@@ -263,6 +289,11 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   std::vector<int> last_enqueued;                                ///< sid -> last kernel enqueued
   std::unordered_map<std::uint64_t, int> coll_count;             ///< (comm, gpu) -> collectives issued
   std::vector<std::vector<int>> gpu_streams(topo_.gpus.size());  ///< gpu -> its sids
+  std::vector<std::vector<int>> sorted_members;  ///< per communicator, its GPUs in order (membership tests)
+  for (const CommSpec& c : program.comms) {
+    sorted_members.push_back(c.gpus);
+    std::sort(sorted_members.back().begin(), sorted_members.back().end());
+  }
   const int total_iterations = program.warmup + program.iterations;
   std::vector<Picoseconds> issue_end(total_iterations, 0);
   for (int it = 0; it < total_iterations; ++it) {
@@ -305,7 +336,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
         ki.shared = has_send && has_recv;
         if (k.collective) {
           const auto& members = program.comms[k.comm].gpus;
-          if (std::find(members.begin(), members.end(), k.gpu) == members.end()) {
+          const auto& sorted = sorted_members[k.comm];
+          if (!std::binary_search(sorted.begin(), sorted.end(), k.gpu)) {
             throw UsageError("GPU " + std::to_string(k.gpu) +
                              " issues a collective on a communicator it is not in");
           }
@@ -315,7 +347,11 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
         }
         for (int ws : k.wait_streams) {
           auto le = sid_of.find(pair_key(k.gpu, ws));
-          if (le != sid_of.end()) ki.deps.push_back(last_enqueued[le->second]);
+          if (le != sid_of.end()) {
+            if (ki.deps_count == 0) ki.deps_at = static_cast<int>(deps_pool.size());
+            deps_pool.push_back(last_enqueued[le->second]);
+            ++ki.deps_count;
+          }
         }
         const int id = static_cast<int>(kernels.size());
         auto [sit, fresh] = sid_of.try_emplace(pair_key(k.gpu, k.stream), static_cast<int>(streams.size()));
@@ -344,9 +380,13 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   std::vector<char> busy(streams.size(), 0);
   constexpr Picoseconds kNever = std::numeric_limits<Picoseconds>::min();
   std::vector<Picoseconds> last_end(streams.size(), kNever);  ///< sid -> end of its last non-marker kernel
-  // Pending posts per (comm, src, dst): sends waiting for receives and receives waiting for sends.
-  std::map<std::tuple<int, int, int>, std::deque<Posted>> sends, recvs;
-  std::map<std::tuple<int, int, std::uint64_t, bool>, models::TransferPlan> plans;
+  // Pending posts per (comm, src, dst): sends waiting for receives and receives waiting for sends. A key
+  // lives only while posts wait on it (an all-to-all over 1,024 GPUs has a million keys, each used once).
+  std::unordered_map<PostKey, PostQueue, PostKeyHash> sends, recvs;
+  // Plans depend on the pair only through what the model sees of it (PairInfo): pairs alike share a plan.
+  std::map<std::tuple<int, std::uint64_t, bool, int, int, double, bool, bool, Picoseconds, double>,
+           models::TransferPlan>
+      plans;
 
   std::function<void(int)> try_start;
   std::function<void(int)> kernel_op_done = [&](int k) {
@@ -409,7 +449,9 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     }
     const models::PairInfo& info = pair(src, dst);
     const bool shared = sk.shared || kernels[r.kernel].shared;
-    auto pk = std::make_tuple(comm, src * n_gpus + dst, bytes, shared);
+    auto pk =
+        std::make_tuple(comm, bytes, shared, static_cast<int>(info.path), info.nvlinks, info.nvlink_bandwidth,
+                        info.same_node, info.tcp, info.path_latency, info.route_bandwidth);
     auto pit = plans.find(pk);
     if (pit == plans.end()) pit = plans.emplace(pk, model_.plan(bytes, info, comms[comm], shared)).first;
     const models::TransferPlan& plan = pit->second;
@@ -448,19 +490,20 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     const bool is_send = op.kind == OpSpec::Kind::Send;
     const int src = is_send ? ki.spec->gpu : op.peer;
     const int dst = is_send ? op.peer : ki.spec->gpu;
-    const auto key = std::make_tuple(ki.spec->comm, src, dst);
-    auto& mine = is_send ? sends[key] : recvs[key];
-    auto& theirs = is_send ? recvs[key] : sends[key];
-    if (!theirs.empty()) {
-      const Posted other = theirs.front();
-      theirs.pop_front();
+    const PostKey key{ki.spec->comm, src, dst};
+    auto& theirs = is_send ? recvs : sends;
+    auto it = theirs.find(key);
+    if (it != theirs.end()) {
+      PostQueue& pq = it->second;
+      const Posted other = pq.items[pq.head++];
+      if (pq.head == pq.items.size()) theirs.erase(it);
       if (is_send) {
         begin_transfer({k, op_index}, other);
       } else {
         begin_transfer(other, {k, op_index});
       }
     } else {
-      mine.push_back({k, op_index});
+      (is_send ? sends : recvs)[key].items.push_back({k, op_index});
     }
   };
 
@@ -546,7 +589,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     auto& queue = streams[sid];
     if (busy[sid] || queue.empty()) return;
     const int k = queue.front();
-    for (int d : kernels[k].deps) {
+    for (int i = 0; i < kernels[k].deps_count; ++i) {
+      const int d = deps_pool[kernels[k].deps_at + i];
       if (kernels[d].end < 0) return;  // woken again when that kernel ends
     }
     queue.pop_front();
@@ -592,7 +636,39 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   for (std::size_t i = 0; i < by_key.size(); ++i) by_key[i] = static_cast<int>(i);
   std::sort(by_key.begin(), by_key.end(), [&](int a, int b) { return stream_key[a] < stream_key[b]; });
   for (int sid : by_key) try_start(sid);
-  result.events = q.run();
+  if (hooks_.cancel || hooks_.progress) {
+    // Poll every 4,096 events: cheap next to the events themselves, and well under a millisecond apart.
+    const auto wall_start = std::chrono::steady_clock::now();
+    auto last_report = wall_start;
+    auto poll = [&] {
+      if (hooks_.cancel && hooks_.cancel->load(std::memory_order_relaxed)) return false;
+      if (hooks_.progress) {
+        const auto now = std::chrono::steady_clock::now();
+        if (std::chrono::duration<double>(now - last_report).count() >= hooks_.progress_interval_s) {
+          last_report = now;
+          RunProgress p;
+          p.now = q.now();
+          p.events = q.events_run();
+          p.flows = result.flows;
+          p.active_flows = net.active_flows();
+          p.wall_seconds = std::chrono::duration<double>(now - wall_start).count();
+          hooks_.progress(p);
+        }
+      }
+      return true;
+    };
+    result.events = q.run(poll, 4096);
+    if (!q.empty()) {
+      throw Interrupted("interrupted at " + std::to_string(static_cast<double>(q.now()) / 1e6) +
+                        " us of simulated time, after " + std::to_string(result.events) + " events and " +
+                        std::to_string(result.flows) + " flows");
+    }
+  } else {
+    result.events = q.run();
+  }
+  result.recomputations = net.recomputations();
+  result.solved_flows = net.solved_flows();
+  result.flow_classes = net.coalesced_flows();
 
   // Anything left means a send or receive without a partner: report who waits on what.
   std::ostringstream waits;
@@ -604,7 +680,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
           << "' (iteration " << ki.iteration << ")";
     if (ki.start < 0) {
       bool dep_waiting = false;
-      for (int d : ki.deps) dep_waiting = dep_waiting || kernels[d].end < 0;
+      for (int i = 0; i < ki.deps_count; ++i)
+        dep_waiting = dep_waiting || kernels[deps_pool[ki.deps_at + i]].end < 0;
       waits << (dep_waiting ? " never started: it waits for another stream of its GPU that did not finish"
                             : " never started: an earlier kernel on its stream did not finish");
       continue;
@@ -624,8 +701,11 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
       continue;
     }
     for (const auto* table : {&sends, &recvs}) {
-      for (const auto& [key, list] : *table) {
-        for (const Posted& p : list) {
+      std::map<std::tuple<int, int, int>, const PostQueue*> sorted;  // in (comm, src, dst) order
+      for (const auto& [k, list] : *table) sorted[{k.comm, k.src, k.dst}] = &list;
+      for (const auto& [key, list] : sorted) {
+        for (std::size_t i = list->head; i < list->items.size(); ++i) {
+          const Posted& p = list->items[i];
           if (&kernels[p.kernel] != &ki) continue;
           const bool is_send = table == &sends;
           waits << (is_send ? " waits for GPU " : " waits for a send from GPU ")
