@@ -436,6 +436,51 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     return pc.p2p;
   };
 
+  // In-flight transfers and collectives live in slots (reused); completion callbacks carry a slot number
+  // and a reference, so they fit std::function's inline storage: no allocation per flow.
+  struct TransferState {
+    Posted s{}, r{};
+    int src = 0, dst = 0;
+    int remaining = 0;  ///< parts still moving
+    bool recorded = false;
+    std::size_t record = 0;
+    std::uint64_t bytes = 0;
+    Picoseconds start = 0;
+    const models::TransferPlan* plan = nullptr;
+    const std::vector<int>* path = nullptr;
+  };
+  std::vector<TransferState> transfers;
+  std::vector<int> free_transfers;
+  auto finish_transfer = [&](int t) {
+    TransferState& ts = transfers[t];
+    if (--ts.remaining > 0) return;
+    const TransferState done = ts;
+    free_transfers.push_back(t);
+    if (done.recorded) result.ops[done.record].end = q.now();
+    note_moving(kernels[done.s.kernel].iteration, done.src, done.start);
+    note_moving(kernels[done.s.kernel].iteration, done.dst, done.start);
+    if (trace) {
+      trace->span(done.src, "send to GPU" + std::to_string(done.dst), "send " + format_size(done.bytes),
+                  done.start, q.now());
+    }
+    kernel_op_done(done.s.kernel);
+    kernel_op_done(done.r.kernel);
+  };
+  // A channel part has arrived: the transfer ends after the part's fixed overhead.
+  auto part_done = [&](int t, int part) {
+    q.after(transfers[t].plan->parts[part].overhead, [&finish_transfer, t] { finish_transfer(t); });
+  };
+  auto start_parts = [&](int t) {
+    const TransferState& ts = transfers[t];
+    const models::TransferPlan& plan = *ts.plan;
+    for (std::size_t i = 0; i < plan.parts.size(); ++i) {
+      ++result.flows;
+      const int part = static_cast<int>(i);
+      net.start_on(*ts.path, plan.parts[i].wire_bytes, plan.channel_rate,
+                   [&part_done, t, part] { part_done(t, part); });
+    }
+  };
+
   auto begin_transfer = [&](Posted s, Posted r) {
     const KernelInstance& sk = kernels[s.kernel];
     const OpSpec& op = sk.spec->ops[s.op];
@@ -455,33 +500,31 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     auto pit = plans.find(pk);
     if (pit == plans.end()) pit = plans.emplace(pk, model_.plan(bytes, info, comms[comm], shared)).first;
     const models::TransferPlan& plan = pit->second;
-    const std::vector<int>* path = &route(src, dst, plan.transport);
-    const Picoseconds start = q.now();
-    if (kernels[s.kernel].iteration == program.warmup) {
-      result.ops.push_back({src, dst, bytes, plan.transport, plan.protocol, plan.channels, start, 0});
+    TransferState ts;
+    ts.s = s;
+    ts.r = r;
+    ts.src = src;
+    ts.dst = dst;
+    ts.bytes = bytes;
+    ts.plan = &plan;
+    ts.path = &route(src, dst, plan.transport);
+    ts.start = q.now();
+    ts.remaining = static_cast<int>(plan.parts.size());
+    ts.recorded = kernels[s.kernel].iteration == program.warmup;
+    if (ts.recorded) {
+      result.ops.push_back({src, dst, bytes, plan.transport, plan.protocol, plan.channels, ts.start, 0});
     }
-    const std::size_t record = result.ops.size() - 1;
-    const bool recorded = kernels[s.kernel].iteration == program.warmup;
-    auto remaining = std::make_shared<int>(static_cast<int>(plan.parts.size()));
-    auto finish = [&, s, r, src, dst, start, remaining, recorded, record, bytes] {
-      if (--*remaining > 0) return;
-      if (recorded) result.ops[record].end = q.now();
-      note_moving(kernels[s.kernel].iteration, src, start);
-      note_moving(kernels[s.kernel].iteration, dst, start);
-      if (trace) {
-        trace->span(src, "send to GPU" + std::to_string(dst), "send " + format_size(bytes), start, q.now());
-      }
-      kernel_op_done(s.kernel);
-      kernel_op_done(r.kernel);
-    };
-    q.after(plan.base_latency, [&, path, finish, plan_ptr = &plan] {
-      for (const models::ChannelPart& part : plan_ptr->parts) {
-        ++result.flows;
-        const Picoseconds overhead = part.overhead;
-        net.start_on(*path, part.wire_bytes, plan_ptr->channel_rate,
-                     [&q, overhead, finish] { q.after(overhead, finish); });
-      }
-    });
+    ts.record = result.ops.size() - 1;
+    int t;
+    if (!free_transfers.empty()) {
+      t = free_transfers.back();
+      free_transfers.pop_back();
+      transfers[t] = ts;
+    } else {
+      t = static_cast<int>(transfers.size());
+      transfers.push_back(ts);
+    }
+    q.after(plan.base_latency, [&start_parts, t] { start_parts(t); });
   };
 
   auto post = [&](int k, int op_index) {
@@ -530,6 +573,40 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   // Collectives: the k-th collective of every rank of a communicator meets; then the model's plan runs.
   std::map<std::pair<int, int>, std::vector<int>> rendezvous;  ///< (comm, seq) -> kernels arrived
   std::map<std::tuple<int, int, std::uint64_t, int>, models::CollectivePlan> coll_plans;
+  struct CollState {
+    std::vector<int> group;
+    int remaining = 0;  ///< flows still moving
+    bool recorded = false;
+    std::size_t record = 0;
+    Picoseconds start = 0;
+    const models::CollectivePlan* plan = nullptr;
+    int comm = 0;
+  };
+  std::vector<CollState> colls;
+  std::vector<int> free_colls;
+  auto finish_coll = [&](int c_id) {
+    if (--colls[c_id].remaining > 0) return;
+    CollState done = std::move(colls[c_id]);
+    free_colls.push_back(c_id);
+    if (done.recorded) result.collectives[done.record].end = q.now();
+    for (int k : done.group) note_moving(kernels[k].iteration, kernels[k].spec->gpu, done.start);
+    for (int k : done.group) kernel_op_done(k);
+  };
+  auto start_coll_flows = [&](int c_id) {
+    const models::CollectivePlan& plan = *colls[c_id].plan;
+    if (plan.flows.empty()) {
+      colls[c_id].remaining = 1;
+      finish_coll(c_id);
+      return;
+    }
+    const std::vector<int>& gpus = program.comms[colls[c_id].comm].gpus;
+    for (const models::CollFlow& f : plan.flows) {
+      const int src = gpus[f.src], dst = gpus[f.dst];
+      ++result.flows;
+      net.start_on(route(src, dst, model_.transport(pair(src, dst))), f.wire_bytes, plan.flow_rate,
+                   [&finish_coll, c_id] { finish_coll(c_id); });
+    }
+  };
   auto begin_collective = [&](const std::vector<int>& group) {
     const KernelInstance& first = kernels[group.front()];
     const int comm = first.spec->comm;
@@ -556,33 +633,26 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     if (recorded) {
       result.collectives.push_back({c.op, c.bytes, plan.algorithm, plan.protocol, plan.channels, start, 0});
     }
-    // Shared by every flow's completion callback: one copy of the group, not one per flow (a 16,384-rank
-    // collective starts ~300,000 flows).
-    struct Pending {
-      std::vector<int> group;
-      int remaining;
-    };
-    auto pending = std::make_shared<Pending>(Pending{group, static_cast<int>(plan.flows.size())});
-    auto finish = [&, pending, recorded, record, start] {
-      if (--pending->remaining > 0) return;
-      if (recorded) result.collectives[record].end = q.now();
-      for (int k : pending->group) note_moving(kernels[k].iteration, kernels[k].spec->gpu, start);
-      for (int k : pending->group) kernel_op_done(k);
-    };
-    const std::vector<int>& gpus = program.comms[comm].gpus;
-    q.after(plan.latency, [&, finish, pending, plan_ptr = &plan, gpus_ptr = &gpus] {
-      if (plan_ptr->flows.empty()) {
-        pending->remaining = 1;
-        finish();
-        return;
-      }
-      for (const models::CollFlow& f : plan_ptr->flows) {
-        const int src = (*gpus_ptr)[f.src], dst = (*gpus_ptr)[f.dst];
-        ++result.flows;
-        net.start_on(route(src, dst, model_.transport(pair(src, dst))), f.wire_bytes, plan_ptr->flow_rate,
-                     finish);
-      }
-    });
+    // One slot per collective, shared by every flow's completion callback (a 16,384-rank collective starts
+    // ~300,000 flows).
+    CollState cs;
+    cs.group = group;
+    cs.remaining = static_cast<int>(plan.flows.size());
+    cs.recorded = recorded;
+    cs.record = record;
+    cs.start = start;
+    cs.plan = &plan;
+    cs.comm = comm;
+    int c_id;
+    if (!free_colls.empty()) {
+      c_id = free_colls.back();
+      free_colls.pop_back();
+      colls[c_id] = std::move(cs);
+    } else {
+      c_id = static_cast<int>(colls.size());
+      colls.push_back(std::move(cs));
+    }
+    q.after(plan.latency, [&start_coll_flows, c_id] { start_coll_flows(c_id); });
   };
 
   try_start = [&](int sid) {
