@@ -61,6 +61,7 @@ struct Runtime::Impl {
     return out;
   }
   const topo::Graph* route_graph = nullptr;
+  std::optional<topo::RouteTree> tree;  ///< the last source's routes inside its machine
 };
 
 Runtime::Runtime(const topo::Topology& topo, const models::TransferModel& model)
@@ -133,7 +134,15 @@ const models::PairInfo& Runtime::pair(int src, int dst) {
   const topo::GpuInfo& a = topo_.gpus.at(src);
   const topo::GpuInfo& b = topo_.gpus.at(dst);
   Impl::PairCache pc;
-  const topo::Route r = topo_.route(a.vertex, b.vertex);
+  // Inside one machine a route is the source's route tree walked to the destination (what Topology::route
+  // does); consecutive pairs from one source (a communicator's setup lists them so) share the tree.
+  topo::Route r;
+  if (topo_.vertex(a.vertex).node == topo_.vertex(b.vertex).node && a.node >= 0) {
+    if (!impl_->tree || impl_->tree->src != a.vertex) impl_->tree = topo_.route_tree(a.vertex);
+    r = impl_->tree->to(topo_.graph(), b.vertex);
+  } else {
+    r = topo_.route(a.vertex, b.vertex);
+  }
   if (r.edges.empty()) {
     throw SimulationError("no path from " + a.name + " to " + b.name + " in the topology");
   }
@@ -211,11 +220,14 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     throw UsageError("a run needs at least one measured iteration");
   EventQueue q;
   FlowNetwork net(q);
-  for (const ResourceDef& r : impl_->resources) net.add_resource(r.capacity, r.name, r.saturation);
+  // Names stay here (the trace reads them): a 16,384-GPU cluster has hundreds of thousands of links, and the
+  // network of every run would copy them.
+  for (const ResourceDef& r : impl_->resources)
+    net.add_resource(r.capacity, r.capacity > 0 ? std::string() : r.name, r.saturation);
   if (trace) {
     for (const topo::GpuInfo& g : topo_.gpus) trace->name_gpu(g.index, g.name);
     net.set_load_observer([&](Picoseconds t, FlowNetwork::ResourceId r, double load) {
-      trace->counter(net.resource_name(r), t, 100.0 * load / net.capacity(r));
+      trace->counter(impl_->resources[r].name, t, 100.0 * load / net.capacity(r));
     });
   }
   const int n_gpus = static_cast<int>(topo_.gpus.size());
@@ -655,6 +667,39 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     q.after(plan.latency, [&start_coll_flows, c_id] { start_coll_flows(c_id); });
   };
 
+  // A kernel starts on its stream (scheduled by try_start; the event carries only the kernel's index).
+  auto kernel_start = [&](int k) {
+    KernelInstance& ki = kernels[k];
+    ki.start = q.now();
+    if (ki.spec->collective) {
+      ki.pending = 1;
+      auto& arrived = rendezvous[{ki.spec->comm, ki.coll_seq}];
+      arrived.push_back(k);
+      if (arrived.size() == program.comms[ki.spec->comm].gpus.size()) {
+        const std::vector<int> group = std::move(arrived);
+        rendezvous.erase({ki.spec->comm, ki.coll_seq});
+        begin_collective(group);
+      }
+      return;
+    }
+    if (ki.spec->compute > 0) {
+      ki.pending = 1;
+      q.after(ki.spec->compute, [&kernel_op_done, k] { kernel_op_done(k); });
+      return;
+    }
+    if (ki.spec->ops.empty()) {
+      ki.pending = 1;
+      kernel_op_done(k);
+      return;
+    }
+    for (std::size_t i = 0; i < ki.spec->ops.size(); ++i) {
+      if (ki.spec->ops[i].kind == OpSpec::Kind::Copy) {
+        start_copy(k, static_cast<int>(i));
+      } else {
+        post(k, static_cast<int>(i));
+      }
+    }
+  };
   try_start = [&](int sid) {
     auto& queue = streams[sid];
     if (busy[sid] || queue.empty()) return;
@@ -668,38 +713,7 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     Picoseconds when = kernels[k].ready;
     if (last_end[sid] != kNever && !kernels[k].marker)
       when = std::max(when, last_end[sid] + model_.kernel_gap());
-    q.at(std::max(when, q.now()), [&, k] {
-      KernelInstance& ki = kernels[k];
-      ki.start = q.now();
-      if (ki.spec->collective) {
-        ki.pending = 1;
-        auto& arrived = rendezvous[{ki.spec->comm, ki.coll_seq}];
-        arrived.push_back(k);
-        if (arrived.size() == program.comms[ki.spec->comm].gpus.size()) {
-          const std::vector<int> group = std::move(arrived);
-          rendezvous.erase({ki.spec->comm, ki.coll_seq});
-          begin_collective(group);
-        }
-        return;
-      }
-      if (ki.spec->compute > 0) {
-        ki.pending = 1;
-        q.after(ki.spec->compute, [&, k] { kernel_op_done(k); });
-        return;
-      }
-      if (ki.spec->ops.empty()) {
-        ki.pending = 1;
-        kernel_op_done(k);
-        return;
-      }
-      for (std::size_t i = 0; i < ki.spec->ops.size(); ++i) {
-        if (ki.spec->ops[i].kind == OpSpec::Kind::Copy) {
-          start_copy(k, static_cast<int>(i));
-        } else {
-          post(k, static_cast<int>(i));
-        }
-      }
-    });
+    q.at(std::max(when, q.now()), [&kernel_start, k] { kernel_start(k); });
   };
   // In (gpu, stream) order, as before streams were numbered: equal-time events keep their order.
   std::vector<int> by_key(streams.size());
