@@ -11,22 +11,7 @@
 namespace commsim::sim {
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-/// A resource's fair share for the water-filling heap (smallest first).
-struct Share {
-  double share;
-  int resource;
-  std::uint32_t version;
-  bool operator>(const Share& o) const { return share > o.share; }
-};
 }  // namespace
-
-std::size_t FlowNetwork::KeyHash::operator()(const Key& k) const {
-  const std::size_t a = std::hash<const void*>()(k.path);
-  const std::size_t b = std::hash<double>()(k.cap);
-  const std::size_t c = std::hash<double>()(k.bytes);
-  return a ^ (b * 0x9e3779b97f4a7c15ULL) ^ (c * 0xc2b2ae3d27d4eb4fULL);
-}
 
 FlowNetwork::ResourceId FlowNetwork::add_resource(double capacity, std::string name, double saturation) {
   if (!(capacity > 0)) throw Error("resource '" + name + "' needs a positive capacity");
@@ -66,19 +51,18 @@ FlowNetwork::FlowId FlowNetwork::start_on(const std::vector<ResourceId>& path, d
   if (path.empty() && cap <= 0) throw Error("a flow needs a resource or a rate cap");
   const Picoseconds now = events_.now();
   bytes = std::max(bytes, 0.0);
-  if (now != coalesce_time_) {
-    coalesce_.clear();
-    coalesce_time_ = now;
-  }
   // An identical flow started at this instant: join it (no time has passed, so it still has `bytes` left).
   int cls = -1;
-  const Key key{&path, cap, bytes};
-  auto it = coalesce_.find(key);
-  if (it != coalesce_.end()) {
-    const Class& c = classes_[it->second.first];
-    if (c.active && c.incarnation == it->second.second && c.since == now && c.remaining == bytes) {
-      cls = it->second.first;
-    }
+  std::uint64_t h = path.size() * 0x9e3779b97f4a7c15ULL;
+  if (!path.empty())
+    h ^= (static_cast<std::uint64_t>(path.front()) << 32 | static_cast<std::uint32_t>(path.back()));
+  h ^= std::hash<double>()(cap) * 0xc2b2ae3d27d4eb4fULL ^ std::hash<double>()(bytes) * 0x165667b19e3779f9ULL;
+  h ^= h >> 29;
+  Recent& slot = recent_[h % kRecent];
+  if (slot.path == &path && slot.time == now && slot.cap == cap && slot.bytes == bytes) {
+    const Class& c = classes_[slot.cls];
+    if (c.active && c.incarnation == slot.incarnation && c.since == now && c.remaining == bytes)
+      cls = slot.cls;
   }
   if (cls < 0) {
     cls = new_class();
@@ -94,7 +78,7 @@ FlowNetwork::FlowId FlowNetwork::start_on(const std::vector<ResourceId>& path, d
     c.head = c.tail = -1;
     c.active = true;
     for (ResourceId r : path) resources_[r].classes.emplace_back(cls, c.incarnation);
-    coalesce_[key] = {cls, c.incarnation};
+    slot = Recent{&path, cap, bytes, now, cls, c.incarnation};
     ++active_classes_;
     ++created_classes_;
   }
@@ -146,8 +130,10 @@ void FlowNetwork::settle() {
   if (!stale_) return;
   stale_ = false;
   ++recomputations_;
-  std::vector<int> comp;
-  std::vector<ResourceId> comp_res;
+  std::vector<int>& comp = comp_;
+  std::vector<ResourceId>& comp_res = comp_res_;
+  comp.clear();
+  comp_res.clear();
   // Drop the resource entries of flows that ended (every resource they crossed is dirty).
   for (ResourceId r : dirty_resources_) {
     Resource& res = resources_[r];
@@ -179,7 +165,8 @@ void FlowNetwork::settle() {
   } else {
     // The connected component(s) of what changed: flows started since the last solve and resources that
     // lost a flow, grown through shared resources.
-    std::vector<ResourceId> stack;
+    std::vector<ResourceId>& stack = stack_;
+    stack.clear();
     auto add_class = [&](int ci) {
       Class& c = classes_[ci];
       if (!c.active || c.visit == visit) return;
@@ -242,7 +229,8 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     res.unfrozen = 0;
     res.initial = 0;  // offered load, first
   }
-  std::vector<std::pair<double, int>> caps;
+  std::vector<std::pair<double, int>>& caps = caps_;
+  caps.clear();
   for (int ci : comp) {
     Class& c = classes_[ci];
     c.frozen = false;
@@ -254,9 +242,10 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     }
     if (c.cap > 0) caps.emplace_back(c.cap, ci);
   }
-  std::sort(caps.begin(), caps.end());
-  std::vector<Share> heap;
-  heap.reserve(comp_res.size());
+  // Caps as a min-heap: only those that freeze a flow are popped.
+  std::make_heap(caps.begin(), caps.end(), std::greater<>());
+  std::vector<Share>& heap = shares_;
+  heap.clear();
   for (ResourceId r : comp_res) {
     Resource& res = resources_[r];
     const double demand = res.initial;
@@ -275,18 +264,22 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     const Resource& res = resources_[s.resource];
     return s.version == res.version && res.unfrozen > 0;
   };
-  std::size_t pending = comp.size(), cap_at = 0;
-  std::vector<int> frozen;
-  std::vector<std::pair<int, double>> rates;  // (class, level), applied after filling
-  rates.reserve(comp.size());
+  std::size_t pending = comp.size();
+  std::vector<int>& frozen = frozen_;
+  std::vector<std::pair<int, double>>& rates = rates_;  // (class, level), applied after filling
+  rates.clear();
+  auto pop_cap = [&] {
+    std::pop_heap(caps.begin(), caps.end(), std::greater<>());
+    caps.pop_back();
+  };
   while (pending > 0) {
     while (!heap.empty() && !valid(heap.front())) {
       std::pop_heap(heap.begin(), heap.end(), std::greater<>());
       heap.pop_back();
     }
-    while (cap_at < caps.size() && classes_[caps[cap_at].second].frozen) ++cap_at;
+    while (!caps.empty() && classes_[caps.front().second].frozen) pop_cap();
     double level = heap.empty() ? kInf : heap.front().share;
-    if (cap_at < caps.size()) level = std::min(level, caps[cap_at].first);
+    if (!caps.empty()) level = std::min(level, caps.front().first);
     if (level == kInf) throw Error("flow with unbounded rate");
     const double limit = level * (1 + 1e-12);
     frozen.clear();
@@ -309,7 +302,10 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
         if (c.active && c.incarnation == inc) freeze(ci);
       }
     }
-    for (; cap_at < caps.size() && caps[cap_at].first <= limit; ++cap_at) freeze(caps[cap_at].second);
+    while (!caps.empty() && caps.front().first <= limit) {
+      freeze(caps.front().second);
+      pop_cap();
+    }
     if (frozen.empty()) throw Error("water-filling made no progress");
     for (int ci : frozen) {
       const Class& c = classes_[ci];
@@ -320,10 +316,12 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
         res.unfrozen -= c.weight;
       }
     }
+    const std::uint64_t round = ++visit_;  // one new share per resource and round
     for (int ci : frozen) {
       for (ResourceId r : *classes_[ci].path) {
         Resource& res = resources_[r];
-        if (res.unfrozen > 0) {
+        if (res.unfrozen > 0 && res.visit != round) {
+          res.visit = round;
           heap.push_back({res.residual / static_cast<double>(res.unfrozen), r, ++res.version});
           std::push_heap(heap.begin(), heap.end(), std::greater<>());
         }
@@ -386,8 +384,10 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
   if (generation != generation_) return;  // rates changed since this was scheduled
   const Picoseconds now = events_.now();
   // Done when less than a picosecond of transfer is left (the completion time was rounded up).
-  std::vector<int> finished;
-  std::vector<Due> later;
+  std::vector<int>& finished = finished_;
+  std::vector<Due>& later = later_;
+  finished.clear();
+  later.clear();
   while (!due_.empty() && due_.front().when <= now + 2) {
     const Due d = due_.front();
     std::pop_heap(due_.begin(), due_.end(), std::greater<>());
@@ -406,6 +406,8 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     std::push_heap(due_.begin(), due_.end(), std::greater<>());
   }
   std::vector<std::pair<std::uint64_t, FlowId>> done;
+  done.swap(done_);  // callbacks may end flows re-entrantly: this instant keeps its own list
+  done.clear();
   for (int ci : finished) {
     Class& c = classes_[ci];
     c.active = false;
@@ -427,6 +429,8 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     free_members_.push_back(id);
     if (d) d();
   }
+  done.clear();
+  if (done.capacity() > done_.capacity()) done.swap(done_);
 }
 
 }  // namespace commsim::sim

@@ -5,7 +5,6 @@
 #include <deque>
 #include <functional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "commsim/core/units.hpp"
@@ -143,17 +142,33 @@ class FlowNetwork {
   std::size_t active_classes_ = 0;
   std::vector<int> dirty_classes_;           ///< started (or grown) since the last solve
   std::vector<ResourceId> dirty_resources_;  ///< lost a flow since the last solve
-  /// Classes started at `coalesce_time_`, by (path, cap, bytes), as (class, incarnation).
-  struct Key {
-    const void* path;
-    double cap, bytes;
-    bool operator==(const Key& o) const { return path == o.path && cap == o.cap && bytes == o.bytes; }
+  /// Recently started classes, direct-mapped by a hash of the path's contents, cap and bytes (deterministic:
+  /// not the path's address): a start joins the class in its slot if that one started at this instant with
+  /// the same path object, cap and bytes. A collision only misses a coalescing.
+  struct Recent {
+    const std::vector<ResourceId>* path = nullptr;
+    double cap = 0, bytes = 0;
+    Picoseconds time = -1;
+    int cls = -1;
+    std::uint32_t incarnation = 0;
   };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const;
+  static constexpr std::size_t kRecent = 4096;
+  std::vector<Recent> recent_ = std::vector<Recent>(kRecent);
+  /// A resource's fair share for the water-filling heap (smallest first).
+  struct Share {
+    double share;
+    int resource;
+    std::uint32_t version;
+    bool operator>(const Share& o) const { return share > o.share; }
   };
-  std::unordered_map<Key, std::pair<int, std::uint32_t>, KeyHash> coalesce_;
-  Picoseconds coalesce_time_ = -1;
+  // Scratch, reused by every solve (no allocation per instant).
+  std::vector<int> comp_, frozen_, finished_;
+  std::vector<ResourceId> comp_res_, stack_;
+  std::vector<std::pair<double, int>> caps_;
+  std::vector<Share> shares_;
+  std::vector<std::pair<int, double>> rates_;
+  std::vector<Due> later_;
+  std::vector<std::pair<std::uint64_t, FlowId>> done_;
   std::vector<Due> due_;            ///< min-heap of completions (stale entries skipped)
   std::vector<ResourceId> loaded_;  ///< resources with load after the last recomputation (observer mode)
   std::uint64_t next_seq_ = 0;
