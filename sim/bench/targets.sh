@@ -13,8 +13,8 @@ k2048=topologies/library/whatif/hgx-h100-2048nodes-ndr.toml
 one=(--iterations 1 --warmup 0)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "| case | GPUs | wall | peak memory | engine events | flows | target |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | --- |"
+echo "| case | GPUs | wall | user CPU | peak memory | engine events | flows | target |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 for c in "${cases[@]}"; do
   case $c in
     alltoall-1k)
@@ -34,12 +34,12 @@ for c in "${cases[@]}"; do
       args=(all_reduce --topology $k2048 --gpus all --min-bytes 1GiB --max-bytes 1GiB "${one[@]}") ;;
     *) echo "unknown case $c" >&2; exit 2 ;;
   esac
-  /usr/bin/time -f "%e %M" -o "$tmp/time" "$commsim" simulate "${args[@]}" --format json > "$tmp/out.json"
-  read -r wall kb < "$tmp/time"
+  /usr/bin/time -f "%e %U %M" -o "$tmp/time" "$commsim" simulate "${args[@]}" --format json > "$tmp/out.json"
+  read -r wall user kb < "$tmp/time"
   read -r events flows < <(python3 -c "
 import json
 d=json.load(open('$tmp/out.json'))
 print(d['engine_events'], d['engine_flows'])")
-  printf '| %s | %d | %.2f s | %d MB | %d | %d | %s |\n' "$name" "$gpus" "$wall" $((kb / 1024)) "$events" "$flows" \
+  printf '| %s | %d | %.2f s | %.2f s | %d MB | %d | %d | %s |\n' "$name" "$gpus" "$wall" "$user" $((kb / 1024)) "$events" "$flows" \
     "$target"
 done

@@ -137,7 +137,9 @@ void FlowNetwork::settle() {
   // Drop the resource entries of flows that ended (every resource they crossed is dirty).
   for (ResourceId r : dirty_resources_) {
     Resource& res = resources_[r];
-    if (res.dead == 0) continue;
+    // Lazily: only once ended entries are half of the list (iteration skips them), so a resource that many
+    // flows cross and leave one by one costs amortised O(1) per flow, not its list's length.
+    if (res.dead == 0 || 2 * static_cast<std::size_t>(res.dead) < res.classes.size()) continue;
     res.classes.erase(std::remove_if(res.classes.begin(), res.classes.end(),
                                      [&](const std::pair<int, std::uint32_t>& e) {
                                        const Class& c = classes_[e.first];
@@ -191,9 +193,12 @@ void FlowNetwork::settle() {
       stack.pop_back();
       comp_res.push_back(r);
       const Resource& res = resources_[r];
-      for (std::size_t i = 0; i < res.classes.size(); ++i) add_class(res.classes[i].first);
+      for (const auto& [ci, inc] : res.classes) {
+        if (classes_[ci].incarnation == inc) add_class(ci);  // not an ended flow's entry
+      }
     }
-    std::sort(comp.begin(), comp.end(), [&](int a, int b) { return classes_[a].seq < classes_[b].seq; });
+    // Search order is deterministic (it follows start order through the resource lists), so the solve needs
+    // no sort.
   }
   dirty_classes_.clear();
   dirty_resources_.clear();
@@ -215,7 +220,7 @@ void FlowNetwork::set_rate(Class& c, double rate) {
     return;
   }
   c.finish = now + std::max<Picoseconds>(static_cast<Picoseconds>(std::ceil(t * 1e12 - 1e-6)), 0);
-  due_.push_back({c.finish, c.seq, static_cast<int>(&c - classes_.data()), c.version});
+  due_.push_back({c.finish, static_cast<int>(&c - classes_.data()), c.version});
   std::push_heap(due_.begin(), due_.end(), std::greater<>());
 }
 
@@ -422,7 +427,7 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     free_classes_.push_back(ci);
   }
   mark_stale();
-  std::sort(done.begin(), done.end());
+  if (!std::is_sorted(done.begin(), done.end())) std::sort(done.begin(), done.end());
   for (const auto& [seq, id] : done) {
     Done d = std::move(members_[id].done);
     members_[id].done = nullptr;
