@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Log-log plot of commsim's wall time against GPUs, one line per workload, from scaling.sh's TSV files.
+"""Log-log plot of commsim's time against GPUs, one line per workload, from scaling.sh's TSV files.
 
 Usage: sim/bench/plot_scaling.py OUT.svg SCALING-WORKLOAD.tsv [...]   (the series name comes from the file name)
+Plots user CPU time (what the simulation itself costs; on a shared machine wall time also counts waiting for a
+core); METRIC=wall_s in the environment plots wall time instead.
 """
 import csv
 import math
@@ -11,11 +13,13 @@ import sys
 
 def main() -> None:
     out, files = sys.argv[1], sys.argv[2:]
+    metric = os.environ.get("METRIC", "user_s")
+    label = "user CPU time" if metric == "user_s" else "wall time"
     series = []
     for f in files:
         with open(f) as fh:
             rows = list(csv.DictReader(fh, delimiter="\t"))
-        pts = [(int(r["gpus"]), max(float(r["wall_s"]), 0.01)) for r in rows]
+        pts = [(int(r["gpus"]), max(float(r[metric]), 0.01)) for r in rows]
         if pts:
             series.append((os.path.basename(f).removesuffix(".tsv").removeprefix("scaling-"), pts))
     if not series:
@@ -33,7 +37,7 @@ def main() -> None:
     names = ", ".join(n for n, _ in series)
     s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="11">',
          f'<rect width="{W}" height="{H}" fill="white"/>',
-         f'<text x="{W/2}" y="20" text-anchor="middle" font-size="13">commsim wall time, {names}, HGX H100 clusters (log-log)</text>',
+         f'<text x="{W/2}" y="20" text-anchor="middle" font-size="13">commsim {label}, {names}, HGX H100 clusters (log-log)</text>',
          f'<line x1="{M}" y1="{H-M}" x2="{W-M}" y2="{H-M}" stroke="black"/><line x1="{M}" y1="{M}" x2="{M}" y2="{H-M}" stroke="black"/>']
     for g in sorted(set(gs)):
         s.append(f'<text x="{px(g):.1f}" y="{H-M+15}" text-anchor="middle">{g}</text>')

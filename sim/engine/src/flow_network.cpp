@@ -31,6 +31,9 @@ FlowNetwork::FlowId FlowNetwork::start(std::vector<ResourceId> path, double byte
 int FlowNetwork::new_class() {
   int id;
   if (!free_classes_.empty()) {
+    // The lowest free slot: flows started one after another get increasing slots, so flows that end together
+    // leave the completion heap (ordered by time, then slot) nearly in start order.
+    std::pop_heap(free_classes_.begin(), free_classes_.end(), std::greater<>());
     id = free_classes_.back();
     free_classes_.pop_back();
   } else {
@@ -425,6 +428,7 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     }
     for (int m = c.head; m >= 0; m = members_[m].next) done.emplace_back(members_[m].seq, m);
     free_classes_.push_back(ci);
+    std::push_heap(free_classes_.begin(), free_classes_.end(), std::greater<>());
   }
   mark_stale();
   if (!std::is_sorted(done.begin(), done.end())) std::sort(done.begin(), done.end());

@@ -110,12 +110,12 @@ class FlowNetwork {
     Done done;
   };
   /// A scheduled completion (16 bytes: the heap is the hottest memory when many flows end together). Ties
-  /// pop in any order: flows that end at one instant are sorted by start order before their callbacks run.
+  /// pop by slot; flows that end at one instant are sorted by start order before their callbacks run.
   struct Due {
     Picoseconds when;
     int cls;
     std::uint32_t version;
-    bool operator>(const Due& o) const { return when > o.when; }
+    bool operator>(const Due& o) const { return when != o.when ? when > o.when : cls > o.cls; }
   };
 
   int new_class();
@@ -136,7 +136,7 @@ class FlowNetwork {
   std::deque<std::vector<ResourceId>> owned_paths_;  ///< paths given by value to start(); never move
   std::vector<Resource> resources_;
   std::vector<Class> classes_;
-  std::vector<int> free_classes_;
+  std::vector<int> free_classes_;  ///< min-heap of free slots
   std::vector<Member> members_;
   std::vector<FlowId> free_members_;
   std::size_t active_members_ = 0;
