@@ -168,10 +168,10 @@ void FlowNetwork::settle() {
       }
     }
   } else {
-    // The connected component(s) of what changed: flows started since the last solve and resources that
-    // lost a flow, grown through shared resources.
+    // The connected components of what changed (flows started since the last solve, resources that lost a
+    // flow), grown through shared resources and solved one by one: a component alone on its links is one
+    // small solve, not part of a big one.
     std::vector<ResourceId>& stack = stack_;
-    stack.clear();
     auto add_class = [&](int ci) {
       Class& c = classes_[ci];
       if (!c.active || c.visit == visit) return;
@@ -184,24 +184,36 @@ void FlowNetwork::settle() {
         }
       }
     };
-    for (int ci : dirty_classes_) add_class(ci);
+    auto grow_and_solve = [&] {
+      while (!stack.empty()) {
+        const ResourceId r = stack.back();
+        stack.pop_back();
+        comp_res.push_back(r);
+        const Resource& res = resources_[r];
+        for (const auto& [ci, inc] : res.classes) {
+          if (classes_[ci].incarnation == inc) add_class(ci);  // not an ended flow's entry
+        }
+      }
+      // Search order is deterministic (start order through the resource lists): no sort needed.
+      if (!comp.empty()) solve(comp, comp_res);
+      comp.clear();
+      comp_res.clear();
+    };
+    stack.clear();
+    for (int ci : dirty_classes_) {
+      add_class(ci);
+      grow_and_solve();
+    }
     for (ResourceId r : dirty_resources_) {
-      if (resources_[r].visit != visit) {
-        resources_[r].visit = visit;
-        stack.push_back(r);
-      }
+      if (resources_[r].visit == visit) continue;
+      resources_[r].visit = visit;
+      stack.push_back(r);
+      grow_and_solve();
     }
-    while (!stack.empty()) {
-      const ResourceId r = stack.back();
-      stack.pop_back();
-      comp_res.push_back(r);
-      const Resource& res = resources_[r];
-      for (const auto& [ci, inc] : res.classes) {
-        if (classes_[ci].incarnation == inc) add_class(ci);  // not an ended flow's entry
-      }
-    }
-    // Search order is deterministic (it follows start order through the resource lists), so the solve needs
-    // no sort.
+    dirty_classes_.clear();
+    dirty_resources_.clear();
+    schedule_next();
+    return;
   }
   dirty_classes_.clear();
   dirty_resources_.clear();
@@ -229,6 +241,26 @@ void FlowNetwork::set_rate(Class& c, double rate) {
 
 void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<ResourceId>& comp_res) {
   solved_classes_ += comp.size();
+  if (comp.size() == 1 && comp_res.size() == classes_[comp.front()].path->size()) {
+    // One (weighted) flow alone on its resources, each crossed once: the first level of the water-filling
+    // below, without its machinery.
+    Class& c = classes_[comp.front()];
+    const double w = c.weight;
+    double level = c.cap > 0 ? c.cap : kInf;
+    for (ResourceId r : *c.path) {
+      const Resource& res = resources_[r];
+      double usable = res.capacity;
+      if (res.saturation > 0 && c.cap > 0) {
+        const double demand = w * c.cap;
+        const double x = demand / res.capacity;
+        usable = demand / std::pow(1.0 + std::pow(x, res.saturation), 1.0 / res.saturation);
+      }
+      level = std::min(level, usable / w);
+    }
+    if (level == kInf) throw Error("flow with unbounded rate");
+    set_rate(c, level);
+    return;
+  }
   // Water-filling: raise all unfrozen flows together; freeze those stopped by their own cap or by a saturated
   // resource. Each round freezes every flow whose cap or some resource's fair share is within 1e-12 of the
   // round's level (as the whole-network solver did); the next level comes from a heap of fair shares.
