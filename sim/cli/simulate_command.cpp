@@ -185,6 +185,35 @@ void emit(const SimOptions& o, sim::ResultTable& table, const sim::Trace* trace)
   if (trace) write_file_atomic(o.trace, trace->to_json().dump() + "\n");
 }
 
+/// On Ctrl-C (the runtime throws sim::Interrupted while g_interrupted is set), prints the rows of the runs
+/// that finished, with how far the interrupted one got in the metadata; the exception then ends the command
+/// (130).
+class EmitOnInterrupt {
+ public:
+  EmitOnInterrupt(const SimOptions& o, sim::ResultTable& table, const std::uint64_t& events,
+                  const std::uint64_t& flows)
+      : o_(o), table_(table), events_(events), flows_(flows), uncaught_(std::uncaught_exceptions()) {}
+  ~EmitOnInterrupt() {
+    if (std::uncaught_exceptions() <= uncaught_ || !g_interrupted.load()) return;
+    try {
+      table_.metadata["engine_events"] = events_;
+      table_.metadata["engine_flows"] = flows_;
+      table_.metadata["interrupted"] = "interrupted by Ctrl-C; rows are the runs that finished";
+      emit(o_, table_, nullptr);
+    } catch (...) {  // the interruption is what gets reported
+    }
+  }
+  EmitOnInterrupt(const EmitOnInterrupt&) = delete;
+  EmitOnInterrupt& operator=(const EmitOnInterrupt&) = delete;
+
+ private:
+  const SimOptions& o_;
+  sim::ResultTable& table_;
+  const std::uint64_t& events_;
+  const std::uint64_t& flows_;
+  int uncaught_;
+};
+
 /// Engine work over every run of one command, reported in the output's metadata.
 struct EngineCount {
   std::uint64_t events = 0;
@@ -512,110 +541,101 @@ void run_workload(const std::string& workload, const SimOptions& o) {
   };
 
   EngineProgress engine_progress(runtime);
-  try {
-    if (workload == "p2p") {
-      std::vector<std::pair<int, int>> pairs;
-      if (!o.pairs.empty()) {
-        if (o.pairs != "all") throw UsageError("--pairs takes 'all' (or use --src and --dst)");
-        if (o.src >= 0 || o.dst >= 0) throw UsageError("--pairs all and --src/--dst exclude each other");
-        for (int a = 0; a < n; ++a) {
-          for (int b = 0; b < n; ++b) {
-            if (a != b) pairs.push_back({a, b});
-          }
-        }
-      } else {
-        if (o.src < 0 || o.dst < 0) throw UsageError("p2p needs --src A --dst B, or --pairs all");
-        sim::parse_gpu_list(std::to_string(o.src), n);
-        sim::parse_gpu_list(std::to_string(o.dst), n);
-        pairs.push_back({o.src, o.dst});
-      }
-      table.columns = {"src",        "dst",       "bytes",    "time_us", "algbw_gbps",
-                       "busbw_gbps", "transport", "protocol", "channels"};
-      table.units = {"", "", "B", "us", "GB/s", "GB/s", "", "", ""};
-      Progress progress(pairs.size() * sizes.size());
-      for (const auto& [a, b] : pairs) {
-        for (std::uint64_t bytes : sizes) {
-          add_row({std::int64_t{a}, std::int64_t{b}}, bytes, run(sim::p2p_program(a, b, bytes)), {});
-          progress.step();
+  EmitOnInterrupt emit_on_interrupt(o, table, engine.events, engine.flows);
+  if (workload == "p2p") {
+    std::vector<std::pair<int, int>> pairs;
+    if (!o.pairs.empty()) {
+      if (o.pairs != "all") throw UsageError("--pairs takes 'all' (or use --src and --dst)");
+      if (o.src >= 0 || o.dst >= 0) throw UsageError("--pairs all and --src/--dst exclude each other");
+      for (int a = 0; a < n; ++a) {
+        for (int b = 0; b < n; ++b) {
+          if (a != b) pairs.push_back({a, b});
         }
       }
-    } else if (workload == "sendrecv" || workload == "alltoall") {
-      const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
-      const bool alltoall = workload == "alltoall";
-      const bool per_gpu = thread_per_gpu(o, topology, gpus);
-      table.columns = {"bytes", "time_us",   "algbw_gbps", "busbw_gbps",
-                       "ngpus", "transport", "protocol",   "channels"};
-      table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
-      table.metadata["gpus"] = gpus;
-      table.metadata["launch"] = per_gpu ? "thread-per-gpu" : "single-thread";
-      // nccl-tests busbw: algbw for sendrecv, algbw x (n-1)/n for alltoall.
-      const double factor = models::busbw_factor(workload, static_cast<int>(gpus.size()));
-      Progress progress(sizes.size());
-      for (std::uint64_t bytes : sizes) {
-        add_row({}, bytes,
-                run(alltoall ? sim::alltoall_program(gpus, bytes, per_gpu)
-                             : sim::sendrecv_program(gpus, bytes, per_gpu)),
-                {static_cast<std::int64_t>(gpus.size())});
-        auto& row = table.rows.back();
-        row[3] = std::get<double>(row[2]) * factor;
-        progress.step();
-      }
-    } else if (workload == "exchange") {
-      const std::vector<int> pr = sim::parse_gpu_list(o.pair, n);
-      if (pr.size() != 2) throw UsageError("--pair takes two GPUs, e.g. --pair 0,1");
-      if (o.mode.empty()) throw UsageError("exchange needs --mode sequential|overlapped|batched");
-      const sim::ExchangeMode mode = sim::parse_exchange_mode(o.mode);
-      table.columns = {"bytes", "time_us",   "algbw_gbps", "busbw_gbps",
-                       "mode",  "transport", "protocol",   "channels"};
-      table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
-      table.metadata["pair"] = pr;
-      table.metadata["mode"] = o.mode;
-      Progress progress(sizes.size());
-      for (std::uint64_t bytes : sizes) {
-        add_row({}, bytes, run(sim::exchange_program(pr[0], pr[1], mode, bytes)),
-                {std::string(sim::exchange_mode_name(mode))});
-        progress.step();
-      }
-    } else if (workload == "pipeline") {
-      run_pipeline(o, table, n, run_raw(runtime, trace.get(), engine));
-    } else if (workload == "weight-sync") {
-      run_weight_sync(o, table, params, framework, topology, run_raw(runtime, trace.get(), engine));
-    } else if (workload == "grad-sync") {
-      run_grad_sync(o, table, runtime, framework, run_raw(runtime, trace.get(), engine));
-    } else if (workload == "broadcast" && !o.model_name.empty()) {
-      run_model_broadcast(o, table, topology, framework, run_raw(runtime, trace.get(), engine));
     } else {
-      const models::CollOp op = sim::parse_coll_op(workload);
-      const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
-      const bool per_gpu = thread_per_gpu(o, topology, gpus);
-      const double factor = models::busbw_factor(workload, static_cast<int>(gpus.size()));
-      table.columns = {"bytes", "time_us",   "algbw_gbps", "busbw_gbps",
-                       "ngpus", "algorithm", "protocol",   "channels"};
-      table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
-      table.metadata["gpus"] = gpus;
-      table.metadata["launch"] = per_gpu ? "thread-per-gpu" : "single-thread";
-      table.metadata["root"] = o.root;
-      Progress progress(sizes.size());
+      if (o.src < 0 || o.dst < 0) throw UsageError("p2p needs --src A --dst B, or --pairs all");
+      sim::parse_gpu_list(std::to_string(o.src), n);
+      sim::parse_gpu_list(std::to_string(o.dst), n);
+      pairs.push_back({o.src, o.dst});
+    }
+    table.columns = {"src",        "dst",       "bytes",    "time_us", "algbw_gbps",
+                     "busbw_gbps", "transport", "protocol", "channels"};
+    table.units = {"", "", "B", "us", "GB/s", "GB/s", "", "", ""};
+    Progress progress(pairs.size() * sizes.size());
+    for (const auto& [a, b] : pairs) {
       for (std::uint64_t bytes : sizes) {
-        const sim::RunResult r = run(sim::collective_program(gpus, op, bytes, o.root, per_gpu, framework));
-        const double t_us = static_cast<double>(r.per_iteration) / 1e6;
-        const double algbw = t_us > 0 ? static_cast<double>(bytes) / (t_us * 1e3) : 0.0;
-        const sim::CollectiveRecord c =
-            r.collectives.empty() ? sim::CollectiveRecord{} : r.collectives.front();
-        table.rows.push_back({static_cast<std::int64_t>(bytes), t_us, algbw, algbw * factor,
-                              static_cast<std::int64_t>(gpus.size()),
-                              std::string(models::algorithm_name(c.algorithm)),
-                              std::string(models::protocol_name(c.protocol)), std::int64_t{c.channels}});
+        add_row({std::int64_t{a}, std::int64_t{b}}, bytes, run(sim::p2p_program(a, b, bytes)), {});
         progress.step();
       }
     }
-  } catch (const sim::Interrupted& e) {
-    // Ctrl-C: the rows of the runs that finished, then the exit status 130 with how far the last one got.
-    table.metadata["engine_events"] = engine.events;
-    table.metadata["engine_flows"] = engine.flows;
-    table.metadata["interrupted"] = e.what();
-    emit(o, table, nullptr);
-    throw;
+  } else if (workload == "sendrecv" || workload == "alltoall") {
+    const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
+    const bool alltoall = workload == "alltoall";
+    const bool per_gpu = thread_per_gpu(o, topology, gpus);
+    table.columns = {"bytes", "time_us",   "algbw_gbps", "busbw_gbps",
+                     "ngpus", "transport", "protocol",   "channels"};
+    table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
+    table.metadata["gpus"] = gpus;
+    table.metadata["launch"] = per_gpu ? "thread-per-gpu" : "single-thread";
+    // nccl-tests busbw: algbw for sendrecv, algbw x (n-1)/n for alltoall.
+    const double factor = models::busbw_factor(workload, static_cast<int>(gpus.size()));
+    Progress progress(sizes.size());
+    for (std::uint64_t bytes : sizes) {
+      add_row({}, bytes,
+              run(alltoall ? sim::alltoall_program(gpus, bytes, per_gpu)
+                           : sim::sendrecv_program(gpus, bytes, per_gpu)),
+              {static_cast<std::int64_t>(gpus.size())});
+      auto& row = table.rows.back();
+      row[3] = std::get<double>(row[2]) * factor;
+      progress.step();
+    }
+  } else if (workload == "exchange") {
+    const std::vector<int> pr = sim::parse_gpu_list(o.pair, n);
+    if (pr.size() != 2) throw UsageError("--pair takes two GPUs, e.g. --pair 0,1");
+    if (o.mode.empty()) throw UsageError("exchange needs --mode sequential|overlapped|batched");
+    const sim::ExchangeMode mode = sim::parse_exchange_mode(o.mode);
+    table.columns = {"bytes", "time_us",   "algbw_gbps", "busbw_gbps",
+                     "mode",  "transport", "protocol",   "channels"};
+    table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
+    table.metadata["pair"] = pr;
+    table.metadata["mode"] = o.mode;
+    Progress progress(sizes.size());
+    for (std::uint64_t bytes : sizes) {
+      add_row({}, bytes, run(sim::exchange_program(pr[0], pr[1], mode, bytes)),
+              {std::string(sim::exchange_mode_name(mode))});
+      progress.step();
+    }
+  } else if (workload == "pipeline") {
+    run_pipeline(o, table, n, run_raw(runtime, trace.get(), engine));
+  } else if (workload == "weight-sync") {
+    run_weight_sync(o, table, params, framework, topology, run_raw(runtime, trace.get(), engine));
+  } else if (workload == "grad-sync") {
+    run_grad_sync(o, table, runtime, framework, run_raw(runtime, trace.get(), engine));
+  } else if (workload == "broadcast" && !o.model_name.empty()) {
+    run_model_broadcast(o, table, topology, framework, run_raw(runtime, trace.get(), engine));
+  } else {
+    const models::CollOp op = sim::parse_coll_op(workload);
+    const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
+    const bool per_gpu = thread_per_gpu(o, topology, gpus);
+    const double factor = models::busbw_factor(workload, static_cast<int>(gpus.size()));
+    table.columns = {"bytes", "time_us",   "algbw_gbps", "busbw_gbps",
+                     "ngpus", "algorithm", "protocol",   "channels"};
+    table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
+    table.metadata["gpus"] = gpus;
+    table.metadata["launch"] = per_gpu ? "thread-per-gpu" : "single-thread";
+    table.metadata["root"] = o.root;
+    Progress progress(sizes.size());
+    for (std::uint64_t bytes : sizes) {
+      const sim::RunResult r = run(sim::collective_program(gpus, op, bytes, o.root, per_gpu, framework));
+      const double t_us = static_cast<double>(r.per_iteration) / 1e6;
+      const double algbw = t_us > 0 ? static_cast<double>(bytes) / (t_us * 1e3) : 0.0;
+      const sim::CollectiveRecord c = r.collectives.empty() ? sim::CollectiveRecord{} : r.collectives.front();
+      table.rows.push_back({static_cast<std::int64_t>(bytes), t_us, algbw, algbw * factor,
+                            static_cast<std::int64_t>(gpus.size()),
+                            std::string(models::algorithm_name(c.algorithm)),
+                            std::string(models::protocol_name(c.protocol)), std::int64_t{c.channels}});
+      progress.step();
+    }
   }
   table.metadata["engine_events"] = engine.events;
   table.metadata["engine_flows"] = engine.flows;
