@@ -1,5 +1,4 @@
-// Max-min fair bandwidth sharing with per-flow caps, re-solved incrementally (per connected component of
-// flows and resources) at flow arrivals and departures, with identical flows coalesced into weighted ones.
+// Max-min fair flow rates with caps, re-solved per changed connected component; identical flows coalesced.
 #include "commsim/sim/flow_network.hpp"
 
 #include <algorithm>

@@ -128,9 +128,11 @@ TEST_CASE("flow_network: incremental solver matches the whole-network solver on 
       const Picoseconds diff = std::llabs(got.done[f] - want.done[f]);
       all_equal = all_equal && diff == 0;
       worst = std::max(worst, diff);
-      if (want.done[f] > 0) worst_rel = std::max(worst_rel, static_cast<double>(diff) / want.done[f]);
+      if (want.done[f] > 0)
+        worst_rel = std::max(worst_rel, static_cast<double>(diff) / static_cast<double>(want.done[f]));
       // The documented bound (sim/README.md, Speed): a few picoseconds, or 1e-9 of the completion time.
-      CHECK(diff <= std::max<Picoseconds>(4, static_cast<Picoseconds>(1e-9 * want.done[f])));
+      CHECK(diff <=
+            std::max<Picoseconds>(4, static_cast<Picoseconds>(1e-9 * static_cast<double>(want.done[f]))));
     }
     exact += all_equal ? 1 : 0;
     same_order += got.order == want.order ? 1 : 0;

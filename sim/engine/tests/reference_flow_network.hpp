@@ -1,5 +1,5 @@
-// The flow network as it was before the incremental solver (whole-network water-filling at every change),
-// kept as the reference that flow_network_equivalence_test.cpp compares the incremental solver with.
+// Reference: the whole-network flow solver that the incremental FlowNetwork replaced (issue 17).
+// flow_network_equivalence_test.cpp and engine_bench's FlowChurn compare the two.
 #pragma once
 
 #include <algorithm>
