@@ -37,6 +37,8 @@ void set_measured(Comparison& c, const std::vector<double>& times) {
   c.measured_us = median_of(times);
   c.runs = static_cast<int>(times.size());
   const auto [lo, hi] = std::minmax_element(times.begin(), times.end());
+  c.min_us = *lo;
+  c.max_us = *hi;
   c.spread = (*hi - *lo) / c.measured_us;
 }
 
@@ -58,6 +60,14 @@ const char* regime_name(Regime r) {
       return "bandwidth-bound (>=32 MiB)";
   }
   return "?";
+}
+
+Bound bound_of(std::uint64_t bytes) {
+  return bytes < models::kBandRegimeBytes ? Bound::Latency : Bound::Bandwidth;
+}
+
+const char* bound_name(Bound b) {
+  return b == Bound::Latency ? "latency-bound (<1 MiB)" : "bandwidth-bound (>=1 MiB)";
 }
 
 std::string Comparison::label() const {
@@ -120,6 +130,7 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
   struct Group {
     std::string op;
     std::vector<int> gpus;
+    bool thread_per_gpu = false;
     std::map<std::uint64_t, std::vector<double>> times;
     std::map<std::uint64_t, std::string> source;
   };
@@ -127,17 +138,7 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
   const int n_gpus = static_cast<int>(runtime.topology().gpus.size());
   for (const NcclTestsRun& r : runs) {
     const std::string where = r.file + ":" + std::to_string(r.line);
-    if (r.op != "sendrecv" && r.op != "alltoall") {
-      try {
-        sim::parse_coll_op(r.op);
-      } catch (const UsageError&) {
-        throw InputError(
-            {r.file, r.line, 1},
-            "commsim cannot simulate nccl-tests '" + r.op +
-                "' (supported: sendrecv, alltoall, all_reduce, all_gather, reduce_scatter, broadcast, "
-                "reduce)");
-      }
-    }
+    check_nccl_tests_op(r.op, {r.file, r.line, 1});
     std::vector<int> gpus;
     for (const NcclTestsDevice& d : r.devices) gpus.push_back(map.gpu_of(d, where));
     if (gpus.empty()) throw InputError({r.file, r.line, 1}, "nccl-tests run lists no devices");
@@ -148,10 +149,12 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
                                                   " GPUs (mismatched topology?)");
       }
     }
-    auto it = std::find_if(groups.begin(), groups.end(),
-                           [&](const Group& g) { return g.op == r.op && g.gpus == gpus; });
+    const bool per_gpu = r.nthreads > 1;  // nccl-tests -t N: a thread per GPU
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+      return g.op == r.op && g.gpus == gpus && g.thread_per_gpu == per_gpu;
+    });
     if (it == groups.end()) {
-      groups.push_back({r.op, gpus, {}, {}});
+      groups.push_back({r.op, gpus, per_gpu, {}, {}});
       it = groups.end() - 1;
     }
     for (const NcclTestsRow& row : r.rows) {
@@ -163,15 +166,13 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
   for (const Group& g : groups) {
     for (const auto& [bytes, ts] : g.times) {
       if (bytes == 0) continue;  // rows of 0 bytes time only the launch
-      sim::Program p = g.op == "alltoall" ? sim::alltoall_program(g.gpus, bytes)
-                       : g.op == "sendrecv"
-                           ? sim::sendrecv_program(g.gpus, bytes)
-                           : sim::collective_program(g.gpus, sim::parse_coll_op(g.op), bytes);
+      sim::Program p = nccl_tests_program(g.op, g.gpus, bytes, g.thread_per_gpu);
       p.iterations = iterations;
       p.warmup = warmup;
       const sim::RunResult res = runtime.run(p);
       Comparison c;
       c.workload = g.op;
+      c.mode = g.thread_per_gpu ? "thread-per-gpu" : "";
       c.gpus = g.gpus;
       c.bytes = bytes;
       set_measured(c, ts);
@@ -181,6 +182,32 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
     }
   }
   return out;
+}
+
+void check_nccl_tests_op(const std::string& op, const SourceLocation& where) {
+  if (op == "sendrecv" || op == "alltoall") return;
+  try {
+    sim::parse_coll_op(op);
+  } catch (const UsageError&) {
+    throw InputError(where, "commsim cannot simulate nccl-tests '" + op +
+                                "' (supported: sendrecv, alltoall, all_reduce, all_gather, reduce_scatter, "
+                                "broadcast, reduce)");
+  }
+}
+
+sim::Program nccl_tests_program(const std::string& op, const std::vector<int>& gpus, std::uint64_t bytes,
+                                bool thread_per_gpu) {
+  if (op == "alltoall") return sim::alltoall_program(gpus, bytes, thread_per_gpu);
+  if (op == "sendrecv") return sim::sendrecv_program(gpus, bytes, thread_per_gpu);
+  return sim::collective_program(gpus, sim::parse_coll_op(op), bytes, 0, thread_per_gpu);
+}
+
+void with_band(std::vector<Comparison>& rows, const models::ModelParams& params) {
+  for (Comparison& c : rows) {
+    const models::Band b = models::band_of(params, c.bytes, c.predicted_us);
+    c.predicted_lo_us = b.lo_us;
+    c.predicted_hi_us = b.hi_us;
+  }
 }
 
 MeasuredRun load_measured(const std::string& dir) {
@@ -370,9 +397,9 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
     c.bytes = row.at("bytes").get<std::uint64_t>();
     c.measured_us = row.at("median_us").get<double>();
     c.runs = row.at("reps").get<int>();
-    c.spread = c.measured_us > 0
-                   ? (row.at("max_us").get<double>() - row.at("min_us").get<double>()) / c.measured_us
-                   : 0;
+    c.min_us = row.at("min_us").get<double>();
+    c.max_us = row.at("max_us").get<double>();
+    c.spread = c.measured_us > 0 ? (c.max_us - c.min_us) / c.measured_us : 0;
     c.mode = row.value("mode", "");
     c.source = file + " config " + std::to_string(row.at("config_id").get<int>());
     if (c.runs == 0) continue;  // every repetition failed: nothing to compare, and the file says so
@@ -485,6 +512,17 @@ ErrorStats stats(const std::vector<Comparison>& rows) {
   double spread = 0;
   for (const Comparison& c : rows) spread += c.spread;
   s.spread = rows.empty() ? 0 : 100 * spread / static_cast<double>(rows.size());
+  double inside = 0, width = 0;
+  for (const Comparison& c : rows) {
+    if (!c.has_band()) continue;
+    ++s.banded;
+    inside += c.in_band() ? 1 : 0;
+    width += (c.predicted_hi_us - c.predicted_lo_us) / c.predicted_us;
+  }
+  if (s.banded > 0) {
+    s.coverage = 100 * inside / s.banded;
+    s.band_width = 100 * width / s.banded;
+  }
   return s;
 }
 
@@ -500,6 +538,13 @@ std::map<std::string, std::vector<Comparison>> group_by_label(const std::vector<
 std::map<std::string, std::vector<Comparison>> group_by_workload(const std::vector<Comparison>& rows) {
   std::map<std::string, std::vector<Comparison>> out;
   for (const auto& c : rows) out[c.workload].push_back(c);
+  return out;
+}
+
+std::vector<Comparison> in_bound(const std::vector<Comparison>& rows, Bound b) {
+  std::vector<Comparison> out;
+  for (const auto& c : rows)
+    if (bound_of(c.bytes) == b) out.push_back(c);
   return out;
 }
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "commsim/models/params.hpp"
 #include "commsim/sim/runtime.hpp"
 #include "commsim/validation/nccl_tests.hpp"
 
@@ -19,6 +20,12 @@ enum class Regime { Latency, Transition, Bandwidth };
 Regime regime_of(std::uint64_t bytes);
 const char* regime_name(Regime r);
 
+/// The two regimes of held-out reports and prediction bands: latency-bound below models::kBandRegimeBytes
+/// (1 MiB), bandwidth-bound from it.
+enum class Bound { Latency, Bandwidth };
+Bound bound_of(std::uint64_t bytes);
+const char* bound_name(Bound b);  ///< "latency-bound (<1 MiB)", "bandwidth-bound (>=1 MiB)"
+
 /// One measured size of one configuration, with its prediction.
 struct Comparison {
   std::string workload;   ///< "sendrecv", "p2p", "exchange", "all_reduce", "pipeline", "weight-sync", ...
@@ -27,12 +34,18 @@ struct Comparison {
   std::uint64_t bytes = 0;
   double measured_us = 0;  ///< median over repeated runs
   double predicted_us = 0;
-  int runs = 0;        ///< how many runs the median is of
-  double spread = 0;   ///< (max - min) / median of the measured runs
+  int runs = 0;       ///< how many runs the median is of
+  double spread = 0;  ///< (max - min) / median of the measured runs
+  double min_us = 0;  ///< fastest and slowest measured run
+  double max_us = 0;
+  double predicted_lo_us = 0;  ///< prediction band (0, 0: none attached; see with_band)
+  double predicted_hi_us = 0;
   std::string source;  ///< file:line of the first row
 
   double error() const { return (predicted_us - measured_us) / measured_us; }  ///< signed, relative
-  std::string label() const;                                                   ///< "sendrecv gpus 0,1"
+  bool has_band() const { return predicted_hi_us > 0; }
+  bool in_band() const { return measured_us >= predicted_lo_us && measured_us <= predicted_hi_us; }
+  std::string label() const;  ///< "sendrecv gpus 0,1"
 };
 
 /// Maps nccl-tests device lines to topology GPU indices: by PCI bus id through `bus_ids` (index -> bus id as
@@ -48,6 +61,16 @@ struct GpuMap {
 /// that do not fit the topology.
 std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runtime& runtime,
                                 const GpuMap& map, int iterations = 3, int warmup = 1);
+
+/// The program nccl-tests' `<op>_perf` runs on `gpus` for one size: one thread driving every GPU (-g N) or a
+/// thread per GPU (-t N). Throws UsageError for an op commsim cannot simulate.
+sim::Program nccl_tests_program(const std::string& op, const std::vector<int>& gpus, std::uint64_t bytes,
+                                bool thread_per_gpu);
+/// Throws InputError at `where` when commsim cannot simulate nccl-tests' `op`.
+void check_nccl_tests_op(const std::string& op, const SourceLocation& where);
+
+/// Attaches `params`' prediction band (models::band_of) to every row.
+void with_band(std::vector<Comparison>& rows, const models::ModelParams& params);
 
 /// A commsim-measure output directory's results.json, read and checked once.
 struct MeasuredRun {
@@ -99,7 +122,10 @@ struct ErrorStats {
   double worst = 0;  ///< largest absolute percentage error, percent
   std::uint64_t worst_bytes = 0;
   int count = 0;
-  double spread = 0;  ///< mean run-to-run spread of the measurements, percent
+  double spread = 0;      ///< mean run-to-run spread of the measurements, percent
+  int banded = 0;         ///< rows with a prediction band
+  double coverage = 0;    ///< share of banded rows whose measurement lies inside the band, percent
+  double band_width = 0;  ///< mean band width (hi - lo) / prediction, percent
 };
 ErrorStats stats(const std::vector<Comparison>& rows);
 
@@ -109,5 +135,7 @@ std::map<std::string, std::vector<Comparison>> group_by_label(const std::vector<
 std::map<std::string, std::vector<Comparison>> group_by_workload(const std::vector<Comparison>& rows);
 /// The rows whose size falls in regime `r`.
 std::vector<Comparison> in_regime(const std::vector<Comparison>& rows, Regime r);
+/// The rows whose size falls in bound `b`.
+std::vector<Comparison> in_bound(const std::vector<Comparison>& rows, Bound b);
 
 }  // namespace commsim::validation
