@@ -23,6 +23,7 @@ struct CalibrateCliOptions {
   std::string name;
   std::vector<std::string> nccl_env;
   bool fit_given = false;
+  bool band_only = false;
 };
 
 void print_rows(const char* what, const std::vector<validation::Comparison>& rows) {
@@ -39,7 +40,9 @@ void run_calibrate(const CalibrateCliOptions& o) {
   topo::Diagnostics diag;
   const topo::Topology t = topo::load_topology(o.topology, {o.gpu, ""}, diag);
   for (const auto& w : diag.warnings()) std::cerr << "commsim: warning: " << w << "\n";
+  if (o.band_only && o.fit.manifests.empty()) throw UsageError("--band-only needs --manifest CSV...");
   validation::CalibrateResult r;
+  validation::CalibrateOptions used = o.fit;
   if (o.fit.manifests.empty()) {
     r = validation::calibrate(t, start, models::NcclEnv::parse(o.nccl_env), o.fit);
   } else {
@@ -48,9 +51,13 @@ void run_calibrate(const CalibrateCliOptions& o) {
           "--manifest lists every run with its knobs: drop --measured, --nccl-tests and --nccl-env");
     const auto data = validation::load_manifest_data(o.fit.manifests, t, start);
     for (const auto& w : data.warnings) std::cerr << "commsim: warning: " << w << "\n";
-    validation::CalibrateOptions fit = o.fit;
-    if (!o.fit_given) fit.workloads.clear();  // a manifest's rows are all fitted unless --fit says otherwise
-    r = validation::calibrate_manifest(data, t, start, fit);
+    if (!o.fit_given) used.workloads.clear();  // a manifest's rows are all fitted unless --fit says otherwise
+    if (o.band_only) {
+      if (!o.fit.parameters.empty()) throw UsageError("--band-only fits no parameters: drop --param");
+      r = validation::manifest_band(data, t, start);
+    } else {
+      r = validation::calibrate_manifest(data, t, start, used);
+    }
   }
 
   std::printf(
@@ -84,7 +91,7 @@ void run_calibrate(const CalibrateCliOptions& o) {
   const std::string name = o.name.empty() ? o.out.substr(o.out.find_last_of('/') + 1,
                                                          o.out.rfind(".toml") - o.out.find_last_of('/') - 1)
                                           : o.name;
-  write_file_atomic(o.out, validation::fitted_params_toml(r, o.start, name, o.fit));
+  write_file_atomic(o.out, validation::fitted_params_toml(r, o.start, name, used));
   std::printf("wrote %s\n", o.out.c_str());
 }
 
@@ -107,6 +114,10 @@ void add_calibrate_command(CLI::App& app) {
   c->add_option("--manifest", o->fit.manifests,
                 "manifest.csv files listing nccl-tests runs with their launch and knobs;\nalso writes [band] "
                 "from the measured spread and the fit's standard errors");
+  c->add_flag(
+      "--band-only", o->band_only,
+      "With --manifest: keep --start's values and compute only its [band] from\nits residuals and the "
+      "measured spread on the manifest data");
   c->add_option("--fit", o->fit.workloads,
                 "Workloads whose rows are fitted; every other row is held out and\nonly validated")
       ->capture_default_str();

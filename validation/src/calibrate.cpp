@@ -353,8 +353,10 @@ std::string fitted_params_toml(const CalibrateResult& res, const std::string& st
   for (const auto& f : o.nccl_tests) data += (data.empty() ? "" : ", ") + f;
   for (const auto& f : o.manifests) data += (data.empty() ? "" : ", ") + f;
   for (const auto& w : o.workloads) workloads += (workloads.empty() ? "" : ", ") + w;
+  if (workloads.empty()) workloads = "every";
+  const bool band_only = res.band_fitted && res.values.empty();  // values kept, only [band] computed
   root.insert_or_assign("name", name);
-  root.insert_or_assign("fitted", "commsim calibrate on " + workloads + " rows of " + data);
+  if (!band_only) root.insert_or_assign("fitted", "commsim calibrate on " + workloads + " rows of " + data);
   for (const auto& f : res.values) {
     const auto dot = f.parameter.name.find('.');
     const std::string section = f.parameter.name.substr(0, dot), key = f.parameter.name.substr(dot + 1);
@@ -382,15 +384,21 @@ std::string fitted_params_toml(const CalibrateResult& res, const std::string& st
   }
   std::ostringstream out;
   out << "# Transfer-model parameters written by `commsim calibrate`"
-      << (start_file.empty() ? "" : " over " + start_file) << ".\n"
-      << "# Fitted on the " << workloads << " rows of: " << data << "\n"
-      << "# Weighted least squares on relative error (sigma " << o.sigma_large * 100 << "% from 1 MiB, "
-      << o.sigma_small * 100 << "% below); cost " << res.start_cost << " -> " << res.cost << " over "
-      << res.fitted_rows.size() << " sizes, " << res.iterations << " iterations.\n";
+      << (start_file.empty() ? "" : " over " + start_file) << ".\n";
+  if (band_only) {
+    out << "# Values unchanged; [band] computed from the predictions of every row of: " << data << "\n";
+  } else {
+    out << "# Fitted on the " << workloads << " rows of: " << data << "\n"
+        << "# Weighted least squares on relative error (sigma " << o.sigma_large * 100 << "% from 1 MiB, "
+        << o.sigma_small * 100 << "% below); cost " << res.start_cost << " -> " << res.cost << " over "
+        << res.fitted_rows.size() << " sizes, " << res.iterations << " iterations.\n";
+  }
   if (res.band_fitted)
-    out << "# [band]: 90th percentile of the measured runs' deviation from their configuration's median "
-           "(every "
-           "repeat and machine start) in quadrature with 1.645 x the fitted predictions' standard error.\n";
+    out << "# [band], per size regime (< 1 MiB, >= 1 MiB): the 5th/95th percentile of measured / predicted - "
+           "1, the "
+           "90th percentile of the runs' deviation from their configuration's median (every repeat and "
+           "machine "
+           "start) and 1.645 x the fitted predictions' standard error, in quadrature.\n";
   for (const auto& f : res.values) {
     char line[200];
     std::snprintf(line, sizeof line, "#   %-26s %10.4g %-4s +- %.2g%s\n", f.parameter.name.c_str(), f.value,

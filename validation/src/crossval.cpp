@@ -352,16 +352,19 @@ std::vector<Comparison> predict_rows(const ManifestData& data, const std::vector
 }
 
 models::BandParams band_from_rows(const ManifestData& data, const std::vector<std::size_t>& rows,
-                                  const std::vector<double>& rel_se) {
-  // Every run's deviation from its configuration's median over all the rows' starts.
+                                  const std::vector<Comparison>& fitted, const std::vector<double>& rel_se,
+                                  const models::BandParams& fallback) {
+  // Every run's deviation from its configuration's median over all the rows' starts; configurations with a
+  // single run say nothing about spread and are left out.
   std::map<std::pair<std::size_t, std::uint64_t>, std::vector<double>> runs;
   for (std::size_t i : rows) {
     const ManifestRow& r = data.rows[i];
     auto& ts = runs[{r.config, r.c.bytes}];
     ts.insert(ts.end(), r.times.begin(), r.times.end());
   }
-  std::vector<double> below[2], above[2], se2[2];
+  std::vector<double> below[2], above[2], residual[2], se2[2];
   for (const auto& [key, ts] : runs) {
+    if (ts.size() < 2) continue;
     const double med = median(ts);
     const int b = static_cast<int>(bound_of(key.second));
     for (double t : ts) {
@@ -369,23 +372,27 @@ models::BandParams band_from_rows(const ManifestData& data, const std::vector<st
       above[b].push_back(std::max(0.0, t / med - 1));
     }
   }
-  for (std::size_t k = 0; k < rows.size() && k < rel_se.size(); ++k) {
-    se2[static_cast<int>(bound_of(data.rows[rows[k]].c.bytes))].push_back(rel_se[k] * rel_se[k]);
+  for (std::size_t k = 0; k < fitted.size(); ++k) {
+    const int b = static_cast<int>(bound_of(fitted[k].bytes));
+    residual[b].push_back(fitted[k].measured_us / fitted[k].predicted_us - 1);
+    if (k < rel_se.size()) se2[b].push_back(rel_se[k] * rel_se[k]);
   }
-  auto half = [&](std::vector<double>& dev, int b) {
+  models::BandParams band = fallback;
+  for (int b = 0; b < 2; ++b) {
+    if (residual[b].empty()) continue;  // nothing fitted in this bound: keep the start set's band
     double mean_se2 = 0;
     for (double v : se2[b]) mean_se2 += v;
     mean_se2 = se2[b].empty() ? 0 : mean_se2 / static_cast<double>(se2[b].size());
-    const double fit = 1.645 * std::sqrt(mean_se2);
-    const double spread = quantile(dev, 0.9);
-    // A band of zero width cannot be written (and would claim certainty no measurement has).
-    return std::clamp(std::sqrt(spread * spread + fit * fit), 1e-3, 0.95);
-  };
-  models::BandParams band;
-  band.latency_below = half(below[0], 0);
-  band.latency_above = half(above[0], 0);
-  band.bandwidth_below = half(below[1], 1);
-  band.bandwidth_above = half(above[1], 1);
+    const double fit2 = 1.645 * 1.645 * mean_se2;
+    auto half = [&](double model, double spread) {
+      // A band of zero width cannot be written (and would claim certainty no measurement has).
+      return std::clamp(std::sqrt(model * model + spread * spread + fit2), 1e-3, 0.95);
+    };
+    const double lo = half(std::max(0.0, -quantile(residual[b], 0.05)), quantile(below[b], 0.9));
+    const double hi = half(std::max(0.0, quantile(residual[b], 0.95)), quantile(above[b], 0.9));
+    (b == 0 ? band.latency_below : band.bandwidth_below) = lo;
+    (b == 0 ? band.latency_above : band.bandwidth_above) = hi;
+  }
   return band;
 }
 
@@ -399,11 +406,24 @@ CalibrateResult calibrate_manifest(const ManifestData& data, const topo::Topolog
   }
   CalibrateResult r = fit_rows(
       start, [&](const models::ModelParams& p) { return predict_rows(data, fitted, topology, p); }, o);
-  r.params.band = band_from_rows(data, fitted, r.prediction_rel_se);
+  r.params.band = band_from_rows(data, fitted, r.fitted_rows, r.prediction_rel_se, start.band);
   r.band_fitted = true;
   r.held_out_rows = predict_rows(data, held, topology, r.params);
   with_band(r.fitted_rows, r.params);
   with_band(r.held_out_rows, r.params);
+  return r;
+}
+
+CalibrateResult manifest_band(const ManifestData& data, const topo::Topology& topology,
+                              const models::ModelParams& start) {
+  std::vector<std::size_t> all(data.rows.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  CalibrateResult r;
+  r.params = start;
+  r.fitted_rows = predict_rows(data, all, topology, start);
+  r.params.band = band_from_rows(data, all, r.fitted_rows, {}, start.band);
+  r.band_fitted = true;
+  with_band(r.fitted_rows, r.params);
   return r;
 }
 
@@ -444,7 +464,7 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
               "degenerate fit on the other " + std::to_string(train.size()) + " sizes: " + r.why_degenerate;
         } else {
           models::ModelParams p = r.params;
-          p.band = band_from_rows(data, train, r.prediction_rel_se);
+          p.band = band_from_rows(data, train, r.fitted_rows, r.prediction_rel_se, start.band);
           fold.held_out = predict_rows(data, held, topology, p);
           with_band(fold.held_out, p);
         }

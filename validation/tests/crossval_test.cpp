@@ -19,9 +19,9 @@ namespace {
 const std::string kSrc = COMMSIM_SOURCE_DIR;
 const std::string kData = kSrc + "/validation/data/h200x4/nccl-tests/";
 
-topo::Topology load(const std::string& file) {
+topo::Topology load(const std::string& file, const std::string& gpu = "") {
   topo::Diagnostics diag;
-  return topo::load_topology(kSrc + "/topologies/library/real/" + file, {}, diag);
+  return topo::load_topology(kSrc + "/topologies/library/real/" + file, {gpu, ""}, diag);
 }
 
 /// A manifest in the temporary folder with `body` under the header; returns its path.
@@ -61,10 +61,10 @@ TEST_CASE("manifest: quoted GPU lists, launch, knobs and repeats are read; paths
 
 TEST_CASE("manifest: bad cells name file, line and column") {
   const auto launch = manifest("launch", "a.json,s1,sendrecv,0-1,mpi,,1\n");
-  CHECK(error_of([&] { load_manifest(launch); }).find(launch + ":2:25: error: launch must be") !=
+  CHECK(error_of([&] { load_manifest(launch); }).find(launch + ":2:24: error: launch must be") !=
         std::string::npos);
   const auto knob = manifest("knob", "a.json,s1,sendrecv,0-1,single-thread,NCCL_FOO=1,1\n");
-  CHECK(error_of([&] { load_manifest(knob); }).find(":2:39: error: --nccl-env: unknown knob") !=
+  CHECK(error_of([&] { load_manifest(knob); }).find(":2:38: error: --nccl-env: unknown knob") !=
         std::string::npos);
   const auto op = manifest("op", "a.json,s1,allreduce,0-1,single-thread,,1\n");
   CHECK(error_of([&] { load_manifest(op); }).find("cannot simulate nccl-tests 'allreduce'") !=
@@ -80,7 +80,7 @@ TEST_CASE("manifest: data from another machine is refused naming the mismatch") 
   const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
   // The H200 runs against an 8x H100 topology: another GPU model.
   const auto m = manifest("h100", kData + "sendrecv_g2_d02.json,s1,sendrecv,\"0,2\",single-thread,,1\n");
-  const std::string gpu = error_of([&] { load_manifest_data({m}, load("hgx-h100.topo"), h200); });
+  const std::string gpu = error_of([&] { load_manifest_data({m}, load("hgx-h100.topo", "H100"), h200); });
   CHECK(gpu.find("measured on 'NVIDIA H200' but topology GPU 0 is H100") != std::string::npos);
   // GPUs the topology does not have.
   const auto big = manifest("big", kData + "sendrecv_g2_d02.json,s1,sendrecv,\"0,5\",single-thread,,1\n");
@@ -105,7 +105,7 @@ TEST_CASE("manifest: data from another machine is refused naming the mismatch") 
         std::string::npos);
 }
 
-TEST_CASE("band: the 90th percentile of run deviations, in quadrature with the fit's standard error") {
+TEST_CASE("band: measured spread, fit residuals and standard errors add in quadrature per bound") {
   ManifestData d;
   d.configs.push_back({"sendrecv", {0, 1}, false, {}, "defaults"});
   ManifestRow small;
@@ -114,15 +114,32 @@ TEST_CASE("band: the 90th percentile of run deviations, in quadrature with the f
   ManifestRow large;
   large.c.bytes = 64ULL << 20;
   large.times = {100, 100, 104};  // median 100: above {0, 0, 0.04}
-  d.rows = {small, large};
-  const auto b = band_from_rows(d, {0, 1}, {0, 0});
+  ManifestRow single;             // one run: no spread to learn from
+  single.c.bytes = 2048;
+  single.times = {50};
+  d.rows = {small, large, single};
+  auto fitted = [](std::uint64_t bytes, double measured, double predicted) {
+    Comparison c;
+    c.bytes = bytes;
+    c.measured_us = measured;
+    c.predicted_us = predicted;
+    return c;
+  };
+  // Predictions on the measurements: the spread alone (90th percentiles, interpolated).
+  const std::vector<Comparison> exact = {fitted(1024, 10, 10), fitted(64ULL << 20, 100, 100)};
+  const models::BandParams fallback{0.5, 0.5, 0.25, 0.25};
+  const auto b = band_from_rows(d, {0, 1, 2}, exact, {0, 0}, fallback);
   CHECK(b.latency_below == doctest::Approx(0.08));  // 0.8 of the way from 0 to 0.1
   CHECK(b.latency_above == doctest::Approx(0.16));
   CHECK(b.bandwidth_above == doctest::Approx(0.032));
   CHECK(b.bandwidth_below == doctest::Approx(0.001));  // no spread below: the smallest band written
-  // A relative standard error of 0.06 on the small size's prediction adds 1.645 x 0.06 in quadrature.
-  const auto w = band_from_rows(d, {0, 1}, {0.06, 0});
-  CHECK(w.latency_above == doctest::Approx(std::sqrt(0.16 * 0.16 + 0.0987 * 0.0987)).epsilon(1e-3));
+  // A prediction 10% under the measurement widens the upper side; a standard error of 0.06 widens both.
+  const std::vector<Comparison> under = {fitted(1024, 11, 10)};
+  const auto w = band_from_rows(d, {0, 1, 2}, under, {0.06}, fallback);
+  const double fit = 1.645 * 0.06;
+  CHECK(w.latency_above == doctest::Approx(std::sqrt(0.1 * 0.1 + 0.16 * 0.16 + fit * fit)));
+  CHECK(w.latency_below == doctest::Approx(std::sqrt(0.08 * 0.08 + fit * fit)));
+  CHECK(w.bandwidth_below == doctest::Approx(0.25));  // nothing fitted from 1 MiB: the fallback stays
   models::ModelParams p;
   p.band = b;
   const auto band = models::band_of(p, 1024, 20);

@@ -110,11 +110,19 @@ std::string cross_validation_text(const CrossValidation& cv);
 std::string cross_validation_markdown(const CrossValidation& cv, const std::string& command);
 nlohmann::json cross_validation_json(const CrossValidation& cv, const std::string& command);
 
-/// The [band] section calibrate writes from `rows` of `data`: per bound, the 90th percentile of the measured
-/// runs' deviation below and above their configuration's median over every repeat and machine start
-/// (run-to-run and machine-to-machine spread), combined in quadrature with 1.645 times the root-mean-square
-/// relative standard error of the fitted predictions in that bound (`rel_se`, parallel to `rows`).
+/// `start` unchanged but for its band: band_from_rows over every row of `data` predicted with `start` (no
+/// fit, so no standard errors). The result's fitted_rows are those predictions, band attached.
+CalibrateResult manifest_band(const ManifestData& data, const topo::Topology& topology,
+                              const models::ModelParams& start);
+
+/// The [band] section calibrate writes from `rows` of `data`, a prediction interval per bound: the fit's
+/// residuals (5th and 95th percentile of measured / predicted - 1 over `fitted`, the rows' predictions), the
+/// measured spread (90th percentile of each run's deviation from its configuration's median over every repeat
+/// and machine start; configurations with one run are left out) and 1.645 x the root-mean-square relative
+/// standard error of the fitted predictions (`rel_se`, parallel to `fitted`), added in quadrature. A bound
+/// with no fitted row keeps `fallback`'s values.
 models::BandParams band_from_rows(const ManifestData& data, const std::vector<std::size_t>& rows,
-                                  const std::vector<double>& rel_se);
+                                  const std::vector<Comparison>& fitted, const std::vector<double>& rel_se,
+                                  const models::BandParams& fallback);
 
 }  // namespace commsim::validation
