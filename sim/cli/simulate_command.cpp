@@ -164,7 +164,8 @@ void add_band(sim::ResultTable& table, const models::ModelParams& params, const 
   std::snprintf(band, sizeof band, "band: -%.1f%%/+%.1f%% below 1 MiB, -%.1f%%/+%.1f%% from 1 MiB (%s)",
                 100 * params.band.latency_below, 100 * params.band.latency_above,
                 100 * params.band.bandwidth_below, 100 * params.band.bandwidth_above,
-                params.fitted.empty() ? "datasheet band: no fitted set" : "measured spread + fit error");
+                params.fitted.empty() ? "datasheet band: no fitted set"
+                                      : "from the fit's residuals, measured spread and standard errors");
   table.notes = {note, band};
   table.metadata["params_note"] = note;
   table.metadata["params_fitted"] = params.fitted;
