@@ -274,6 +274,19 @@ ManifestData load_manifest_data(const std::vector<std::string>& manifests, const
                                   ", the parameter set " + params.name + " was fitted on NCCL " +
                                   params.nccl_version);
         }
+        // The knobs the JSON recorded (those commsim models) must be the manifest's.
+        std::vector<std::string> recorded;
+        for (const auto& kv : run.nccl_env) {
+          const std::string key = kv.substr(0, kv.find('='));
+          if (key == "NCCL_VERSION" || key == "NCCL_NVLS_ENABLE" || key.rfind("NCCL_DEBUG", 0) == 0) continue;
+          recorded.push_back(kv);
+        }
+        std::vector<std::string> listed = e.nccl_env;
+        std::sort(recorded.begin(), recorded.end());
+        std::sort(listed.begin(), listed.end());
+        if (!run.nccl_env.empty() && recorded != listed)
+          data.warnings.push_back(where + ": " + e.file + " recorded the NCCL knobs '" + join(recorded, " ") +
+                                  "' but the manifest's nccl_env is '" + join(e.nccl_env, " ") + "'");
         ManifestConfig k{e.workload, e.gpus, e.thread_per_gpu, e.nccl_env,
                          e.nccl_env.empty() ? "defaults" : join(e.nccl_env, " ")};
         auto kit = std::find_if(data.configs.begin(), data.configs.end(), [&](const ManifestConfig& c) {

@@ -59,6 +59,12 @@ std::vector<NcclTestsRun> parse_json(std::string_view text, const std::string& f
   run.file = file;
   run.line = 1;
   run.version = "json v" + std::to_string(d.value("version", 0));
+  if (d.contains("env") && d["env"].is_array()) {
+    for (const auto& e : d["env"]) {
+      if (e.is_string() && e.get<std::string>().rfind("NCCL_", 0) == 0)
+        run.nccl_env.push_back(e.get<std::string>());
+    }
+  }
   if (d.contains("nccl_version") && d["nccl_version"].is_number_integer())
     run.nccl_version = nccl_version_text(d["nccl_version"].get<long>());
   try {

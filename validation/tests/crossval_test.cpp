@@ -103,6 +103,14 @@ TEST_CASE("manifest: data from another machine is refused naming the mismatch") 
   REQUIRE(data.warnings.size() == 1);
   CHECK(data.warnings[0].find("ran NCCL 2.28.3, the parameter set h200 was fitted on NCCL 2.21.5") !=
         std::string::npos);
+  // Knobs the run recorded in its environment but the manifest does not list.
+  const auto knob =
+      manifest("knobs", kData + "sendrecv_g2_d01_protoLL.json,s1,sendrecv,\"0,1\",single-thread,,1\n");
+  const auto unlisted = load_manifest_data({knob}, load("h200x4.topo"), h200);
+  REQUIRE(unlisted.warnings.size() == 1);
+  CHECK(unlisted.warnings[0].find(
+            "recorded the NCCL knobs 'NCCL_PROTO=LL' but the manifest's nccl_env is ''") !=
+        std::string::npos);
 }
 
 TEST_CASE("band: measured spread, fit residuals and standard errors add in quadrature per bound") {

@@ -32,9 +32,10 @@ struct NcclTestsDevice {
 
 struct NcclTestsRun {
   std::string file;
-  int line = 0;              ///< first line of the run
-  std::string op;            ///< "sendrecv", "all_reduce", ...
-  std::string version;       ///< nccl-tests version, e.g. "2.19.6"
+  int line = 0;                       ///< first line of the run
+  std::string op;                     ///< "sendrecv", "all_reduce", ...
+  std::string version;                ///< nccl-tests version, e.g. "2.19.6"
+  std::vector<std::string> nccl_env;  ///< NCCL_*=VALUE entries of the environment nccl-tests' JSON records
   std::string nccl_version;  ///< NCCL library version the run reports, e.g. "2.28.3" (empty: not recorded)
   int nthreads = 1;
   int ngpus = 1;  ///< GPUs per thread
