@@ -149,6 +149,10 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
                                                   " GPUs (mismatched topology?)");
       }
     }
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+      check_device_model(r.devices[i], runtime.topology().gpus[static_cast<std::size_t>(gpus[i])].model,
+                         gpus[i], {r.file, r.line, 1}, r.file);
+    }
     const bool per_gpu = r.nthreads > 1;  // nccl-tests -t N: a thread per GPU
     auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
       return g.op == r.op && g.gpus == gpus && g.thread_per_gpu == per_gpu;
@@ -200,6 +204,13 @@ sim::Program nccl_tests_program(const std::string& op, const std::vector<int>& g
   if (op == "alltoall") return sim::alltoall_program(gpus, bytes, thread_per_gpu);
   if (op == "sendrecv") return sim::sendrecv_program(gpus, bytes, thread_per_gpu);
   return sim::collective_program(gpus, sim::parse_coll_op(op), bytes, 0, thread_per_gpu);
+}
+
+void check_device_model(const NcclTestsDevice& d, const std::string& model, int gpu,
+                        const SourceLocation& where, const std::string& file) {
+  if (d.name.empty() || model.empty() || d.name.find(model) != std::string::npos) return;
+  throw InputError(where, file + " was measured on '" + d.name + "' but topology GPU " + std::to_string(gpu) +
+                              " is " + model + " (another GPU model: use the matching topology)");
 }
 
 void with_band(std::vector<Comparison>& rows, const models::ModelParams& params) {

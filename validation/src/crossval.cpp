@@ -261,12 +261,9 @@ ManifestData load_manifest_data(const std::vector<std::string>& manifests, const
                                         (e.thread_per_gpu ? "thread-per-gpu" : "single-thread") + " launch");
         for (const NcclTestsDevice& d : run.devices) {
           const auto rank = static_cast<std::size_t>(std::max(0, d.rank));
-          if (d.name.empty() || rank >= e.gpus.size()) continue;
-          const std::string& model = topology.gpus[static_cast<std::size_t>(e.gpus[rank])].model;
-          if (!model.empty() && d.name.find(model) == std::string::npos)
-            throw InputError(e.where, e.file + " was measured on '" + d.name + "' but topology GPU " +
-                                          std::to_string(e.gpus[rank]) + " is " + model +
-                                          " (another GPU model: use the matching topology)");
+          if (rank >= e.gpus.size()) continue;
+          const int g = e.gpus[rank];
+          check_device_model(d, topology.gpus[static_cast<std::size_t>(g)].model, g, e.where, e.file);
         }
         if (!run.nccl_version.empty() && !params.nccl_version.empty() &&
             run.nccl_version != params.nccl_version && warned.insert(e.start + run.nccl_version).second) {
