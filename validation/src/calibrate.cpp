@@ -254,7 +254,7 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
 
   // Confidence: covariance of u from the Jacobian at the optimum, scaled by the residual variance.
   const Eigen::Index m = r.size();
-  Eigen::JacobiSVD<Eigen::MatrixXd> svd(j);
+  Eigen::JacobiSVD<Eigen::MatrixXd> svd(j, Eigen::ComputeThinV);
   const auto& sv = svd.singularValues();
   result.condition = sv(n - 1) > 0 ? sv(0) / sv(n - 1) : INFINITY;
   const double s2 = cost / static_cast<double>(m - n);
@@ -276,9 +276,35 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
   }
   if (!std::isfinite(result.condition) || result.condition > 1e8) {
     result.degenerate = true;
-    result.why_degenerate = "the Jacobian is (nearly) rank-deficient, condition number " +
-                            std::to_string(result.condition) +
-                            ": some parameters trade off exactly against others. " + result.why_degenerate;
+    // Name what is missing: parameters no fitted row depends on; otherwise the trade-off itself.
+    std::string unused;
+    const double largest = j.colwise().norm().maxCoeff();
+    for (Eigen::Index k = 0; k < n; ++k) {
+      if (j.col(k).norm() <= 1e-9 * largest)
+        unused += (unused.empty() ? "" : ", ") + ps[static_cast<std::size_t>(k)].name;
+    }
+    char cond[32];
+    std::snprintf(cond, sizeof cond, "%.3g", result.condition);
+    // The direction the data cannot see: the right singular vector of the smallest singular value.
+    const Eigen::VectorXd v = svd.matrixV().col(n - 1).cwiseAbs();
+    std::string traded;
+    for (Eigen::Index k = 0; k < n; ++k) {
+      if (v(k) >= 0.3 * v.maxCoeff())
+        traded += (traded.empty() ? "" : ", ") + ps[static_cast<std::size_t>(k)].name;
+    }
+    const std::string rank =
+        "the Jacobian is (nearly) rank-deficient (condition number " + std::string(cond) + "): ";
+    if (!unused.empty()) {
+      result.why_degenerate =
+          "no fitted row depends on " + unused + " (add data that exercises it, or fit without it)";
+    } else if (traded.find(',') == std::string::npos) {
+      result.why_degenerate =
+          rank + "the data barely depends on " + traded + " (add data that exercises it, or fit without it)";
+    } else {
+      result.why_degenerate =
+          rank + traded +
+          " trade off against each other in this data (add data that separates them, or fit fewer)";
+    }
   }
   // Each fitted row's relative prediction uncertainty from the parameters' covariance: the residual's
   // gradient times sigma is the relative prediction's gradient.
