@@ -53,6 +53,9 @@ struct Options {
   int dry_run_gpus = 0;
   double timeout_s = 60;
   std::string launch = "thread-per-gpu";
+  std::string timing;  ///< --timing; empty: default_timing(workload)
+  std::string buffers = "ncclmemalloc";
+  std::string nvlink_centric_sched = "on";
   double drift_seconds = 30;
   double thermal_target_c = 0;
   double thermal_timeout_s = 300;
@@ -245,13 +248,15 @@ int run(const Options& o, const World& world, int argc, char** argv) {
     p.sizes = sizes(o);
   }
   p.seed = o.seed;
-  if (o.workload != "p2p" && o.workload != "exchange" && o.workload != "sendrecv" &&
-      o.workload != "pipeline") {
-    // Collectives move 4-byte floats: drop sizes that are not a whole number of floats per rank.
-    const std::size_t ranks = p.gpus.empty() ? static_cast<std::size_t>(devices) : p.gpus.size();
-    std::erase_if(p.sizes, [&](std::uint64_t b) { return b % (4 * ranks) != 0; });
-  }
+  // Collectives move 4-byte floats: sizes rounded down as nccl-tests rounds them.
+  p.sizes = collective_sizes(o.workload, p.sizes,
+                             p.gpus.empty() ? static_cast<std::size_t>(devices) : p.gpus.size());
   const std::vector<Config> configs = plan_configs(p);
+  const Timing timing = o.timing.empty() ? default_timing(o.workload) : parse_timing(o.timing);
+  if (timing == Timing::Pipelined && o.workload == "pipeline") {
+    throw UsageError(
+        "--timing pipelined: a pipeline step is timed per-op (or per-iteration), with its timeline");
+  }
 
   if (o.dry_run) {
     if (world.rank() != 0) return 0;
@@ -360,6 +365,9 @@ int run(const Options& o, const World& world, int argc, char** argv) {
             {"nccl_version", nccl},
             {"nccl_env", env},
             {"launch", o.launch},
+            {"timing", timing_name(timing)},
+            {"buffers", o.buffers},
+            {"nvlink_centric_sched", o.nvlink_centric_sched},
             {"processes", world.size()},
             {"seed", o.seed},
             {"reps", o.reps},
@@ -413,6 +421,9 @@ int run(const Options& o, const World& world, int argc, char** argv) {
   ro.iterations = o.iters;
   ro.timeout_s = o.timeout_s;
   ro.single_thread = o.launch == "single-thread";
+  ro.timing = timing;
+  ro.nccl_mem_alloc = o.buffers == "ncclmemalloc";
+  ro.nvlink_centric_sched = o.nvlink_centric_sched == "on";
   for (const Config& c : configs) {
     ro.max_bytes =
         std::max(ro.max_bytes, c.workload == "pipeline" ? 2 * c.bytes : c.bytes);  // two receive buffers
@@ -582,6 +593,21 @@ The tool never changes clocks, power limits or GPU modes; it records them.)");
                     "thread-per-gpu; single-thread as nccl-tests -g N; mpi: one rank per GPU under\n"
                     "mpirun or srun (GPU index = MPI rank), for measurements across machines")
         ->check(CLI::IsMember({"thread-per-gpu", "single-thread", "mpi"}))
+        ->capture_default_str();
+    sub->add_option(
+           "--timing", o.timing,
+           "pipelined: --iters back-to-back operations timed as one by the host clock, as nccl-tests\n"
+           "times them (default; what commsim's time_us predicts); per-op: each operation alone, ranks\n"
+           "aligned, launch to completion (nccl-tests -z 3; the default for pipeline steps);\n"
+           "per-iteration: a CUDA event between back-to-back operations (nccl-tests -I 1)")
+        ->check(CLI::IsMember({"pipelined", "per-op", "per-iteration"}));
+    sub->add_option("--buffers", o.buffers,
+                    "ncclmemalloc: buffers from ncclMemAlloc, as nccl-tests; cudamalloc: plain cudaMalloc")
+        ->check(CLI::IsMember({"ncclmemalloc", "cudamalloc"}))
+        ->capture_default_str();
+    sub->add_option("--nvlink-centric-sched", o.nvlink_centric_sched,
+                    "on: communicators with NCCL's nvlinkCentricSched = 1, as nccl-tests (NCCL >= 2.28)")
+        ->check(CLI::IsMember({"on", "off"}))
         ->capture_default_str();
     sub->add_option("--drift-seconds", o.drift_seconds,
                     "GPU-vs-CPU clock drift window at start and end (0: skip)")

@@ -145,4 +145,18 @@ std::vector<Config> plan_configs(const PlanOptions& o) {
   return out;
 }
 
+std::vector<std::uint64_t> collective_sizes(const std::string& workload, std::vector<std::uint64_t> sizes,
+                                            std::size_t ranks) {
+  if (workload == "p2p" || workload == "exchange" || workload == "sendrecv" || workload == "pipeline")
+    return sizes;
+  const bool per_rank = workload == "all_gather" || workload == "reduce_scatter" || workload == "alltoall";
+  const std::uint64_t unit = 4 * (per_rank ? std::max<std::size_t>(ranks, 1) : 1);
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t b : sizes) {
+    b -= b % unit;
+    if (b > 0 && std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
+  }
+  return out;
+}
+
 }  // namespace commsim::measure

@@ -17,6 +17,29 @@
 namespace commsim::measure {
 namespace fs = std::filesystem;
 
+const char* timing_name(Timing t) {
+  switch (t) {
+    case Timing::Pipelined:
+      return "pipelined";
+    case Timing::PerOp:
+      return "per-op";
+    case Timing::PerIteration:
+      return "per-iteration";
+  }
+  return "?";
+}
+
+Timing parse_timing(const std::string& name) {
+  for (Timing t : {Timing::Pipelined, Timing::PerOp, Timing::PerIteration}) {
+    if (name == timing_name(t)) return t;
+  }
+  throw UsageError("unknown timing '" + name + "': valid are pipelined, per-op, per-iteration");
+}
+
+Timing default_timing(const std::string& workload) {
+  return workload == "pipeline" ? Timing::PerOp : Timing::Pipelined;
+}
+
 double Sample::time_us() const {
   if (rep_time_us > 0) return rep_time_us;
   if (iteration_us.empty()) return 0;
@@ -27,7 +50,11 @@ double Sample::time_us() const {
 std::string encode_rank_records(const std::vector<RankRecord>& records) {
   nlohmann::json out = nlohmann::json::array();
   for (const RankRecord& r : records)
-    out.push_back({{"rank", r.rank}, {"iteration_us", r.iteration_us}, {"timeline", r.timeline}});
+    out.push_back({{"rank", r.rank},
+                   {"iteration_us", r.iteration_us},
+                   {"pipelined_us", r.pipelined_us},
+                   {"gpu_span_us", r.gpu_span_us},
+                   {"timeline", r.timeline}});
   return out.dump();
 }
 
@@ -44,13 +71,28 @@ void combine_rank_records(const std::vector<std::string>& encoded, int nranks, S
       seen[r] = true;
       ranks[r].rank = r;
       ranks[r].iteration_us = j.at("iteration_us").get<std::vector<double>>();
+      ranks[r].pipelined_us = j.at("pipelined_us").get<double>();
+      ranks[r].gpu_span_us = j.at("gpu_span_us").get<double>();
       ranks[r].timeline = j.at("timeline");
     }
   }
   for (int r = 0; r < nranks; ++r) {
     if (!seen[r]) throw Error("no timing reported for rank " + std::to_string(r));
-    if (ranks[r].iteration_us.size() != ranks[0].iteration_us.size())
+    if (ranks[r].iteration_us.size() != ranks[0].iteration_us.size() ||
+        (ranks[r].pipelined_us > 0) != (ranks[0].pipelined_us > 0))
       throw Error("ranks timed different numbers of iterations");
+  }
+  s.timeline = nullptr;
+  if (!ranks.empty() && ranks[0].pipelined_us > 0) {  // pipelined: nccl-tests' average over ranks
+    double sum = 0, gpu = 0;
+    for (const RankRecord& r : ranks) {
+      sum += r.pipelined_us;
+      gpu = std::max(gpu, r.gpu_span_us);
+    }
+    s.rep_time_us = sum / nranks;
+    s.gpu_time_us = gpu;
+    s.iteration_us = {s.rep_time_us};
+    return;
   }
   const std::size_t iterations = ranks.empty() ? 0 : ranks[0].iteration_us.size();
   s.iteration_us.assign(iterations, 0.0);
@@ -64,7 +106,6 @@ void combine_rank_records(const std::vector<std::string>& encoded, int nranks, S
     slowest = std::max(slowest, total);
   }
   s.rep_time_us = iterations > 0 ? slowest / static_cast<double>(iterations) : 0;
-  s.timeline = nullptr;
   if (!ranks.empty() && !ranks[0].timeline.is_null()) {
     s.timeline = nlohmann::json::array();
     for (const RankRecord& r : ranks) s.timeline.push_back(r.timeline);
@@ -117,6 +158,7 @@ void ResultStore::append(const Config& c, const Sample& s) {
                       {"bytes", c.bytes},   {"mode", c.mode},         {"microbatches", c.microbatches},
                       {"chunks", c.chunks}, {"time_us", s.time_us()}, {"iteration_us", s.iteration_us},
                       {"failed", s.failed}, {"error", s.error}};
+  if (s.gpu_time_us > 0) j["gpu_time_us"] = s.gpu_time_us;
   if (!s.timeline.is_null()) j["timeline"] = s.timeline;
   jsonl_ << j.dump() << "\n";
   jsonl_.flush();
@@ -140,8 +182,10 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
   std::ostringstream csv, samples;
   csv << "workload,src,dst,gpus,mode,bytes,time_us,algbw_gbps,busbw_gbps,median_us,min_us,max_us,mean_us,"
          "stdev_us,"
-         "cv,reps,failed,microbatches,chunks\n";
+         "cv,reps,failed,microbatches,chunks,timing\n";
   samples << "config_id,workload,src,dst,bytes,rep,iteration,time_us\n";
+  // Every row carries the timing that produced it (measure/README.md, "Timing"); "" in runs from before it.
+  const std::string timing = metadata.value("timing", "");
   for (const Config& c : configs) {
     std::vector<double> times;
     nlohmann::json timeline;
@@ -189,12 +233,13 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
                     {"stdev_us", s.stdev},
                     {"cv", s.cv},
                     {"reps", s.n},
-                    {"failed", failed}});
+                    {"failed", failed},
+                    {"timing", timing}});
     if (!timeline.is_null()) rows.back()["timeline"] = timeline;
     csv << c.workload << "," << c.src << "," << c.dst << "," << gpus << "," << c.mode << "," << c.bytes << ","
         << s.median << "," << algbw << "," << busbw << "," << s.median << "," << s.min << "," << s.max << ","
         << s.mean << "," << s.stdev << "," << s.cv << "," << s.n << "," << failed << "," << c.microbatches
-        << "," << c.chunks << "\n";
+        << "," << c.chunks << "," << timing << "\n";
   }
   nlohmann::json doc = metadata;
   doc["schema"] = "commsim.results/1";

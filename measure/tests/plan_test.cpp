@@ -101,3 +101,16 @@ TEST_CASE("plan: a pipeline is activation sizes x microbatch counts x modes over
   o.microbatches = {0};
   CHECK_THROWS_AS(plan_configs(o), UsageError);
 }
+
+TEST_CASE("collective_sizes: rounded down to whole floats per rank, as nccl-tests sizes them") {
+  const std::vector<std::uint64_t> sizes = {8, 16, 1024, 1073741824};
+  // 3 ranks: all_gather/alltoall need 12-byte multiples; 8 B rounds to 0 and is dropped.
+  CHECK(collective_sizes("alltoall", sizes, 3) == std::vector<std::uint64_t>{12, 1020, 1073741820});
+  CHECK(collective_sizes("all_gather", sizes, 4) == std::vector<std::uint64_t>{16, 1024, 1073741824});
+  // all_reduce needs whole floats only.
+  CHECK(collective_sizes("all_reduce", {2, 8, 10}, 3) == std::vector<std::uint64_t>{8});
+  // Byte workloads keep every size.
+  CHECK(collective_sizes("sendrecv", {1, 3}, 3) == std::vector<std::uint64_t>{1, 3});
+  // Two sizes that round to the same value are kept once.
+  CHECK(collective_sizes("reduce_scatter", {12, 13, 14}, 3) == std::vector<std::uint64_t>{12});
+}

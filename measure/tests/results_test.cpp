@@ -104,8 +104,8 @@ TEST_CASE("results: a pipeline repetition's timeline reaches the jsonl line and 
 
 TEST_CASE("combine_rank_records: mean per iteration, slowest rank's total, ranks in order") {
   // Two processes (as under MPI): the second reports rank 0, the first rank 1.
-  RankRecord r1{1, {10.0, 30.0}, nullptr};
-  RankRecord r0{0, {20.0, 20.0}, nullptr};
+  RankRecord r1{1, {10.0, 30.0}, nullptr, 0, 0};
+  RankRecord r0{0, {20.0, 20.0}, nullptr, 0, 0};
   Sample s;
   combine_rank_records({encode_rank_records({r1}), encode_rank_records({r0})}, 2, s);
   REQUIRE(s.iteration_us.size() == 2);
@@ -114,14 +114,16 @@ TEST_CASE("combine_rank_records: mean per iteration, slowest rank's total, ranks
   CHECK(s.rep_time_us == doctest::Approx(20.0));  // both totals are 40 us over 2 iterations
   CHECK(s.timeline.is_null());
 
-  RankRecord slow{1, {10.0, 50.0}, nullptr};
+  RankRecord slow{1, {10.0, 50.0}, nullptr, 0, 0};
   combine_rank_records({encode_rank_records({r0, slow})}, 2, s);  // one process drives both (thread launch)
   CHECK(s.rep_time_us == doctest::Approx(30.0));
 }
 
 TEST_CASE("combine_rank_records: pipeline timelines are listed by rank") {
-  RankRecord a{0, {5.0}, nlohmann::json::array({{{"kind", "forward"}, {"start_us", 0.0}, {"end_us", 1.0}}})};
-  RankRecord b{1, {5.0}, nlohmann::json::array({{{"kind", "backward"}, {"start_us", 2.0}, {"end_us", 3.0}}})};
+  RankRecord a{
+      0, {5.0}, nlohmann::json::array({{{"kind", "forward"}, {"start_us", 0.0}, {"end_us", 1.0}}}), 0, 0};
+  RankRecord b{
+      1, {5.0}, nlohmann::json::array({{{"kind", "backward"}, {"start_us", 2.0}, {"end_us", 3.0}}}), 0, 0};
   Sample s;
   combine_rank_records({encode_rank_records({b}), "", encode_rank_records({a})}, 2, s);
   REQUIRE(s.timeline.size() == 2);
@@ -130,12 +132,37 @@ TEST_CASE("combine_rank_records: pipeline timelines are listed by rank") {
 }
 
 TEST_CASE("combine_rank_records: a missing, repeated or inconsistent rank is an error") {
-  RankRecord r0{0, {1.0, 2.0}, nullptr};
-  RankRecord r1{1, {1.0}, nullptr};
+  RankRecord r0{0, {1.0, 2.0}, nullptr, 0, 0};
+  RankRecord r1{1, {1.0}, nullptr, 0, 0};
   Sample s;
   CHECK_THROWS_WITH_AS(combine_rank_records({encode_rank_records({r0})}, 2, s),
                        "no timing reported for rank 1", Error);
   CHECK_THROWS_AS(combine_rank_records({encode_rank_records({r0}), encode_rank_records({r0})}, 2, s), Error);
   CHECK_THROWS_WITH_AS(combine_rank_records({encode_rank_records({r0, r1})}, 2, s),
                        "ranks timed different numbers of iterations", Error);
+}
+
+TEST_CASE("combine_rank_records: pipelined timing averages the ranks' host times, as nccl-tests -a 1") {
+  // Host time per operation 8 and 10 us; GPU event spans 6 and 7 us.
+  RankRecord r0{0, {}, nullptr, 8.0, 6.0};
+  RankRecord r1{1, {}, nullptr, 10.0, 7.0};
+  Sample s;
+  combine_rank_records({encode_rank_records({r0, r1})}, 2, s);
+  CHECK(s.rep_time_us == doctest::Approx(9.0));
+  CHECK(s.gpu_time_us == doctest::Approx(7.0));  // the slowest GPU's own view
+  REQUIRE(s.iteration_us.size() == 1);
+  CHECK(s.time_us() == doctest::Approx(9.0));
+  // A pipelined rank beside a per-iteration one is inconsistent.
+  RankRecord per_iteration{1, {1.0}, nullptr, 0, 0};
+  CHECK_THROWS_AS(combine_rank_records({encode_rank_records({r0, per_iteration})}, 2, s), Error);
+}
+
+TEST_CASE("timing: names round-trip, defaults per workload, unknown names list the valid ones") {
+  for (Timing t : {Timing::Pipelined, Timing::PerOp, Timing::PerIteration})
+    CHECK(parse_timing(timing_name(t)) == t);
+  CHECK(default_timing("sendrecv") == Timing::Pipelined);
+  CHECK(default_timing("all_reduce") == Timing::Pipelined);
+  CHECK(default_timing("pipeline") == Timing::PerOp);
+  CHECK_THROWS_WITH_AS(parse_timing("events"), doctest::Contains("pipelined, per-op, per-iteration"),
+                       UsageError);
 }

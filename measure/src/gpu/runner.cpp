@@ -10,6 +10,7 @@
 #include <barrier>
 #include <chrono>
 #include <ctime>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <thread>
@@ -30,15 +31,22 @@ std::int64_t realtime_ns() {
 
 Runner::Runner(const World& world, std::vector<int> cuda_of, const RunnerOptions& options)
     : world_(world), o_(options), dev_(cuda_of.size()) {
-  const int slots = o_.warmup + o_.iterations + 1;
+  const int slots = std::max(o_.warmup + o_.iterations + 1, 2 * o_.iterations + 2);
   for (std::size_t g = 0; g < cuda_of.size(); ++g) {
     if (cuda_of[g] < 0) continue;
     Device& dv = dev_[g];
     dv.cuda = cuda_of[g];
     COMMSIM_CUDA_CHECK(cudaSetDevice(dv.cuda));
     try {
-      COMMSIM_CUDA_CHECK(cudaMalloc(&dv.send, std::max<std::uint64_t>(o_.max_bytes, 64)));
-      COMMSIM_CUDA_CHECK(cudaMalloc(&dv.recv, std::max<std::uint64_t>(o_.max_bytes, 64)));
+      const std::uint64_t bytes = std::max<std::uint64_t>(o_.max_bytes, 64);
+      if (o_.nccl_mem_alloc) {  // as nccl-tests allocates them (cuMem, which NCCL can map between GPUs)
+        const ncclResult_t a = ncclMemAlloc(&dv.send, bytes);
+        const ncclResult_t b = a == ncclSuccess ? ncclMemAlloc(&dv.recv, bytes) : a;
+        if (b != ncclSuccess) throw OutOfMemory(std::string("ncclMemAlloc: ") + ncclGetErrorString(b));
+      } else {
+        COMMSIM_CUDA_CHECK(cudaMalloc(&dv.send, bytes));
+        COMMSIM_CUDA_CHECK(cudaMalloc(&dv.recv, bytes));
+      }
     } catch (const OutOfMemory& e) {
       throw OutOfMemory("GPU " + std::to_string(g) + " cannot hold two buffers of " +
                         std::to_string(o_.max_bytes) + " bytes; lower --max-bytes (" + e.what() + ")");
@@ -66,8 +74,13 @@ Runner::~Runner() {
   for (std::size_t d = 0; d < dev_.size(); ++d) {
     if (dev_[d].cuda < 0) continue;
     cudaSetDevice(dev_[d].cuda);
-    cudaFree(dev_[d].send);
-    cudaFree(dev_[d].recv);
+    if (o_.nccl_mem_alloc) {
+      ncclMemFree(dev_[d].send);
+      ncclMemFree(dev_[d].recv);
+    } else {
+      cudaFree(dev_[d].send);
+      cudaFree(dev_[d].recv);
+    }
     for (auto& e : dev_[d].events) cudaEventDestroy(e);
     cudaEventDestroy(dev_[d].join);
     cudaEventDestroy(dev_[d].join_fwd);
@@ -83,22 +96,27 @@ std::vector<ncclComm_t>& Runner::comms(const std::vector<int>& gpus, int slot) {
   if (it != comms_.end()) return it->second;
   const int n = static_cast<int>(gpus.size());
   std::vector<ncclComm_t> cs(gpus.size(), nullptr);
+  // Communicators as nccl-tests makes them: one id, every rank joining with ncclCommInitRankConfig.
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+  if (o_.nvlink_centric_sched) config.nvlinkCentricSched = 1;
+#endif
+  ncclUniqueId id{};
   if (!world_.mpi()) {
-    std::vector<int> devices(gpus.size());
-    for (int r = 0; r < n; ++r) devices[r] = dev_[gpus[r]].cuda;
-    COMMSIM_NCCL_CHECK(ncclCommInitAll(cs.data(), n, devices.data()));
+    COMMSIM_NCCL_CHECK(ncclGetUniqueId(&id));
   } else {
     // Every process takes part (the id travels by MPI from the first GPU's rank); members join the
     // communicator at their position in `gpus`.
-    ncclUniqueId id{};
     if (world_.rank() == gpus[0]) COMMSIM_NCCL_CHECK(ncclGetUniqueId(&id));
     world_.bcast(&id, sizeof id, gpus[0]);
-    for (int r = 0; r < n; ++r) {
-      if (dev_[gpus[r]].cuda < 0) continue;
-      COMMSIM_CUDA_CHECK(cudaSetDevice(dev_[gpus[r]].cuda));
-      COMMSIM_NCCL_CHECK(ncclCommInitRank(&cs[r], n, id, r));
-    }
   }
+  COMMSIM_NCCL_CHECK(ncclGroupStart());
+  for (int r = 0; r < n; ++r) {
+    if (dev_[gpus[r]].cuda < 0) continue;
+    COMMSIM_CUDA_CHECK(cudaSetDevice(dev_[gpus[r]].cuda));
+    COMMSIM_NCCL_CHECK(ncclCommInitRankConfig(&cs[r], n, id, r, &config));
+  }
+  COMMSIM_NCCL_CHECK(ncclGroupEnd());
   return comms_.emplace(key, std::move(cs)).first->second;
 }
 
@@ -299,6 +317,7 @@ Sample Runner::run(const Config& c, int rep) {
     if (dev_[c.gpus[r]].cuda >= 0) mine.push_back(r);
   }
   const int total = o_.warmup + o_.iterations;
+  const bool pipeline = c.workload == "pipeline";
   const std::string range = c.tag() + "_r" + std::to_string(rep);
   std::atomic<bool> failed{false};
   std::string error;
@@ -307,32 +326,39 @@ Sample Runner::run(const Config& c, int rep) {
     std::lock_guard<std::mutex> lock(error_mutex);
     if (!failed.exchange(true)) error = why;
   };
+  using Clock = std::chrono::steady_clock;
+  auto us_since = [](Clock::time_point t0) {
+    return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  };
 
-  // Issue: one thread per GPU (default) or one thread for all (nccl-tests -g N).
-  auto issue_all = [&](const std::vector<int>& ranks) {
-    for (int it = 0; it < total; ++it) {
-      if (ranks.size() > 1) COMMSIM_NCCL_CHECK(ncclGroupStart());
-      for (int r : ranks) {
-        Device& dv = dev_[c.gpus[r]];
-        COMMSIM_CUDA_CHECK(cudaSetDevice(dv.cuda));
-        COMMSIM_CUDA_CHECK(cudaEventRecord(dv.events[it], dv.stream[0]));
-        issue(c, r, comm0, comm1, c.workload == "pipeline" && it == total - 1);
-      }
-      if (ranks.size() > 1) COMMSIM_NCCL_CHECK(ncclGroupEnd());
-    }
+  // One iteration for `ranks` (one group when one thread drives several GPUs, as nccl-tests -g N); `event`
+  // >= 0 records that event on every GPU's stream first.
+  auto issue_iteration = [&](const std::vector<int>& ranks, int event, bool record) {
+    if (ranks.size() > 1) COMMSIM_NCCL_CHECK(ncclGroupStart());
     for (int r : ranks) {
       Device& dv = dev_[c.gpus[r]];
-      COMMSIM_CUDA_CHECK(cudaSetDevice(dv.cuda));
-      COMMSIM_CUDA_CHECK(cudaEventRecord(dv.events[total], dv.stream[0]));
+      if (ranks.size() > 1) COMMSIM_CUDA_CHECK(cudaSetDevice(dv.cuda));
+      if (event >= 0) COMMSIM_CUDA_CHECK(cudaEventRecord(dv.events[event], dv.stream[0]));
+      issue(c, r, comm0, comm1, record);
+    }
+    if (ranks.size() > 1) COMMSIM_NCCL_CHECK(ncclGroupEnd());
+  };
+  auto record_all = [&](const std::vector<int>& ranks, int event) {
+    for (int r : ranks) {
+      Device& dv = dev_[c.gpus[r]];
+      if (ranks.size() > 1) COMMSIM_CUDA_CHECK(cudaSetDevice(dv.cuda));
+      COMMSIM_CUDA_CHECK(cudaEventRecord(dv.events[event], dv.stream[0]));
     }
   };
-  std::chrono::steady_clock::time_point deadline;
-  auto wait_all = [&](const std::vector<int>& ranks) {
+  Clock::time_point deadline;
+  // Waits until `event` completed on every GPU of `ranks`, watching NCCL's asynchronous errors and the
+  // watchdog; false when the repetition failed.
+  auto wait_all = [&](const std::vector<int>& ranks, int event) {
     for (int r : ranks) {
       Device& dv = dev_[c.gpus[r]];
-      COMMSIM_CUDA_CHECK(cudaSetDevice(dv.cuda));
+      if (ranks.size() > 1) COMMSIM_CUDA_CHECK(cudaSetDevice(dv.cuda));
       while (true) {
-        const cudaError_t q = cudaEventQuery(dv.events[total]);
+        const cudaError_t q = cudaEventQuery(dv.events[event]);
         if (q == cudaSuccess) break;
         if (q != cudaErrorNotReady) COMMSIM_CUDA_CHECK(q);
         ncclResult_t async = ncclSuccess;
@@ -340,45 +366,124 @@ Sample Runner::run(const Config& c, int rep) {
         if (async != ncclSuccess && async != ncclInProgress) {
           fail(std::string("NCCL error on GPU ") + std::to_string(c.gpus[r]) + ": " +
                ncclGetErrorString(async));
-          return;
+          return false;
         }
-        if (failed) return;
-        if (std::chrono::steady_clock::now() > deadline) {
+        if (failed) return false;
+        if (Clock::now() > deadline) {
           fail("watchdog: no completion on GPU " + std::to_string(c.gpus[r]) + " after " +
                std::to_string(o_.timeout_s) + " s");
-          return;
+          return false;
         }
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
       }
+    }
+    return true;
+  };
+  // Every GPU's thread (and every process) starts the timed part together.
+  auto align = [&] {
+    try {
+      world_.barrier();
+    } catch (const Error& e) {
+      fail(e.what());
+    }
+  };
+  std::barrier<std::function<void()>> sync(static_cast<std::ptrdiff_t>(o_.single_thread ? 1 : mine.size()),
+                                           align);
+
+  // The timed part for `ranks` (one thread's GPUs); fills their records. Event slots: per-iteration uses
+  // 0..total (an event before each iteration and one after the last); pipelined 0 (after the warmup) and 1
+  // (after the last operation); per-op 2i and 2i+1 around timed operation i.
+  std::vector<RankRecord> records(mine.size());
+  std::map<int, std::size_t> slot;
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    slot[mine[k]] = k;
+    records[k].rank = mine[k];
+  }
+  int timeline_origin = total - 1;  // the event the pipeline timeline is relative to
+  auto time_ranks = [&](const std::vector<int>& ranks) {
+    switch (o_.timing) {
+      case Timing::PerIteration:
+        sync.arrive_and_wait();
+        for (int it = 0; it < total; ++it) issue_iteration(ranks, it, pipeline && it == total - 1);
+        record_all(ranks, total);
+        if (!wait_all(ranks, total)) return;
+        for (int r : ranks) {
+          for (int it = o_.warmup; it < total; ++it) {
+            float ms = 0;
+            COMMSIM_CUDA_CHECK(cudaSetDevice(dev_[c.gpus[r]].cuda));
+            COMMSIM_CUDA_CHECK(
+                cudaEventElapsedTime(&ms, dev_[c.gpus[r]].events[it], dev_[c.gpus[r]].events[it + 1]));
+            records[slot[r]].iteration_us.push_back(static_cast<double>(ms) * 1000.0);
+          }
+        }
+        return;
+      case Timing::Pipelined: {
+        for (int it = 0; it < o_.warmup; ++it) issue_iteration(ranks, -1, false);
+        record_all(ranks, 0);
+        const bool warm = wait_all(ranks, 0);
+        sync.arrive_and_wait();  // reached by every thread and process, failed or not
+        if (!warm || failed) return;
+        const Clock::time_point t0 = Clock::now();
+        record_all(ranks, 0);
+        for (int it = 0; it < o_.iterations; ++it) issue_iteration(ranks, -1, false);
+        record_all(ranks, 1);
+        if (!wait_all(ranks, 1)) return;
+        const double host = us_since(t0) / o_.iterations;
+        for (int r : ranks) {
+          float ms = 0;
+          COMMSIM_CUDA_CHECK(cudaSetDevice(dev_[c.gpus[r]].cuda));
+          COMMSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, dev_[c.gpus[r]].events[0], dev_[c.gpus[r]].events[1]));
+          records[slot[r]].pipelined_us = host;
+          records[slot[r]].gpu_span_us = static_cast<double>(ms) * 1000.0 / o_.iterations;
+        }
+        return;
+      }
+      case Timing::PerOp:
+        for (int it = 0; it < o_.warmup; ++it) issue_iteration(ranks, -1, false);
+        record_all(ranks, 0);
+        wait_all(ranks, 0);
+        for (int it = 0; it < o_.iterations; ++it) {
+          // Every thread and process aligns before every operation, failed or not, so none waits forever.
+          sync.arrive_and_wait();
+          if (failed) continue;
+          const Clock::time_point t0 = Clock::now();
+          issue_iteration(ranks, 2 * it, pipeline && it == o_.iterations - 1);
+          record_all(ranks, 2 * it + 1);
+          if (!wait_all(ranks, 2 * it + 1)) continue;
+          const double host = us_since(t0);
+          for (int r : ranks) records[slot[r]].iteration_us.push_back(host);
+        }
+        timeline_origin = 2 * (o_.iterations - 1);
+        return;
     }
   };
 
   world_.barrier();  // every process starts issuing together
   deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                             std::chrono::duration<double>(o_.timeout_s));
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.timeout_s));
   s.cpu_start_ns = realtime_ns();
   nvtxRangePushA(range.c_str());
   if (o_.single_thread) {
     try {
-      issue_all(mine);
-      wait_all(mine);
+      time_ranks(mine);
     } catch (const Error& e) {
       fail(e.what());
     }
-  } else if (!mine.empty()) {
-    std::barrier sync(static_cast<std::ptrdiff_t>(mine.size()));
+  } else if (mine.empty()) {
+    // A process with no GPU in this configuration (MPI launch) joins the alignments of the others.
+    const int alignments = o_.timing == Timing::PerOp ? o_.iterations : 1;
+    for (int k = 0; k < alignments; ++k) align();
+  } else {
     std::vector<std::thread> threads;
     for (int r : mine) {
       threads.emplace_back([&, r] {
         try {
           COMMSIM_CUDA_CHECK(cudaSetDevice(dev_[c.gpus[r]].cuda));
-          sync.arrive_and_wait();  // every GPU's thread starts issuing together
-          issue_all({r});
-          wait_all({r});
+          time_ranks({r});
         } catch (const Error& e) {
           fail(e.what());
         }
+        // A thread stopped by an error leaves the remaining alignments, so no other thread waits for it.
+        if (failed) sync.arrive_and_drop();
       });
     }
     for (auto& t : threads) t.join();
@@ -398,30 +503,22 @@ Sample Runner::run(const Config& c, int rep) {
     }
     return s;
   }
-  // Each GPU times every iteration by the events around it; rank 0 combines them (combine_rank_records).
-  std::vector<RankRecord> records;
-  for (int r : mine) {
-    Device& dv = dev_[c.gpus[r]];
-    RankRecord rec;
-    rec.rank = r;
-    for (int it = o_.warmup; it < total; ++it) {
-      float ms = 0;
-      COMMSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, dv.events[it], dv.events[it + 1]));
-      rec.iteration_us.push_back(static_cast<double>(ms) * 1000.0);
-    }
-    if (c.workload == "pipeline") {
-      // The last iteration's compute kernels, from that iteration's start event on the rank's GPU.
-      rec.timeline = nlohmann::json::array();
+  if (pipeline && o_.timing != Timing::Pipelined) {
+    // The last timed iteration's compute kernels, from that iteration's start event on the rank's GPU.
+    for (int r : mine) {
+      Device& dv = dev_[c.gpus[r]];
+      COMMSIM_CUDA_CHECK(cudaSetDevice(dv.cuda));
+      nlohmann::json& timeline = records[slot[r]].timeline;
+      timeline = nlohmann::json::array();
       for (std::size_t k = 0; k < dv.step_kinds.size(); ++k) {
         float a = 0, b = 0;
-        COMMSIM_CUDA_CHECK(cudaEventElapsedTime(&a, dv.events[total - 1], dv.step_events[2 * k]));
-        COMMSIM_CUDA_CHECK(cudaEventElapsedTime(&b, dv.events[total - 1], dv.step_events[2 * k + 1]));
-        rec.timeline.push_back(
-            {{"kind", dv.step_kinds[k]}, {"start_us", a * 1000.0}, {"end_us", b * 1000.0}});
+        COMMSIM_CUDA_CHECK(cudaEventElapsedTime(&a, dv.events[timeline_origin], dv.step_events[2 * k]));
+        COMMSIM_CUDA_CHECK(cudaEventElapsedTime(&b, dv.events[timeline_origin], dv.step_events[2 * k + 1]));
+        timeline.push_back({{"kind", dv.step_kinds[k]}, {"start_us", a * 1000.0}, {"end_us", b * 1000.0}});
       }
     }
-    records.push_back(std::move(rec));
   }
+  // Rank 0 combines every process's records (combine_rank_records).
   const std::vector<std::string> gathered = world_.gather(encode_rank_records(records));
   if (world_.rank() == 0) combine_rank_records(gathered, n, s);
   return s;

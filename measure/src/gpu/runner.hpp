@@ -16,8 +16,12 @@
 namespace commsim::measure {
 
 struct RunnerOptions {
-  int warmup = 5;              ///< untimed iterations before the timed ones, per repetition
-  int iterations = 20;         ///< timed iterations per repetition (per-iteration CUDA events)
+  int warmup = 5;                     ///< untimed iterations before the timed ones, per repetition
+  int iterations = 20;                ///< timed iterations per repetition
+  Timing timing = Timing::Pipelined;  ///< how a repetition is timed (--timing)
+  bool nccl_mem_alloc = true;         ///< buffers from ncclMemAlloc, as nccl-tests (false: cudaMalloc)
+  bool nvlink_centric_sched =
+      true;                    ///< ncclConfig_t::nvlinkCentricSched = 1, as nccl-tests sets it (NCCL >= 2.28)
   double timeout_s = 60;       ///< watchdog: a repetition taking longer is aborted and reported as failed
   bool single_thread = false;  ///< --launch single-thread: one host thread drives every GPU (nccl-tests -g N)
   std::uint64_t max_bytes = 0;  ///< buffer size per GPU and direction
@@ -30,9 +34,8 @@ class Runner {
   /// `cuda_of[g]` is the CUDA device of global GPU g when this process drives it, -1 otherwise.
   Runner(const World& world, std::vector<int> cuda_of, const RunnerOptions& options);
   ~Runner();
-  /// One repetition of `c`: warmup + timed iterations back to back, timed per iteration on every GPU's
-  /// stream. Collective over the World: every process calls it for every configuration; the combined Sample
-  /// is complete on rank 0.
+  /// One repetition of `c`: warmup + timed iterations, timed as RunnerOptions::timing says. Collective over
+  /// the World: every process calls it for every configuration; the combined Sample is complete on rank 0.
   Sample run(const Config& c, int rep);
 
  private:

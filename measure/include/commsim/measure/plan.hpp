@@ -48,6 +48,13 @@ struct PlanOptions {
 /// The configurations of a run in their canonical order (ids 0..n-1). Throws UsageError for impossible plans.
 std::vector<Config> plan_configs(const PlanOptions& o);
 
+/// The sizes a collective over `ranks` GPUs can move, as nccl-tests sizes them: 4-byte floats, and for
+/// all_gather, reduce_scatter and alltoall a whole number of floats per rank. Each size is rounded down to
+/// such a multiple (nccl-tests prints 1073741820 for 1 GiB over 3 ranks); sizes that round to 0 are dropped,
+/// duplicates kept once. Other workloads move bytes and keep every size.
+std::vector<std::uint64_t> collective_sizes(const std::string& workload, std::vector<std::uint64_t> sizes,
+                                            std::size_t ranks);
+
 /// The order in which repetition `rep` runs the configurations: a Fisher-Yates shuffle driven by a 64-bit
 /// SplitMix generator seeded with (seed, rep), so the same seed gives the same order on every machine.
 std::vector<int> run_order(std::size_t count, std::uint64_t seed, int rep);

@@ -1,0 +1,123 @@
+#!/bin/bash
+# Coverage capture on the lent 4x H200 (issue 13/18): nccl-tests over ring sizes, pairs, launch modes and NCCL knobs.
+# Usage (on the GPU machine, from the repository root, nccl-tests binaries in .ext/nccl-tests):
+#   validation/data/h200x4/coverage/run_coverage.sh START_ID BUDGET_S PHASE...
+# START_ID names this machine start (h200x4-2026-11-22a); BUDGET_S stops launching new runs once that many seconds
+# have passed; PHASE is one or more of: base-g base-t pairs knobs. Writes /tmp/cov/START_ID/ with one nccl-tests
+# text log and JSON (-J) per run, manifest.csv (file,start,workload,gpus,launch,nccl_env,repeat) and meta/.
+set -u
+START=$1; BUDGET=$2; shift 2
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+NT=$PWD/.ext/nccl-tests
+D=/tmp/cov/$START; mkdir -p "$D/meta"
+T0=$(date +%s)
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+M=$D/manifest.csv
+[ -f "$M" ] || echo "file,start,workload,gpus,launch,nccl_env,repeat" > "$M"
+
+# Metadata of this start: which machine, its clocks before the runs.
+{
+  echo "start: $START"; date -u; hostname; cat /proc/sys/kernel/random/boot_id; uname -r
+  nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,driver_version,temperature.gpu,clocks.sm,clocks.mem,power.draw,pstate --format=csv
+} > "$D/meta/host.txt" 2>&1
+nvidia-smi topo -m > "$D/meta/topo_m.txt" 2>&1
+nvidia-smi -q -d CLOCK,PERFORMANCE > "$D/meta/clocks_start.txt" 2>&1
+ls -la /usr/lib/x86_64-linux-gnu/libnccl.so* > "$D/meta/nccl_lib.txt" 2>&1
+
+left() { [ $(( $(date +%s) - T0 )) -lt "$BUDGET" ]; }
+# run NAME WORKLOAD GPUS LAUNCH ENV REPEAT ARGS...: one nccl-tests process.
+run() {
+  local name=$1 wl=$2 gpus=$3 launch=$4 env=$5 rep=$6; shift 6
+  left || return 0
+  local n dev
+  case $gpus in
+    *-*) dev=$(seq -s, "${gpus%-*}" "${gpus#*-}") ;;
+    *) dev=$gpus ;;
+  esac
+  n=$(echo "$dev" | tr ',' '\n' | wc -l)
+  # Skip configurations that need a GPU this machine lacks.
+  local top; top=$(echo "$dev" | tr ',' '\n' | sort -n | tail -1)
+  [ "$top" -lt "$NGPU" ] || return 0
+  local shape
+  if [ "$launch" = single-thread ]; then shape="-g $n -t 1"; else shape="-g 1 -t $n"; fi
+  # shellcheck disable=SC2086
+  env CUDA_VISIBLE_DEVICES=$dev $env timeout 120 "$NT/${wl}_perf" $shape -c 0 -J "$D/$name.json" "$@" \
+    > "$D/$name.log" 2>&1
+  local rc=$?
+  echo "$name rc=$rc $(( $(date +%s) - T0 ))s"
+  [ $rc -eq 0 ] && echo "$name.json,$START,$wl,$gpus,$launch,$env,$rep" >> "$M"
+}
+FULL="-b 8 -e 1G -f 2 -w 5 -n 20"
+KNOB="-b 8 -e 1G -f 4 -w 5 -n 20"
+
+for phase in "$@"; do
+  case $phase in
+    base-g)  # every workload on ring sizes 2, 3, 4, one thread driving every GPU (nccl-tests -g N)
+      for rep in 1 2 3; do
+        for g in 0-1 0-2 0-3; do
+          for wl in sendrecv all_reduce all_gather reduce_scatter broadcast reduce alltoall; do
+            run "${wl}_g${g/-/}_st_r$rep" $wl $g single-thread "" $rep $FULL
+          done
+        done
+      done ;;
+    base-t)  # a thread per GPU (nccl-tests -t N)
+      for rep in 1 2 3; do
+        for g in 0-1 0-2 0-3; do
+          for wl in sendrecv all_reduce alltoall all_gather; do
+            run "${wl}_g${g/-/}_tpg_r$rep" $wl $g thread-per-gpu "" $rep $FULL
+          done
+        done
+      done ;;
+    pairs)  # other pairs and subsets
+      for rep in 1 2 3; do
+        for g in 0,2 1,3 2,3 1-3; do
+          run "sendrecv_g${g//[,-]/}_st_r$rep" sendrecv $g single-thread "" $rep $FULL
+        done
+        run "all_reduce_g123_st_r$rep" all_reduce 1-3 single-thread "" $rep $FULL
+      done ;;
+    knobs2)  # the same knobs on GPUs 0,1 (a 2-GPU machine)
+      for rep in 1 2 3; do
+        for p in LL LL128 Simple; do
+          for wl in sendrecv all_reduce; do
+            run "${wl}_g01_proto${p}_r$rep" $wl 0-1 single-thread "NCCL_PROTO=$p" $rep $KNOB
+          done
+        done
+        run "all_reduce_g01_Tree_r$rep" all_reduce 0-1 single-thread "NCCL_ALGO=Tree" $rep $KNOB
+        for c in 1 4 16; do
+          for wl in sendrecv all_reduce; do
+            run "${wl}_g01_maxch${c}_r$rep" $wl 0-1 single-thread "NCCL_MAX_NCHANNELS=$c" $rep $KNOB
+          done
+        done
+        for wl in sendrecv all_reduce; do
+          run "${wl}_g01_p2pdisable_r$rep" $wl 0-1 single-thread "NCCL_P2P_DISABLE=1" $rep $KNOB
+          run "${wl}_g01_buff1M_r$rep" $wl 0-1 single-thread "NCCL_BUFFSIZE=1048576" $rep $KNOB
+        done
+      done ;;
+    knobs)  # NCCL knob what-ifs on GPUs 0-3, one thread
+      for rep in 1 2 3; do
+        for kv in NCCL_ALGO=Ring NCCL_ALGO=Tree; do
+          run "all_reduce_g0123_${kv#*=}_r$rep" all_reduce 0-3 single-thread "$kv" $rep $KNOB
+        done
+        for p in LL LL128 Simple; do
+          for wl in all_reduce all_gather; do
+            run "${wl}_g0123_proto${p}_r$rep" $wl 0-3 single-thread "NCCL_PROTO=$p" $rep $KNOB
+          done
+        done
+        for c in 1 2 4 8 16; do
+          for wl in sendrecv all_reduce all_gather; do
+            run "${wl}_g0123_maxch${c}_r$rep" $wl 0-3 single-thread "NCCL_MAX_NCHANNELS=$c" $rep $KNOB
+          done
+        done
+        for wl in sendrecv all_reduce; do
+          run "${wl}_g0123_minch32_r$rep" $wl 0-3 single-thread "NCCL_MIN_NCHANNELS=32" $rep $KNOB
+          run "${wl}_g0123_p2pdisable_r$rep" $wl 0-3 single-thread "NCCL_P2P_DISABLE=1" $rep $KNOB
+          run "${wl}_g0123_shmdisable_r$rep" $wl 0-3 single-thread "NCCL_SHM_DISABLE=1" $rep $KNOB
+          run "${wl}_g0123_buff1M_r$rep" $wl 0-3 single-thread "NCCL_BUFFSIZE=1048576" $rep $KNOB
+          run "${wl}_g0123_buff16M_r$rep" $wl 0-3 single-thread "NCCL_BUFFSIZE=16777216" $rep $KNOB
+        done
+      done ;;
+    *) echo "unknown phase $phase" >&2 ;;
+  esac
+done
+nvidia-smi -q -d CLOCK,PERFORMANCE > "$D/meta/clocks_end.txt" 2>&1
+echo "coverage $START done in $(( $(date +%s) - T0 )) s"
