@@ -74,13 +74,19 @@ void run_calibrate(const CalibrateCliOptions& o) {
   std::printf("\nResiduals with the fitted values:\n");
   print_rows("fitted", r.fitted_rows);
   print_rows("held-out", r.held_out_rows);
-  std::printf("\nMAPE %.1f%% fitted (on the data the parameters were fitted to)\n",
-              validation::stats(r.fitted_rows).mape);
+  if (o.band_only) {
+    std::printf("\nMAPE %.1f%% of %s on these rows (no fit: its values are unchanged)\n",
+                validation::stats(r.fitted_rows).mape, start.name.c_str());
+  } else {
+    std::printf("\nMAPE %.1f%% fitted (on the data the parameters were fitted to)\n",
+                validation::stats(r.fitted_rows).mape);
+  }
   if (r.band_fitted) {
     const auto& b = r.params.band;
-    std::printf("band: -%.1f%%/+%.1f%% below 1 MiB, -%.1f%%/+%.1f%% from 1 MiB; fitted coverage %.1f%%\n",
-                100 * b.latency_below, 100 * b.latency_above, 100 * b.bandwidth_below,
-                100 * b.bandwidth_above, validation::stats(r.fitted_rows).coverage);
+    std::printf(
+        "band: -%.1f%%/+%.1f%% below 1 MiB, -%.1f%%/+%.1f%% from 1 MiB; coverage on these rows %.1f%%\n",
+        100 * b.latency_below, 100 * b.latency_above, 100 * b.bandwidth_below, 100 * b.bandwidth_above,
+        validation::stats(r.fitted_rows).coverage);
   }
   if (!r.held_out_rows.empty())
     std::printf("MAPE %.1f%% held-out\n", validation::stats(r.held_out_rows).mape);
