@@ -27,12 +27,13 @@ std::string normalize_bus(std::string s) {
   return s;
 }
 
+}  // namespace
+
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-/// The measured side of a comparison from its repetitions (us): median, count and relative spread.
 void set_measured(Comparison& c, const std::vector<double>& times) {
   c.measured_us = median_of(times);
   c.runs = static_cast<int>(times.size());
@@ -41,8 +42,6 @@ void set_measured(Comparison& c, const std::vector<double>& times) {
   c.max_us = *hi;
   c.spread = (*hi - *lo) / c.measured_us;
 }
-
-}  // namespace
 
 Regime regime_of(std::uint64_t bytes) {
   if (bytes < 256 * 1024) return Regime::Latency;

@@ -78,11 +78,6 @@ std::string gpu_text(const std::vector<int>& gpus) {
   return s;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
 /// The q-quantile (0..1) of `v` by linear interpolation; 0 for an empty vector.
 double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
@@ -318,11 +313,7 @@ ManifestData load_manifest_data(const std::vector<std::string>& manifests, const
       c.mode = (k.thread_per_gpu ? std::string("thread-per-gpu") : std::string()) +
                (k.nccl_env.empty() ? "" : (k.thread_per_gpu ? " " : "") + k.knob);
       c.bytes = bytes;
-      c.measured_us = median(ts);
-      c.runs = static_cast<int>(ts.size());
-      c.min_us = *std::min_element(ts.begin(), ts.end());
-      c.max_us = *std::max_element(ts.begin(), ts.end());
-      c.spread = (c.max_us - c.min_us) / c.measured_us;
+      set_measured(c, ts);
       c.source = g.source.at(bytes);
       data.rows.push_back(std::move(row));
     }
@@ -375,7 +366,7 @@ models::BandParams band_from_rows(const ManifestData& data, const std::vector<st
   std::vector<double> below[2], above[2], residual[2], se2[2];
   for (const auto& [key, ts] : runs) {
     if (ts.size() < 2) continue;
-    const double med = median(ts);
+    const double med = median_of(ts);
     const int b = static_cast<int>(bound_of(key.second));
     for (double t : ts) {
       below[b].push_back(std::max(0.0, 1 - t / med));

@@ -48,6 +48,11 @@ struct Comparison {
   std::string label() const;  ///< "sendrecv gpus 0,1"
 };
 
+/// The median of `v` (mean of the middle two for an even count); v must not be empty.
+double median_of(std::vector<double> v);
+/// The measured side of a comparison from its repetitions (us): median, count, fastest, slowest, spread.
+void set_measured(Comparison& c, const std::vector<double>& times);
+
 /// Maps nccl-tests device lines to topology GPU indices: by PCI bus id through `bus_ids` (index -> bus id as
 /// in `nvidia-smi --query-gpu=index,pci.bus_id`), else by the printed CUDA device index.
 struct GpuMap {
