@@ -267,8 +267,14 @@ void add_validate_command(CLI::App& app) {
   v->add_option(
       "--family", o->families,
       "Families to hold out (repeatable): ring, pair, knob, collective, launch,\nstart (default: all)");
-  v->add_option("--param", o->parameters,
-                "Parameters each fold fits, as section.key (repeatable; see calibrate)");
+  v->add_option(
+      "--param", o->parameters,
+      "Parameters each fold fits, as section.key (repeatable; see calibrate).\nDefault: " + [] {
+        std::string list;
+        for (const auto& p : validation::default_cross_validation_parameters())
+          list += (list.empty() ? "" : ", ") + p;
+        return list;
+      }());
   v->add_option("--json", o->json, "--cross-validate: write the per-family tables as JSON to this file");
   v->footer(R"(
 OUTPUT
@@ -280,8 +286,8 @@ OUTPUT
 CROSS-VALIDATION (--cross-validate)
   Leave one family out: for each value of each family (ring size, GPU pair, NCCL knob, collective, launch,
   machine start) the parameters (--param, as calibrate) are fitted on every other row of the --manifest data
-  and the held-out rows are predicted, with a band from the other rows' measured spread and the fit's
-  standard errors. Reported per family value: MAPE latency-bound (< 1 MiB) and bandwidth-bound (>= 1 MiB),
+  and the held-out rows are predicted, with a band from the other rows' residuals, measured spread and the
+  fit's standard errors. Reported per family value: MAPE latency-bound (< 1 MiB) and bandwidth-bound (>= 1 MiB),
   coverage and the worst size. A family with one value, or a fold whose fit is degenerate, is refused with
   the reason.
 
@@ -289,9 +295,10 @@ EXAMPLE
   commsim validate --topology topologies/library/real/h200x4.topo --params models/params/h200.toml \
     --gpu-map validation/data/h200x4/meta/gpus.csv \
     --nccl-tests validation/data/h200x4/nccl-tests/sendrecv_g4_r*.log
-  commsim validate --topology topologies/library/real/h200x4.topo --params models/params/h200.toml \
-    --manifest validation/data/h200x4/nccl-tests/manifest.csv --cross-validate --family ring --family pair \
-    --param simple.base_latency --param p2p.nvlink_efficiency --markdown /tmp/heldout.md)");
+  commsim validate --topology topologies/library/real/h200x4.topo --params models/params/nccl-default.toml \
+    --manifest validation/data/h200x4/nccl-tests/manifest.csv \
+      validation/data/h200x4/coverage/h200x4-2026-11-22a/manifest.csv --cross-validate --family start \
+    --markdown /tmp/heldout.md)");
   v->callback([o] { run_validate(*o); });
 }
 

@@ -428,9 +428,20 @@ CalibrateResult manifest_band(const ManifestData& data, const topo::Topology& to
   return r;
 }
 
+const std::vector<std::string>& default_cross_validation_parameters() {
+  static const std::vector<std::string> list = {
+      "host.launch_per_gpu",        "simple.base_latency",
+      "simple.channel_bandwidth",   "ll.base_latency",
+      "ll.channel_bandwidth",       "p2p.nvlink_efficiency",
+      "collective.ll_base_latency", "collective.simple_base_latency"};
+  return list;
+}
+
 CrossValidation cross_validate(const ManifestData& data, const topo::Topology& topology,
                                const models::ModelParams& start, const std::vector<Family>& families,
-                               const CalibrateOptions& options) {
+                               const CalibrateOptions& given) {
+  CalibrateOptions options = given;
+  if (options.parameters.empty()) options.parameters = default_cross_validation_parameters();
   CrossValidation cv;
   cv.rows = static_cast<int>(data.rows.size());
   cv.parameters = fitted_parameter_names(options);

@@ -93,11 +93,17 @@ struct CrossValidation {
   int rows = 0;
 };
 
+/// The parameters cross_validate fits when CalibrateOptions::parameters is empty: the eight that nccl-tests
+/// runs of every family exercise (host launch per GPU, the send/recv protocols' base latencies and channel
+/// rates, NVLink efficiency, the collectives' LL and Simple base latencies).
+const std::vector<std::string>& default_cross_validation_parameters();
+
 /// Leave-one-family-out cross-validation: for each family in `families` and each of its values, fits the
-/// parameters `options.parameters` names (Levenberg-Marquardt, as calibrate) on the rows of every other value
-/// from `start` and predicts the rows of that value. A family with a single value is skipped (and named in
-/// `skipped`); when it was the only family asked for, throws UsageError naming it. A fold whose fit is
-/// degenerate or has fewer sizes than parameters is refused with the reason.
+/// parameters `options.parameters` names (default: default_cross_validation_parameters();
+/// Levenberg-Marquardt, as calibrate) on the rows of every other value from `start` and predicts the rows of
+/// that value. A family with a single value is skipped (and named in `skipped`); when it was the only family
+/// asked for, throws UsageError naming it. A fold whose fit is degenerate or has fewer sizes than parameters
+/// is refused with the reason.
 CrossValidation cross_validate(const ManifestData& data, const topo::Topology& topology,
                                const models::ModelParams& start, const std::vector<Family>& families,
                                const CalibrateOptions& options);
