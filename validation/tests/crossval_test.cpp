@@ -207,3 +207,37 @@ TEST_CASE("crossval: a fold fits on the other pair and predicts the held-out one
   CHECK(json["families"][0]["held_out"]["all"]["sizes"] == 56);
   CHECK(cross_validation_markdown(cv, "cmd").find("| pair | gpus 0,1 | 28 | 28 |") != std::string::npos);
 }
+
+TEST_CASE(
+    "calibrate: a manifest fit writes a [band] that reads back, and holds out the workloads it does not "
+    "fit") {
+  const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  const auto m =
+      manifest("calibrate", kData + "sendrecv_g2_d01_r1.json,s1,sendrecv,\"0,1\",single-thread,,1\n" + kData +
+                                "sendrecv_g2_d01_r2.json,s1,sendrecv,\"0,1\",single-thread,,2\n" + kData +
+                                "all_reduce_g2.json,s1,all_reduce,\"0,1\",single-thread,,1\n");
+  const auto topology = load("h200x4.topo");
+  const auto data = load_manifest_data({m}, topology, h200);
+  CalibrateOptions o;
+  o.manifests = {m};
+  o.workloads = {"sendrecv"};
+  o.parameters = {"simple.base_latency", "p2p.nvlink_efficiency"};
+  const auto r = calibrate_manifest(data, topology, h200, o);
+  CHECK(!r.degenerate);
+  CHECK(r.band_fitted);
+  CHECK(r.fitted_rows.size() == 28);
+  REQUIRE(r.held_out_rows.size() == 28);
+  for (const auto& c : r.held_out_rows) {
+    CHECK(c.workload == "all_reduce");
+    CHECK(c.has_band());
+  }
+  CHECK(r.prediction_rel_se.size() == r.fitted_rows.size());
+  // The band spans the fitted rows' 5th-95th percentile of residuals (widened by the spread): about 90% of
+  // them, less the interpolation between 28 sizes.
+  CHECK(stats(r.fitted_rows).coverage >= 85);
+  const auto toml = fitted_params_toml(r, kSrc + "/models/params/h200.toml", "refit", o);
+  const auto reread = models::ModelParams::parse(toml, "<written>", models::ModelParams::defaults());
+  CHECK(reread.band.latency_above == doctest::Approx(r.params.band.latency_above).epsilon(1e-3));
+  CHECK(reread.band.bandwidth_below == doctest::Approx(r.params.band.bandwidth_below).epsilon(1e-3));
+  CHECK(toml.find("Fitted on the sendrecv rows of: " + m) != std::string::npos);
+}
