@@ -43,6 +43,38 @@ void set_measured(Comparison& c, const std::vector<double>& times) {
   c.spread = (*hi - *lo) / c.measured_us;
 }
 
+std::vector<CsvCell> csv_cells(std::string_view line, const SourceLocation& where) {
+  std::vector<CsvCell> out;
+  CsvCell cell;
+  bool quoted = false;
+  for (std::size_t i = 0; i <= line.size(); ++i) {
+    const char ch = i < line.size() ? line[i] : ',';
+    if (quoted) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cell.text += '"';
+        ++i;
+      } else if (ch == '"') {
+        quoted = false;
+      } else if (i == line.size()) {
+        throw InputError({where.file, where.line, static_cast<int>(i) + 1}, "unterminated quoted cell");
+      } else {
+        cell.text += ch;
+      }
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      const auto b = cell.text.find_first_not_of(' ');
+      const auto e = cell.text.find_last_not_of(' ');
+      cell.text = b == std::string::npos ? "" : cell.text.substr(b, e - b + 1);
+      out.push_back(cell);
+      cell = CsvCell{"", static_cast<int>(i) + 2};
+    } else {
+      cell.text += ch;
+    }
+  }
+  return out;
+}
+
 Regime regime_of(std::uint64_t bytes) {
   if (bytes < 256 * 1024) return Regime::Latency;
   if (bytes < 32ULL * 1024 * 1024) return Regime::Transition;
@@ -85,16 +117,7 @@ GpuMap GpuMap::from_csv(const std::string& path) {
   int bus_col = -1, index_col = -1;
   for (const Line& l : split_lines(text)) {
     std::vector<std::string> cells;
-    std::string cell;
-    for (char c : std::string(l.text) + ",") {
-      if (c == ',') {
-        const auto b = cell.find_first_not_of(' ');
-        cells.push_back(b == std::string::npos ? "" : cell.substr(b));
-        cell.clear();
-      } else {
-        cell += c;
-      }
-    }
+    for (auto& c : csv_cells(l.text, {path, l.number, 1})) cells.push_back(std::move(c.text));
     if (bus_col < 0) {
       for (std::size_t i = 0; i < cells.size(); ++i) {
         if (cells[i].rfind("pci.bus_id", 0) == 0) bus_col = static_cast<int>(i);

@@ -20,44 +20,6 @@
 namespace commsim::validation {
 namespace {
 
-/// One CSV line split into cells; double quotes protect commas ("0,2") and "" is a literal quote. Each cell
-/// keeps its 1-based column for error messages.
-struct Cell {
-  std::string text;
-  int column = 1;
-};
-std::vector<Cell> csv_cells(std::string_view line, const SourceLocation& where) {
-  std::vector<Cell> out;
-  Cell cell;
-  bool quoted = false;
-  for (std::size_t i = 0; i <= line.size(); ++i) {
-    const char ch = i < line.size() ? line[i] : ',';
-    if (quoted) {
-      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cell.text += '"';
-        ++i;
-      } else if (ch == '"') {
-        quoted = false;
-      } else if (i == line.size()) {
-        throw InputError({where.file, where.line, static_cast<int>(i) + 1}, "unterminated quoted cell");
-      } else {
-        cell.text += ch;
-      }
-    } else if (ch == '"') {
-      quoted = true;
-    } else if (ch == ',') {
-      const auto b = cell.text.find_first_not_of(' ');
-      const auto e = cell.text.find_last_not_of(' ');
-      cell.text = b == std::string::npos ? "" : cell.text.substr(b, e - b + 1);
-      out.push_back(cell);
-      cell = Cell{"", static_cast<int>(i) + 2};
-    } else {
-      cell.text += ch;
-    }
-  }
-  return out;
-}
-
 std::vector<std::string> split_words(const std::string& s) {
   std::vector<std::string> out;
   std::istringstream in(s);
@@ -125,7 +87,7 @@ std::vector<ManifestEntry> load_manifest(const std::string& path) {
       throw InputError(at, "expected " + std::to_string(kColumns.size()) + " cells, found " +
                                std::to_string(cells.size()) + " (quote GPU lists with commas: \"0,2\")");
     }
-    auto cell = [&](const char* name) -> const Cell& {
+    auto cell = [&](const char* name) -> const CsvCell& {
       const auto k = std::find(kColumns.begin(), kColumns.end(), name) - kColumns.begin();
       return cells[static_cast<std::size_t>(col[static_cast<std::size_t>(k)])];
     };

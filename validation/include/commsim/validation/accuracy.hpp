@@ -53,6 +53,15 @@ double median_of(std::vector<double> v);
 /// The measured side of a comparison from its repetitions (us): median, count, fastest, slowest, spread.
 void set_measured(Comparison& c, const std::vector<double>& times);
 
+/// One cell of a CSV line, trimmed of spaces, with its 1-based column.
+struct CsvCell {
+  std::string text;
+  int column = 1;
+};
+/// Splits one CSV line: double quotes protect commas ("0,2") and "" is a literal quote. Throws InputError at
+/// `where` (its column set) for an unterminated quote.
+std::vector<CsvCell> csv_cells(std::string_view line, const SourceLocation& where);
+
 /// Maps nccl-tests device lines to topology GPU indices: by PCI bus id through `bus_ids` (index -> bus id as
 /// in `nvidia-smi --query-gpu=index,pci.bus_id`), else by the printed CUDA device index.
 struct GpuMap {
