@@ -55,6 +55,7 @@ struct Options {
   std::string launch = "thread-per-gpu";
   std::string timing;  ///< --timing; empty: default_timing(workload)
   std::string buffers = "ncclmemalloc";
+  std::string worker_threads = "persistent";
   std::string nvlink_centric_sched = "on";
   double drift_seconds = 30;
   double thermal_target_c = 0;
@@ -367,6 +368,7 @@ int run(const Options& o, const World& world, int argc, char** argv) {
             {"launch", o.launch},
             {"timing", timing_name(timing)},
             {"buffers", o.buffers},
+            {"worker_threads", o.worker_threads},
             {"nvlink_centric_sched", o.nvlink_centric_sched},
             {"processes", world.size()},
             {"seed", o.seed},
@@ -423,6 +425,7 @@ int run(const Options& o, const World& world, int argc, char** argv) {
   ro.single_thread = o.launch == "single-thread";
   ro.timing = timing;
   ro.nccl_mem_alloc = o.buffers == "ncclmemalloc";
+  ro.persistent_threads = o.worker_threads == "persistent";
   ro.nvlink_centric_sched = o.nvlink_centric_sched == "on";
   for (const Config& c : configs) {
     ro.max_bytes =
@@ -601,6 +604,11 @@ The tool never changes clocks, power limits or GPU modes; it records them.)");
            "aligned, launch to completion (nccl-tests -z 3; the default for pipeline steps);\n"
            "per-iteration: a CUDA event between back-to-back operations (nccl-tests -I 1)")
         ->check(CLI::IsMember({"pipelined", "per-op", "per-iteration"}));
+    sub->add_option("--worker-threads", o.worker_threads,
+                    "thread-per-gpu launch: persistent (the same thread per GPU for the whole run, as\n"
+                    "nccl-tests) or per-repetition (new threads for every repetition)")
+        ->check(CLI::IsMember({"persistent", "per-repetition"}))
+        ->capture_default_str();
     sub->add_option("--buffers", o.buffers,
                     "ncclmemalloc: buffers from ncclMemAlloc, as nccl-tests; cudamalloc: plain cudaMalloc")
         ->check(CLI::IsMember({"ncclmemalloc", "cudamalloc"}))

@@ -72,6 +72,7 @@ const std::vector<Field>& fields() {
       {"setup", "engine_stop", Kind::Duration, to(&P::engine_stop)},
       {"kernel", "launch_latency", Kind::Duration, to(&P::kernel_launch_latency)},
       {"kernel", "gap", Kind::Duration, to(&P::kernel_gap)},
+      {"kernel", "timing_event", Kind::Duration, to(&P::timing_event)},
       {"simple", "base_latency", Kind::Duration, to(&P::simple, &ProtocolParams::base_latency)},
       {"simple", "step_overhead", Kind::Duration, to(&P::simple, &ProtocolParams::step_overhead)},
       {"simple", "channel_latency", Kind::Duration, to(&P::simple, &ProtocolParams::channel_latency)},

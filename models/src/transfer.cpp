@@ -229,6 +229,7 @@ class NcclModel final : public TransferModel {
     return p_.launch_base + gpus * p_.launch_per_gpu + ops * p_.launch_per_op + colls * p_.launch_per_coll;
   }
   Picoseconds compute_launch_time() const override { return p_.launch_compute; }
+  Picoseconds timing_event_time() const override { return p_.timing_event; }
   Picoseconds framework_call_time() const override { return p_.torch_call; }
   Picoseconds kernel_launch_latency() const override { return p_.kernel_launch_latency; }
   Picoseconds kernel_gap() const override { return p_.kernel_gap; }

@@ -417,6 +417,8 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
   const nlohmann::json& doc = run.doc;
   if (doc.value("schema", "") == "commsim.weight_sync/1") return compare_weight_sync(run, runtime);
   const bool thread_per_gpu = doc.value("launch", "thread-per-gpu") == "thread-per-gpu";
+  // Runs from before --timing existed put a CUDA event between iterations: per-iteration.
+  const std::string run_timing = doc.value("timing", "per-iteration");
   const int n_gpus = static_cast<int>(runtime.topology().gpus.size());
   if (static_cast<int>(doc["gpus"].size()) > n_gpus) {
     throw InputError({file, 1, 1}, "measured on " + std::to_string(doc["gpus"].size()) +
@@ -435,6 +437,8 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
     c.spread = c.measured_us > 0 ? (c.max_us - c.min_us) / c.measured_us : 0;
     c.mode = row.value("mode", "");
     c.source = file + " config " + std::to_string(row.at("config_id").get<int>());
+    c.timing = row.value("timing", "");
+    if (c.timing.empty()) c.timing = run_timing;
     if (c.runs == 0) continue;  // every repetition failed: nothing to compare, and the file says so
     sim::Program p;
     if (c.workload == "p2p") {
@@ -480,6 +484,18 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
     p.iterations = iterations;
     p.warmup = warmup;
     c.predicted_us = static_cast<double>(runtime.run(p).per_iteration) / 1e6;
+    // commsim predicts nccl-tests' pipelined time (pipeline steps: one step from its launch). A timing event
+    // between iterations adds its GPU time to each; an operation timed alone adds launch and completion
+    // latencies that are not modelled, so such rows are refused rather than compared.
+    const bool step = c.workload == "pipeline";
+    if (c.timing == "per-iteration") {
+      c.predicted_us += static_cast<double>(runtime.model().timing_event_time()) / 1e6;
+    } else if (c.timing != (step ? "per-op" : "pipelined")) {
+      throw InputError({file, 0, 0}, c.workload + " measured with --timing " + c.timing +
+                                         ": commsim predicts " + (step ? "per-op" : "pipelined") +
+                                         " (or per-iteration) times; measure again with --timing " +
+                                         (step ? "per-op" : "pipelined"));
+    }
     out.push_back(c);
   }
   if (out.empty()) throw InputError({file, 1, 1}, "no measured rows to compare");

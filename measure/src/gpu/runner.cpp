@@ -63,9 +63,15 @@ Runner::Runner(const World& world, std::vector<int> cuda_of, const RunnerOptions
     fill_random(dv.recv, o_.max_bytes, 0x85ebca6bu + seed, dv.stream[0]);
     COMMSIM_CUDA_CHECK(cudaStreamSynchronize(dv.stream[0]));
   }
+  if (!o_.single_thread && o_.persistent_threads) {
+    workers_ = std::make_unique<WorkerPool>(static_cast<int>(dev_.size()), [this](int g) {
+      if (dev_[g].cuda >= 0) cudaSetDevice(dev_[g].cuda);  // checked again by every job
+    });
+  }
 }
 
 Runner::~Runner() {
+  workers_.reset();
   for (auto& [key, cs] : comms_) {
     for (ncclComm_t c : cs) {
       if (c) ncclCommDestroy(c);
@@ -473,20 +479,30 @@ Sample Runner::run(const Config& c, int rep) {
     const int alignments = o_.timing == Timing::PerOp ? o_.iterations : 1;
     for (int k = 0; k < alignments; ++k) align();
   } else {
-    std::vector<std::thread> threads;
-    for (int r : mine) {
-      threads.emplace_back([&, r] {
-        try {
-          COMMSIM_CUDA_CHECK(cudaSetDevice(dev_[c.gpus[r]].cuda));
-          time_ranks({r});
-        } catch (const Error& e) {
-          fail(e.what());
-        }
-        // A thread stopped by an error leaves the remaining alignments, so no other thread waits for it.
-        if (failed) sync.arrive_and_drop();
-      });
+    // Each rank's GPU is driven by its own worker thread: persistent (WorkerPool), or one started for this
+    // repetition (--worker-threads per-repetition, as before issue 18).
+    std::vector<int> workers;
+    for (int r : mine) workers.push_back(c.gpus[r]);
+    const std::function<void(int)> job = [&](int g) {
+      const int r = static_cast<int>(std::find(c.gpus.begin(), c.gpus.end(), g) - c.gpus.begin());
+      try {
+        COMMSIM_CUDA_CHECK(cudaSetDevice(dev_[g].cuda));
+        time_ranks({r});
+      } catch (const Error& e) {
+        fail(e.what());
+      } catch (const std::exception& e) {
+        fail(e.what());
+      }
+      // A thread stopped by an error leaves the remaining alignments, so no other thread waits for it.
+      if (failed) sync.arrive_and_drop();
+    };
+    if (workers_) {
+      workers_->run(workers, job);
+    } else {
+      std::vector<std::thread> threads;
+      for (int g : workers) threads.emplace_back(job, g);
+      for (auto& t : threads) t.join();
     }
-    for (auto& t : threads) t.join();
   }
   nvtxRangePop();
   s.cpu_end_ns = realtime_ns();

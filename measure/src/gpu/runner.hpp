@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "commsim/measure/plan.hpp"
 #include "commsim/measure/results.hpp"
+#include "workers.hpp"
 #include "world.hpp"
 
 namespace commsim::measure {
@@ -19,7 +21,9 @@ struct RunnerOptions {
   int warmup = 5;                     ///< untimed iterations before the timed ones, per repetition
   int iterations = 20;                ///< timed iterations per repetition
   Timing timing = Timing::Pipelined;  ///< how a repetition is timed (--timing)
-  bool nccl_mem_alloc = true;         ///< buffers from ncclMemAlloc, as nccl-tests (false: cudaMalloc)
+  bool persistent_threads =
+      true;  ///< thread per GPU: the same threads for the whole run (false: new per repetition)
+  bool nccl_mem_alloc = true;  ///< buffers from ncclMemAlloc, as nccl-tests (false: cudaMalloc)
   bool nvlink_centric_sched =
       true;                    ///< ncclConfig_t::nvlinkCentricSched = 1, as nccl-tests sets it (NCCL >= 2.28)
   double timeout_s = 60;       ///< watchdog: a repetition taking longer is aborted and reported as failed
@@ -66,6 +70,7 @@ class Runner {
   RunnerOptions o_;
   std::vector<Device> dev_;
   std::map<std::pair<std::vector<int>, int>, std::vector<ncclComm_t>> comms_;
+  std::unique_ptr<WorkerPool> workers_;  ///< thread-per-GPU launch: one persistent thread per GPU
 };
 
 }  // namespace commsim::measure

@@ -86,6 +86,9 @@ struct ModelParams {
   Picoseconds engine_stop = 0;
   Picoseconds kernel_launch_latency = 0;
   Picoseconds kernel_gap = 0;
+  /// GPU time a timing CUDA event recorded between two back-to-back operations adds to each (commsim-measure
+  /// --timing per-iteration, nccl-tests -I 1); what validate adds to predictions of such measurements.
+  Picoseconds timing_event = 0;
 
   ProtocolParams simple;
   ProtocolParams ll;

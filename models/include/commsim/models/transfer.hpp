@@ -126,6 +126,8 @@ class TransferModel {
   virtual Picoseconds host_launch_time(int gpus, int ops, int colls = 0) const = 0;
   /// CPU time for one thread to launch one compute kernel.
   virtual Picoseconds compute_launch_time() const = 0;
+  /// GPU time one timing event between back-to-back operations adds (ModelParams::timing_event).
+  virtual Picoseconds timing_event_time() const { return 0; }
   /// CPU time the framework layer above NCCL (PyTorch's ProcessGroupNCCL) adds per call.
   virtual Picoseconds framework_call_time() const = 0;
   virtual Picoseconds kernel_launch_latency() const = 0;

@@ -41,6 +41,10 @@ struct Comparison {
   double predicted_lo_us = 0;  ///< prediction band (0, 0: none attached; see with_band)
   double predicted_hi_us = 0;
   std::string source;  ///< file:line of the first row
+  /// commsim-measure's --timing (measure/README.md, "Timing"): "pipelined" (as nccl-tests), "per-op", or
+  /// "per-iteration" (a CUDA event between iterations; every run before the option existed). Empty:
+  /// nccl-tests.
+  std::string timing;
 
   double error() const { return (predicted_us - measured_us) / measured_us; }  ///< signed, relative
   bool has_band() const { return predicted_hi_us > 0; }

@@ -147,6 +147,7 @@ class Runtime {
   /// The model's view of a GPU pair.
   const models::PairInfo& pair(int src, int dst);
   const topo::Topology& topology() const { return topo_; }
+  const models::TransferModel& model() const { return model_; }
 
  private:
   /// Resources of the route src -> (nearest vertex of `kind` on src's machine) -> dst; throws `none` if there
