@@ -211,8 +211,10 @@ void run_validate(const ValidateOptions& o) {
     const auto sub = validation::in_bound(rows, b);
     if (sub.empty()) continue;
     const auto s = validation::stats(sub);
-    std::printf("band %s: coverage %.1f%% of %d sizes, band width %.1f%% vs measured spread %.1f%%\n",
-                validation::bound_name(b), s.coverage, s.banded, s.band_width, s.spread);
+    std::printf(
+        "band %s: coverage %.1f%% of %d sizes, band width %.1f%% vs run-to-run spread %.1f%% (mean of the %d "
+        "sizes measured more than once)\n",
+        validation::bound_name(b), s.coverage, s.banded, s.band_width, s.repeated_spread, s.repeated);
   }
   for (const auto& [w, cs] : validation::group_by_workload(rows))
     std::printf("MAPE %.1f%% %s\n", validation::stats(cs).mape, w.c_str());

@@ -561,6 +561,13 @@ ErrorStats stats(const std::vector<Comparison>& rows) {
   double spread = 0;
   for (const Comparison& c : rows) spread += c.spread;
   s.spread = rows.empty() ? 0 : 100 * spread / static_cast<double>(rows.size());
+  double repeated = 0;
+  for (const Comparison& c : rows) {
+    if (c.runs < 2) continue;
+    ++s.repeated;
+    repeated += c.spread;
+  }
+  s.repeated_spread = s.repeated ? 100 * repeated / s.repeated : 0;
   double inside = 0, width = 0;
   for (const Comparison& c : rows) {
     if (!c.has_band()) continue;

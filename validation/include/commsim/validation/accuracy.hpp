@@ -145,10 +145,12 @@ struct ErrorStats {
   double worst = 0;  ///< largest absolute percentage error, percent
   std::uint64_t worst_bytes = 0;
   int count = 0;
-  double spread = 0;      ///< mean run-to-run spread of the measurements, percent
-  int banded = 0;         ///< rows with a prediction band
-  double coverage = 0;    ///< share of banded rows whose measurement lies inside the band, percent
-  double band_width = 0;  ///< mean band width (hi - lo) / prediction, percent
+  double spread = 0;           ///< mean run-to-run spread of the measurements, percent
+  int repeated = 0;            ///< rows measured more than once
+  double repeated_spread = 0;  ///< mean run-to-run spread of those rows, percent (what a band compares with)
+  int banded = 0;              ///< rows with a prediction band
+  double coverage = 0;         ///< share of banded rows whose measurement lies inside the band, percent
+  double band_width = 0;       ///< mean band width (hi - lo) / prediction, percent
 };
 ErrorStats stats(const std::vector<Comparison>& rows);
 
