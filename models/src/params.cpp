@@ -116,6 +116,7 @@ const std::vector<Field>& fields() {
       {"collective", "reduce_scatter_efficiency", Kind::Ratio, to_coll(&CollectiveParams::efficiency, 2)},
       {"collective", "broadcast_efficiency", Kind::Ratio, to_coll(&CollectiveParams::efficiency, 3)},
       {"collective", "reduce_efficiency", Kind::Ratio, to_coll(&CollectiveParams::efficiency, 4)},
+      {"collective", "tree_efficiency", Kind::Ratio, to(&P::coll_tree_efficiency)},
       {"band", "latency_below", Kind::Ratio, to_band(&BandParams::latency_below)},
       {"band", "latency_above", Kind::Ratio, to_band(&BandParams::latency_above)},
       {"band", "bandwidth_below", Kind::Ratio, to_band(&BandParams::bandwidth_below)},

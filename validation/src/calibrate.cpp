@@ -78,6 +78,9 @@ const std::vector<Accessor>& accessors() {
                      [i](const P& p) { return p.coll.efficiency[i]; },
                      false});
     }
+    out.push_back({{"collective.tree_efficiency", "", 0.2, 1.5},
+                   [](const P& p) { return p.coll_tree_efficiency; },
+                   false});
     out.push_back(
         {{"host.launch_per_coll", "us", 0, 10}, [](const P& p) { return us(p.launch_per_coll); }, false});
     out.push_back({{"copy.nvlink_efficiency", "", 0.5, 1.0},

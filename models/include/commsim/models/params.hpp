@@ -93,6 +93,9 @@ struct ModelParams {
   ProtocolParams simple;
   ProtocolParams ll;
   CollectiveParams coll;
+  /// Tree (NCCL_ALGO=Tree): achieved fraction of the rate the ring reaches on the same links, for the chain's
+  /// reduce-then-broadcast pipeline inside a machine (NCCL's tuner also rates Tree below Ring there).
+  double coll_tree_efficiency = 1;
   BandParams band;
 
   // Transports.
