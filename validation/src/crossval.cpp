@@ -36,7 +36,10 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
 
 std::string gpu_text(const std::vector<int>& gpus) {
   std::string s;
-  for (std::size_t i = 0; i < gpus.size(); ++i) s += (i ? "," : "") + std::to_string(gpus[i]);
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(gpus[i]);
+  }
   return s;
 }
 
