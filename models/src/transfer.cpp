@@ -39,8 +39,11 @@ class NcclModel final : public TransferModel {
         c.net_tcp = c.net_tcp || pr.tcp || env_.ib_disable;
         continue;
       }
-      if (pr.route_bandwidth > 0 && (min_route == 0 || pr.route_bandwidth < min_route))
-        min_route = pr.route_bandwidth;
+      // Where P2P cannot be used, NCCL diverts the pair's path through the CPU (src/graph/paths.cc), so its
+      // graph, and the tuner with it, sees the host-memory path's rate instead of the direct route's.
+      const double route = transport(pr) == Transport::P2p ? pr.route_bandwidth
+                                                           : std::min(pr.route_bandwidth, p_.shm_bandwidth);
+      if (route > 0 && (min_route == 0 || route < min_route)) min_route = route;
       if (pr.path != PathType::Nvl || transport(pr) != Transport::P2p) {
         c.all_nvlink = false;
       } else {

@@ -167,3 +167,17 @@ TEST_CASE("params: fitted sets overlay the defaults; unknown keys and unit-less 
   CHECK_THROWS_WITH_AS(ModelParams::parse("[magic]\nx = 1\n", "x.toml", ModelParams::defaults()),
                        doctest::Contains("unknown key or section"), InputError);
 }
+
+TEST_CASE("transfer: with P2P disabled NCCL's graph runs through host memory, and the tuner sees its rate") {
+  PairInfo p = nvswitch_pair();
+  p.route_bandwidth = 450e9;  // the direct NVSwitch route
+  const CommInfo direct = comm(*nccl(), 4, p);
+  CHECK_FALSE(direct.intra_pcie);
+  CHECK(direct.nccl_intra_bandwidth > 100e9);
+  const CommInfo shm = comm(*nccl({"NCCL_P2P_DISABLE=1"}), 4, p);
+  CHECK(shm.intra_pcie);
+  CHECK(shm.nccl_intra_bandwidth == doctest::Approx(ModelParams::defaults().shm_bandwidth));
+  // A slower direct route still bounds it.
+  p.route_bandwidth = 5e9;
+  CHECK(comm(*nccl({"NCCL_P2P_DISABLE=1"}), 4, p).nccl_intra_bandwidth == doctest::Approx(5e9));
+}

@@ -1,15 +1,20 @@
 // Google Benchmark: simulator speed on the workloads the speed goals name (see sim/README.md for results).
 #include <benchmark/benchmark.h>
 
+#include <random>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "commsim/models/params.hpp"
 #include "commsim/models/transfer.hpp"
 #include "commsim/sim/runtime.hpp"
 #include "commsim/sim/workloads.hpp"
 #include "commsim/topo/load.hpp"
+#include "reference_flow_network.hpp"  // sim/engine/tests: the whole-network solver issue 17 replaced
 
 using namespace commsim;
+using commsim::sim::EventQueue;
 
 namespace {
 
@@ -66,18 +71,71 @@ void BM_ContentionAllToAll16(benchmark::State& state) {
   p.launches.push_back(launch);
   p.warmup = 0;
   p.iterations = 1;
-  std::uint64_t events = 0, flows = 0;
+  std::uint64_t events = 0, flows = 0, classes = 0, solved = 0, recomputations = 0;
   for (auto _ : state) {
     sim::Runtime rt(t, *model);
     const auto r = rt.run(p);
     events += r.events;
     flows += r.flows;
+    classes += r.flow_classes;
+    solved += r.solved_flows;
+    recomputations += r.recomputations;
   }
   state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
   state.counters["flows"] =
       benchmark::Counter(static_cast<double>(flows), benchmark::Counter::kAvgIterations);
+  // After coalescing identical flows, and the weighted flows the incremental solver re-solved per instant.
+  state.counters["flow_classes"] =
+      benchmark::Counter(static_cast<double>(classes), benchmark::Counter::kAvgIterations);
+  state.counters["solved/instant"] = benchmark::Counter(
+      recomputations > 0 ? static_cast<double>(solved) / static_cast<double>(recomputations) : 0.0);
 }
 BENCHMARK(BM_ContentionAllToAll16)->Arg(1 << 20)->Arg(64 << 20)->Unit(benchmark::kMillisecond);
+
+/// The flow engine alone, where work in proportion to what changes pays: 400 links, each crossed by 16 flows
+/// of different sizes (one rank's sends on its own NIC, say), and every 8th flow also crossing a second,
+/// shared link, so components are small but not trivial. 6,400 flows end at ~6,000 distinct instants: the
+/// whole-network solver re-solves every active flow at each, the incremental one only the flows sharing links
+/// with the one that ended. Arg 1 is the incremental FlowNetwork, 0 the reference.
+template <class Net>
+std::uint64_t churn(std::uint64_t& solved) {
+  EventQueue q;
+  Net net(q);
+  std::vector<std::vector<int>> paths;
+  std::vector<int> links;
+  for (int i = 0; i < 400; ++i) links.push_back(net.add_resource(50e9, ""));
+  std::vector<int> shared;
+  for (int i = 0; i < 50; ++i) shared.push_back(net.add_resource(400e9, ""));
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> bytes(1e6, 64e6);
+  for (int i = 0; i < 400; ++i) {
+    for (int k = 0; k < 16; ++k) {
+      paths.push_back(k % 8 == 0 ? std::vector<int>{links[i], shared[i / 8]} : std::vector<int>{links[i]});
+    }
+  }
+  std::uint64_t done = 0;
+  for (std::size_t f = 0; f < paths.size(); ++f) net.start_on(paths[f], bytes(rng), 0, [&done] { ++done; });
+  const std::uint64_t events = q.run();
+  solved = 0;
+  if constexpr (std::is_same_v<Net, sim::FlowNetwork>) solved = net.solved_flows();
+  benchmark::DoNotOptimize(done);
+  return events;
+}
+
+void BM_FlowChurn(benchmark::State& state) {
+  std::uint64_t events = 0, solved = 0, s = 0;
+  for (auto _ : state) {
+    events += state.range(0) ? churn<sim::FlowNetwork>(s) : churn<sim::reference::ReferenceFlowNetwork>(s);
+    solved += s;
+  }
+  state.SetLabel(state.range(0) ? "incremental" : "whole-network reference");
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  if (solved > 0) {
+    state.counters["solved/event"] =
+        benchmark::Counter(static_cast<double>(solved) / static_cast<double>(events));
+  }
+}
+BENCHMARK(BM_FlowChurn)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -2,8 +2,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -177,6 +179,43 @@ void add_band(sim::ResultTable& table, const models::ModelParams& params, const 
                             {"kind", params.fitted.empty() ? "datasheet" : "fitted"}};
 }
 
+/// Set by Ctrl-C (SIGINT); the runtime polls it between events. A second Ctrl-C kills at once.
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) {
+  g_interrupted.store(true);
+  std::signal(SIGINT, SIG_DFL);
+}
+
+/// Ctrl-C ends the simulation cleanly, and, when stderr is a terminal, a long run reports where it stands
+/// (simulated time, events, flows) about twice a second on one line of stderr.
+class EngineProgress {
+ public:
+  explicit EngineProgress(sim::Runtime& runtime) {
+    std::signal(SIGINT, on_sigint);
+    sim::RunHooks hooks;
+    hooks.cancel = &g_interrupted;
+    if (::isatty(STDERR_FILENO)) {
+      hooks.progress = [this](const sim::RunProgress& p) {
+        printed_ = true;
+        std::fprintf(stderr,
+                     "\r\033[Ksimulating: %.3f ms simulated, %llu events, %llu flows (%zu moving), %.0f s",
+                     static_cast<double>(p.now) / 1e9, static_cast<unsigned long long>(p.events),
+                     static_cast<unsigned long long>(p.flows), p.active_flows, p.wall_seconds);
+      };
+    }
+    runtime.set_hooks(std::move(hooks));
+  }
+  ~EngineProgress() {
+    if (printed_) std::fprintf(stderr, "\r\033[K");
+    std::signal(SIGINT, SIG_DFL);
+  }
+  EngineProgress(const EngineProgress&) = delete;
+  EngineProgress& operator=(const EngineProgress&) = delete;
+
+ private:
+  bool printed_ = false;
+};
+
 void emit(const SimOptions& o, sim::ResultTable& table, const sim::Trace* trace) {
   std::string text;
   if (o.format == "csv") {
@@ -193,6 +232,35 @@ void emit(const SimOptions& o, sim::ResultTable& table, const sim::Trace* trace)
   }
   if (trace) write_file_atomic(o.trace, trace->to_json().dump() + "\n");
 }
+
+/// On Ctrl-C (the runtime throws sim::Interrupted while g_interrupted is set), prints the rows of the runs
+/// that finished, with how far the interrupted one got in the metadata; the exception then ends the command
+/// (130).
+class EmitOnInterrupt {
+ public:
+  EmitOnInterrupt(const SimOptions& o, sim::ResultTable& table, const std::uint64_t& events,
+                  const std::uint64_t& flows)
+      : o_(o), table_(table), events_(events), flows_(flows), uncaught_(std::uncaught_exceptions()) {}
+  ~EmitOnInterrupt() {
+    if (std::uncaught_exceptions() <= uncaught_ || !g_interrupted.load()) return;
+    try {
+      table_.metadata["engine_events"] = events_;
+      table_.metadata["engine_flows"] = flows_;
+      table_.metadata["interrupted"] = "interrupted by Ctrl-C; rows are the runs that finished";
+      emit(o_, table_, nullptr);
+    } catch (...) {  // the interruption is what gets reported
+    }
+  }
+  EmitOnInterrupt(const EmitOnInterrupt&) = delete;
+  EmitOnInterrupt& operator=(const EmitOnInterrupt&) = delete;
+
+ private:
+  const SimOptions& o_;
+  sim::ResultTable& table_;
+  const std::uint64_t& events_;
+  const std::uint64_t& flows_;
+  int uncaught_;
+};
 
 /// Engine work over every run of one command, reported in the output's metadata.
 struct EngineCount {
@@ -520,6 +588,8 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     table.rows.push_back(std::move(row));  // busbw = algbw for point-to-point workloads
   };
 
+  EngineProgress engine_progress(runtime);
+  EmitOnInterrupt emit_on_interrupt(o, table, engine.events, engine.flows);
   if (workload == "p2p") {
     std::vector<std::pair<int, int>> pairs;
     if (!o.pairs.empty()) {

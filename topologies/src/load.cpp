@@ -22,10 +22,16 @@ namespace {
 namespace fs = std::filesystem;
 using models::TomlFields;
 
+/// The `nvidia-smi nvlink -s` capture beside a topology file: NAME.nvlink, or nvlink.txt beside topo.txt (the
+/// layout commsim-measure writes into every output folder). Empty when there is none.
 std::string sibling_nvlink(const std::string& path) {
   fs::path p(path);
-  p.replace_extension(".nvlink");
   std::error_code ec;
+  if (p.filename() == "topo.txt") {
+    const fs::path measured = p.parent_path() / "nvlink.txt";
+    if (fs::is_regular_file(measured, ec)) return measured.string();
+  }
+  p.replace_extension(".nvlink");
   return fs::is_regular_file(p, ec) ? p.string() : std::string();
 }
 

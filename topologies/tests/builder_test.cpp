@@ -41,6 +41,18 @@ const PathEntry& path(const std::vector<PathEntry>& paths, int s, int d) {
 
 }  // namespace
 
+TEST_CASE("builder: a commsim-measure folder's topo.txt takes the GPU from the nvlink.txt beside it") {
+  Diagnostics diag;
+  const Topology t =
+      load_topology(std::string(COMMSIM_SOURCE_DIR) +
+                        "/validation/data/h200x2/measure-pipelined/h200x2-2026-11-22b/p2p_all/topo.txt",
+                    {}, diag);
+  CHECK(diag.warnings().empty());  // without nvlink.txt: "does not say which GPU it has; assuming B200"
+  REQUIRE(t.nodes.size() == 1);
+  CHECK(t.nodes[0].gpu_model == "H200");
+  CHECK(t.gpus.size() == 2);
+}
+
 TEST_CASE("builder: an NVSwitch fabric gives every pair the GPU's full NVLink bandwidth (4x H200)") {
   Diagnostics diag;
   const Topology t = load_topology(lib("real/h200x4.topo"), {}, diag);

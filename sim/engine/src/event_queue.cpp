@@ -20,17 +20,22 @@ void EventQueue::at(Picoseconds when, Action action) {
 }
 
 std::uint64_t EventQueue::run() {
+  return run(nullptr, 0);
+}
+
+std::uint64_t EventQueue::run(const std::function<bool()>& poll, std::uint64_t every) {
   std::uint64_t n = 0;
   while (!heap_.empty()) {
+    if (poll && every > 0 && n % every == 0 && !poll()) break;
     const Event e = heap_.top();
     heap_.pop();
     now_ = e.when;
     Action a = std::move(actions_[e.slot]);
     free_slots_.push_back(e.slot);
+    ++events_run_;
     a();
     ++n;
   }
-  events_run_ += n;
   return n;
 }
 

@@ -1,4 +1,4 @@
-// Max-min fair bandwidth sharing with per-flow caps, recomputed at flow arrivals and departures.
+// Max-min fair flow rates with caps, re-solved per changed connected component; identical flows coalesced.
 #include "commsim/sim/flow_network.hpp"
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 namespace commsim::sim {
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
-}
+}  // namespace
 
 FlowNetwork::ResourceId FlowNetwork::add_resource(double capacity, std::string name, double saturation) {
   if (!(capacity > 0)) throw Error("resource '" + name + "' needs a positive capacity");
@@ -27,32 +27,94 @@ FlowNetwork::FlowId FlowNetwork::start(std::vector<ResourceId> path, double byte
   return start_on(owned_paths_.back(), bytes, cap, std::move(done));
 }
 
+int FlowNetwork::new_class() {
+  int id;
+  if (!free_classes_.empty()) {
+    // The lowest free slot: flows started one after another get increasing slots, so flows that end together
+    // leave the completion heap (ordered by time, then slot) nearly in start order.
+    std::pop_heap(free_classes_.begin(), free_classes_.end(), std::greater<>());
+    id = free_classes_.back();
+    free_classes_.pop_back();
+  } else {
+    id = static_cast<int>(classes_.size());
+    classes_.emplace_back();
+  }
+  Class& c = classes_[id];
+  ++c.incarnation;  // entries of the slot's previous flow (resource lists, coalescing) are void
+  ++c.version;      // and so is its completion
+  return id;
+}
+
 FlowNetwork::FlowId FlowNetwork::start_on(const std::vector<ResourceId>& path, double bytes, double cap,
                                           Done done) {
   for (ResourceId r : path) {
     if (r < 0 || static_cast<std::size_t>(r) >= resources_.size()) throw Error("flow on an unknown resource");
   }
   if (path.empty() && cap <= 0) throw Error("a flow needs a resource or a rate cap");
-  advance();
-  Flow f;
-  f.path = &path;
-  f.remaining = std::max(bytes, 0.0);
-  f.cap = cap;
-  f.done = std::move(done);
-  f.active = true;
+  const Picoseconds now = events_.now();
+  bytes = std::max(bytes, 0.0);
+  // An identical flow started at this instant: join it (no time has passed, so it still has `bytes` left).
+  int cls = -1;
+  std::uint64_t h = path.size() * 0x9e3779b97f4a7c15ULL;
+  if (!path.empty())
+    h ^= (static_cast<std::uint64_t>(path.front()) << 32 | static_cast<std::uint32_t>(path.back()));
+  h ^= std::hash<double>()(cap) * 0xc2b2ae3d27d4eb4fULL ^ std::hash<double>()(bytes) * 0x165667b19e3779f9ULL;
+  h ^= h >> 29;
+  Recent& slot = recent_[h % kRecent];
+  if (slot.path == &path && slot.time == now && slot.cap == cap && slot.bytes == bytes) {
+    const Class& c = classes_[slot.cls];
+    if (c.active && c.incarnation == slot.incarnation && c.since == now && c.remaining == bytes)
+      cls = slot.cls;
+  }
+  if (cls < 0) {
+    cls = new_class();
+    Class& c = classes_[cls];
+    c.path = &path;
+    c.remaining = bytes;
+    c.cap = cap;
+    c.rate = 0;
+    c.since = now;
+    c.finish = std::numeric_limits<Picoseconds>::max();
+    c.seq = next_seq_;
+    c.weight = 0;
+    c.head = c.tail = -1;
+    c.active = true;
+    for (ResourceId r : path) resources_[r].classes.emplace_back(cls, c.incarnation);
+    slot = Recent{&path, cap, bytes, now, cls, c.incarnation};
+    ++active_classes_;
+    ++created_classes_;
+  }
+  dirty_classes_.push_back(cls);
   // Slots of completed flows are reused: a long run keeps as many slots as flows ever active at once.
   FlowId id;
-  if (!free_.empty()) {
-    id = free_.back();
-    free_.pop_back();
-    flows_[id] = std::move(f);
+  if (!free_members_.empty()) {
+    id = free_members_.back();
+    free_members_.pop_back();
   } else {
-    id = static_cast<FlowId>(flows_.size());
-    flows_.push_back(std::move(f));
+    id = static_cast<FlowId>(members_.size());
+    members_.emplace_back();
   }
-  active_.push_back(id);
+  Member& m = members_[id];
+  m.cls = cls;
+  m.next = -1;
+  m.seq = next_seq_++;
+  m.done = std::move(done);
+  Class& c = classes_[cls];
+  if (c.tail >= 0) {
+    members_[c.tail].next = id;
+  } else {
+    c.head = id;
+  }
+  c.tail = id;
+  ++c.weight;
+  ++active_members_;
   mark_stale();
   return id;
+}
+
+double FlowNetwork::rate(FlowId f) {
+  settle();
+  return classes_[members_[f].cls].rate;
 }
 
 void FlowNetwork::mark_stale() {
@@ -69,101 +131,269 @@ void FlowNetwork::mark_stale() {
 void FlowNetwork::settle() {
   if (!stale_) return;
   stale_ = false;
-  recompute();
+  ++recomputations_;
+  std::vector<int>& comp = comp_;
+  std::vector<ResourceId>& comp_res = comp_res_;
+  comp.clear();
+  comp_res.clear();
+  // Drop the resource entries of flows that ended (every resource they crossed is dirty).
+  for (ResourceId r : dirty_resources_) {
+    Resource& res = resources_[r];
+    // Lazily: only once ended entries are half of the list (iteration skips them), so a resource that many
+    // flows cross and leave one by one costs amortised O(1) per flow, not its list's length.
+    if (res.dead == 0 || 2 * static_cast<std::size_t>(res.dead) < res.classes.size()) continue;
+    res.classes.erase(std::remove_if(res.classes.begin(), res.classes.end(),
+                                     [&](const std::pair<int, std::uint32_t>& e) {
+                                       const Class& c = classes_[e.first];
+                                       return !c.active || c.incarnation != e.second;
+                                     }),
+                      res.classes.end());
+    res.dead = 0;
+    if (res.classes.capacity() > 4 * res.classes.size() + 16) res.classes.shrink_to_fit();
+  }
+  const std::uint64_t visit = ++visit_;
+  if (observer_) {
+    // The whole network, flows in start order and resources in first-touch order, as loads are reported.
+    for (std::size_t i = 0; i < classes_.size(); ++i) {
+      if (classes_[i].active) comp.push_back(static_cast<int>(i));
+    }
+    std::sort(comp.begin(), comp.end(), [&](int a, int b) { return classes_[a].seq < classes_[b].seq; });
+    for (int ci : comp) {
+      for (ResourceId r : *classes_[ci].path) {
+        if (resources_[r].visit != visit) {
+          resources_[r].visit = visit;
+          comp_res.push_back(r);
+        }
+      }
+    }
+  } else {
+    // The connected components of what changed (flows started since the last solve, resources that lost a
+    // flow), grown through shared resources and solved one by one: a component alone on its links is one
+    // small solve, not part of a big one.
+    std::vector<ResourceId>& stack = stack_;
+    auto add_class = [&](int ci) {
+      Class& c = classes_[ci];
+      if (!c.active || c.visit == visit) return;
+      c.visit = visit;
+      comp.push_back(ci);
+      for (ResourceId r : *c.path) {
+        if (resources_[r].visit != visit) {
+          resources_[r].visit = visit;
+          stack.push_back(r);
+        }
+      }
+    };
+    auto grow_and_solve = [&] {
+      while (!stack.empty()) {
+        const ResourceId r = stack.back();
+        stack.pop_back();
+        comp_res.push_back(r);
+        const Resource& res = resources_[r];
+        for (const auto& [ci, inc] : res.classes) {
+          if (classes_[ci].incarnation == inc) add_class(ci);  // not an ended flow's entry
+        }
+      }
+      // Search order is deterministic (start order through the resource lists): no sort needed.
+      if (!comp.empty()) solve(comp, comp_res);
+      comp.clear();
+      comp_res.clear();
+    };
+    stack.clear();
+    for (int ci : dirty_classes_) {
+      add_class(ci);
+      grow_and_solve();
+    }
+    for (ResourceId r : dirty_resources_) {
+      if (resources_[r].visit == visit) continue;
+      resources_[r].visit = visit;
+      stack.push_back(r);
+      grow_and_solve();
+    }
+    dirty_classes_.clear();
+    dirty_resources_.clear();
+    schedule_next();
+    return;
+  }
+  dirty_classes_.clear();
+  dirty_resources_.clear();
+  solve(comp, comp_res);
+  if (observer_) report_loads(comp);
   schedule_next();
 }
 
-void FlowNetwork::advance() {
+void FlowNetwork::set_rate(Class& c, double rate) {
   const Picoseconds now = events_.now();
-  const double dt = static_cast<double>(now - last_update_) / 1e12;
-  if (dt > 0) {
-    for (FlowId id : active_) flows_[id].remaining -= flows_[id].rate * dt;
+  if (rate == c.rate && c.since != now) return;  // same rate: the scheduled completion stands
+  if (now > c.since) c.remaining -= c.rate * (static_cast<double>(now - c.since) / 1e12);
+  c.since = now;
+  c.rate = rate;
+  ++c.version;
+  const double t = c.remaining <= 0 ? 0.0 : c.remaining / c.rate;
+  if (!(t < kInf)) {
+    c.finish = std::numeric_limits<Picoseconds>::max();
+    return;
   }
-  last_update_ = now;
+  c.finish = now + std::max<Picoseconds>(static_cast<Picoseconds>(std::ceil(t * 1e12 - 1e-6)), 0);
+  due_.push_back({c.finish, static_cast<int>(&c - classes_.data()), c.version});
+  std::push_heap(due_.begin(), due_.end(), std::greater<>());
 }
 
-void FlowNetwork::recompute() {
-  ++recomputations_;
-  // Water-filling: raise all unfrozen flows together; freeze those stopped by their own cap or by a saturated
-  // resource. Ties and order are deterministic (flows in start order, resources in first-touch order).
-  std::vector<ResourceId> touched;
-  for (FlowId id : active_) {
-    for (ResourceId r : *flows_[id].path) {
-      Resource& res = resources_[r];
-      if (res.unfrozen++ == 0) {
-        touched.push_back(r);
-        res.demand = 0;
+void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<ResourceId>& comp_res) {
+  solved_classes_ += comp.size();
+  if (comp.size() == 1 && comp_res.size() == classes_[comp.front()].path->size()) {
+    // One (weighted) flow alone on its resources, each crossed once: the first level of the water-filling
+    // below, without its machinery.
+    Class& c = classes_[comp.front()];
+    const double w = c.weight;
+    double level = c.cap > 0 ? c.cap : kInf;
+    for (ResourceId r : *c.path) {
+      const Resource& res = resources_[r];
+      double usable = res.capacity;
+      if (res.saturation > 0 && c.cap > 0) {
+        const double demand = w * c.cap;
+        const double x = demand / res.capacity;
+        usable = demand / std::pow(1.0 + std::pow(x, res.saturation), 1.0 / res.saturation);
       }
-      res.demand += flows_[id].cap > 0 ? flows_[id].cap : kInf;
+      level = std::min(level, usable / w);
+    }
+    if (level == kInf) throw Error("flow with unbounded rate");
+    set_rate(c, level);
+    return;
+  }
+  // Water-filling: raise all unfrozen flows together; freeze those stopped by their own cap or by a saturated
+  // resource. Each round freezes every flow whose cap or some resource's fair share is within 1e-12 of the
+  // round's level (as the whole-network solver did); the next level comes from a heap of fair shares.
+  for (ResourceId r : comp_res) {
+    Resource& res = resources_[r];
+    res.unfrozen = 0;
+    res.initial = 0;  // offered load, first
+  }
+  std::vector<std::pair<double, int>>& caps = caps_;
+  caps.clear();
+  for (int ci : comp) {
+    Class& c = classes_[ci];
+    c.frozen = false;
+    const double w = c.weight;
+    for (ResourceId r : *c.path) {
+      Resource& res = resources_[r];
+      res.unfrozen += c.weight;
+      res.initial += c.cap > 0 ? w * c.cap : kInf;
+    }
+    if (c.cap > 0) caps.emplace_back(c.cap, ci);
+  }
+  // Caps as a min-heap: only those that freeze a flow are popped.
+  std::make_heap(caps.begin(), caps.end(), std::greater<>());
+  std::vector<Share>& heap = shares_;
+  heap.clear();
+  for (ResourceId r : comp_res) {
+    Resource& res = resources_[r];
+    const double demand = res.initial;
+    res.residual = res.capacity;
+    if (res.saturation > 0 && demand < kInf) {
+      const double x = demand / res.capacity;
+      res.residual = demand / std::pow(1.0 + std::pow(x, res.saturation), 1.0 / res.saturation);
+    }
+    res.initial = res.residual;
+    if (res.unfrozen > 0) {
+      heap.push_back({res.residual / static_cast<double>(res.unfrozen), r, ++res.version});
+    }
+  }
+  std::make_heap(heap.begin(), heap.end(), std::greater<>());
+  auto valid = [&](const Share& s) {
+    const Resource& res = resources_[s.resource];
+    return s.version == res.version && res.unfrozen > 0;
+  };
+  std::size_t pending = comp.size();
+  std::vector<int>& frozen = frozen_;
+  std::vector<std::pair<int, double>>& rates = rates_;  // (class, level), applied after filling
+  rates.clear();
+  auto pop_cap = [&] {
+    std::pop_heap(caps.begin(), caps.end(), std::greater<>());
+    caps.pop_back();
+  };
+  while (pending > 0) {
+    while (!heap.empty() && !valid(heap.front())) {
+      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+      heap.pop_back();
+    }
+    while (!caps.empty() && classes_[caps.front().second].frozen) pop_cap();
+    double level = heap.empty() ? kInf : heap.front().share;
+    if (!caps.empty()) level = std::min(level, caps.front().first);
+    if (level == kInf) throw Error("flow with unbounded rate");
+    const double limit = level * (1 + 1e-12);
+    frozen.clear();
+    auto freeze = [&](int ci) {
+      Class& c = classes_[ci];
+      if (c.frozen) return;
+      c.frozen = true;
+      frozen.push_back(ci);
+      rates.emplace_back(ci, level);
+    };
+    while (!heap.empty() && heap.front().share <= limit) {
+      const Share s = heap.front();
+      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+      heap.pop_back();
+      if (!valid(s)) continue;
+      Resource& res = resources_[s.resource];
+      ++res.version;
+      for (const auto& [ci, inc] : res.classes) {
+        const Class& c = classes_[ci];
+        if (c.active && c.incarnation == inc) freeze(ci);
+      }
+    }
+    while (!caps.empty() && caps.front().first <= limit) {
+      freeze(caps.front().second);
+      pop_cap();
+    }
+    if (frozen.empty()) throw Error("water-filling made no progress");
+    for (int ci : frozen) {
+      const Class& c = classes_[ci];
+      const double w = c.weight;
+      for (ResourceId r : *c.path) {
+        Resource& res = resources_[r];
+        res.residual = std::max(0.0, res.residual - w * level);
+        res.unfrozen -= c.weight;
+      }
+    }
+    const std::uint64_t round = ++visit_;  // one new share per resource and round
+    for (int ci : frozen) {
+      for (ResourceId r : *classes_[ci].path) {
+        Resource& res = resources_[r];
+        if (res.unfrozen > 0 && res.visit != round) {
+          res.visit = round;
+          heap.push_back({res.residual / static_cast<double>(res.unfrozen), r, ++res.version});
+          std::push_heap(heap.begin(), heap.end(), std::greater<>());
+        }
+      }
+    }
+    pending -= frozen.size();
+  }
+  for (const auto& [ci, level] : rates) set_rate(classes_[ci], level);
+}
+
+void FlowNetwork::report_loads(const std::vector<int>& comp) {
+  // Loads in first-touch order (flows in start order), then the resources that lost their last flow.
+  std::vector<ResourceId> touched;
+  const std::uint64_t visit = ++visit_;
+  for (int ci : comp) {
+    for (ResourceId r : *classes_[ci].path) {
+      if (resources_[r].visit != visit) {
+        resources_[r].visit = visit;
+        touched.push_back(r);
+      }
     }
   }
   for (ResourceId r : touched) {
     Resource& res = resources_[r];
-    res.residual = res.capacity;
-    if (res.saturation > 0 && res.demand < kInf) {
-      const double x = res.demand / res.capacity;
-      res.residual = res.demand / std::pow(1.0 + std::pow(x, res.saturation), 1.0 / res.saturation);
-    }
-  }
-  std::vector<double> initial;  // usable capacity before filling, to report loads
-  initial.reserve(touched.size());
-  for (ResourceId r : touched) initial.push_back(resources_[r].residual);
-  std::vector<FlowId> pending = active_;
-  std::vector<FlowId> next;
-  while (!pending.empty()) {
-    double level = kInf;
-    for (ResourceId r : touched) {
-      const Resource& res = resources_[r];
-      if (res.unfrozen > 0) level = std::min(level, res.residual / res.unfrozen);
-    }
-    for (FlowId id : pending) {
-      if (flows_[id].cap > 0) level = std::min(level, flows_[id].cap);
-    }
-    if (level == kInf) throw Error("flow with unbounded rate");
-    const double limit = level * (1 + 1e-12);
-    next.clear();
-    std::vector<FlowId> frozen;
-    for (FlowId id : pending) {
-      Flow& f = flows_[id];
-      bool freeze = f.cap > 0 && f.cap <= limit;
-      for (ResourceId r : *f.path) {
-        const Resource& res = resources_[r];
-        freeze = freeze || res.residual / res.unfrozen <= limit;
-      }
-      if (freeze) {
-        f.rate = level;
-        frozen.push_back(id);
-      } else {
-        next.push_back(id);
-      }
-    }
-    for (FlowId id : frozen) {
-      for (ResourceId r : *flows_[id].path) {
-        Resource& res = resources_[r];
-        res.residual = std::max(0.0, res.residual - level);
-        --res.unfrozen;
-      }
-    }
-    if (frozen.empty()) throw Error("water-filling made no progress");
-    pending.swap(next);
-  }
-  // Loads, and the resources that lost their last flow.
-  for (ResourceId r : loaded_) resources_[r].mark = true;
-  for (std::size_t i = 0; i < touched.size(); ++i) {
-    const ResourceId r = touched[i];
-    Resource& res = resources_[r];
-    const double load = initial[i] - res.residual;
-    if (observer_ && std::fabs(load - res.load) > 1e-6 * res.capacity) observer_(events_.now(), r, load);
+    const double load = res.initial - res.residual;
+    if (std::fabs(load - res.load) > 1e-6 * res.capacity) observer_(events_.now(), r, load);
     res.load = load;
-    res.mark = false;
-    res.unfrozen = 0;
   }
   for (ResourceId r : loaded_) {
     Resource& res = resources_[r];
-    if (res.mark) {
-      res.mark = false;
+    if (res.visit != visit) {
       res.load = 0;
-      if (observer_) observer_(events_.now(), r, 0.0);
+      observer_(events_.now(), r, 0.0);
     }
   }
   loaded_.swap(touched);
@@ -171,44 +401,76 @@ void FlowNetwork::recompute() {
 
 void FlowNetwork::schedule_next() {
   ++generation_;
-  double earliest = kInf;
-  for (FlowId id : active_) {
-    const Flow& f = flows_[id];
-    const double t = f.remaining <= 0 ? 0.0 : f.remaining / f.rate;
-    earliest = std::min(earliest, t);
+  auto stale = [&](const Due& d) {
+    const Class& c = classes_[d.cls];
+    return !c.active || c.version != d.version;
+  };
+  while (!due_.empty() && stale(due_.front())) {
+    std::pop_heap(due_.begin(), due_.end(), std::greater<>());
+    due_.pop_back();
   }
-  if (earliest == kInf) return;
-  const Picoseconds delay = static_cast<Picoseconds>(std::ceil(earliest * 1e12 - 1e-6));
+  // Stale entries accumulate while rates change; rebuild once they dominate.
+  if (due_.size() > 2 * active_classes_ + 1024) {
+    due_.erase(std::remove_if(due_.begin(), due_.end(), stale), due_.end());
+    std::make_heap(due_.begin(), due_.end(), std::greater<>());
+  }
+  if (due_.empty()) return;
   const std::uint64_t gen = generation_;
-  events_.after(std::max<Picoseconds>(delay, 0), [this, gen] { on_completion(gen); });
+  events_.at(std::max(due_.front().when, events_.now()), [this, gen] { on_completion(gen); });
 }
 
 void FlowNetwork::on_completion(std::uint64_t generation) {
   if (generation != generation_) return;  // rates changed since this was scheduled
-  advance();
-  std::vector<FlowId> finished;
-  std::vector<FlowId> still;
-  for (FlowId id : active_) {
-    Flow& f = flows_[id];
-    // Done when less than a picosecond of transfer is left (the completion time was rounded up).
-    if (f.remaining <= f.rate * 1e-12 + 1e-9) {
-      finished.push_back(id);
+  const Picoseconds now = events_.now();
+  // Done when less than a picosecond of transfer is left (the completion time was rounded up).
+  std::vector<int>& finished = finished_;
+  std::vector<Due>& later = later_;
+  finished.clear();
+  later.clear();
+  while (!due_.empty() && due_.front().when <= now + 2) {
+    const Due d = due_.front();
+    std::pop_heap(due_.begin(), due_.end(), std::greater<>());
+    due_.pop_back();
+    Class& c = classes_[d.cls];
+    if (!c.active || c.version != d.version) continue;
+    const double left = c.remaining - c.rate * (static_cast<double>(now - c.since) / 1e12);
+    if (d.when <= now || left <= c.rate * 1e-12 + 1e-9) {
+      finished.push_back(d.cls);
     } else {
-      still.push_back(id);
+      later.push_back(d);
     }
   }
-  active_.swap(still);
-  for (FlowId id : finished) {
-    flows_[id].active = false;
-    flows_[id].remaining = 0;
+  for (const Due& d : later) {
+    due_.push_back(d);
+    std::push_heap(due_.begin(), due_.end(), std::greater<>());
+  }
+  std::vector<std::pair<std::uint64_t, FlowId>> done;
+  done.swap(done_);  // callbacks may end flows re-entrantly: this instant keeps its own list
+  done.clear();
+  for (int ci : finished) {
+    Class& c = classes_[ci];
+    c.active = false;
+    c.remaining = 0;
+    --active_classes_;
+    active_members_ -= c.weight;
+    for (ResourceId r : *c.path) {
+      ++resources_[r].dead;
+      dirty_resources_.push_back(r);
+    }
+    for (int m = c.head; m >= 0; m = members_[m].next) done.emplace_back(members_[m].seq, m);
+    free_classes_.push_back(ci);
+    std::push_heap(free_classes_.begin(), free_classes_.end(), std::greater<>());
   }
   mark_stale();
-  for (FlowId id : finished) {
-    Done d = std::move(flows_[id].done);
-    flows_[id].done = nullptr;
-    free_.push_back(id);
+  if (!std::is_sorted(done.begin(), done.end())) std::sort(done.begin(), done.end());
+  for (const auto& [seq, id] : done) {
+    Done d = std::move(members_[id].done);
+    members_[id].done = nullptr;
+    free_members_.push_back(id);
     if (d) d();
   }
+  done.clear();
+  if (done.capacity() > done_.capacity()) done.swap(done_);
 }
 
 }  // namespace commsim::sim

@@ -3,6 +3,7 @@
 #include "commsim/sim/runtime.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -60,6 +61,7 @@ struct Runtime::Impl {
     return out;
   }
   const topo::Graph* route_graph = nullptr;
+  std::optional<topo::RouteTree> tree;  ///< the last source's routes inside its machine
 };
 
 Runtime::Runtime(const topo::Topology& topo, const models::TransferModel& model)
@@ -132,7 +134,15 @@ const models::PairInfo& Runtime::pair(int src, int dst) {
   const topo::GpuInfo& a = topo_.gpus.at(src);
   const topo::GpuInfo& b = topo_.gpus.at(dst);
   Impl::PairCache pc;
-  const topo::Route r = topo_.route(a.vertex, b.vertex);
+  // Inside one machine a route is the source's route tree walked to the destination (what Topology::route
+  // does); consecutive pairs from one source (a communicator's setup lists them so) share the tree.
+  topo::Route r;
+  if (topo_.vertex(a.vertex).node == topo_.vertex(b.vertex).node && a.node >= 0) {
+    if (!impl_->tree || impl_->tree->src != a.vertex) impl_->tree = topo_.route_tree(a.vertex);
+    r = impl_->tree->to(topo_.graph(), b.vertex);
+  } else {
+    r = topo_.route(a.vertex, b.vertex);
+  }
   if (r.edges.empty()) {
     throw SimulationError("no path from " + a.name + " to " + b.name + " in the topology");
   }
@@ -156,10 +166,11 @@ struct KernelInstance {
   Picoseconds end = -1;
   int pending = 0;
   bool shared = false;
-  bool marker = false;    ///< a pure stream wait: no gap, no trace
-  int coll_seq = -1;      ///< the k-th collective of this GPU on its communicator
-  int sid = -1;           ///< its (GPU, stream), numbered in order of first use
-  std::vector<int> deps;  ///< kernels (of other streams) that must end first
+  bool marker = false;  ///< a pure stream wait: no gap, no trace
+  int coll_seq = -1;    ///< the k-th collective of this GPU on its communicator
+  int sid = -1;         ///< its (GPU, stream), numbered in order of first use
+  int deps_at = 0;      ///< its dependencies: kernels (of other streams) that must end first, as
+  int deps_count = 0;   ///< deps_pool[deps_at, deps_at + deps_count) (one pool: millions of kernels)
 };
 
 std::uint64_t pair_key(int a, int b) {
@@ -173,6 +184,23 @@ bool is_marker(const KernelSpec& k) {
 struct Posted {
   int kernel;
   int op;
+};
+
+/// Posts waiting on one (communicator, src, dst), oldest first.
+struct PostKey {
+  int comm, src, dst;
+  bool operator==(const PostKey& o) const { return comm == o.comm && src == o.src && dst == o.dst; }
+};
+struct PostKeyHash {
+  std::size_t operator()(const PostKey& k) const {
+    return std::hash<std::uint64_t>()((static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.comm)) << 40) ^
+                                      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.src)) << 20) ^
+                                      static_cast<std::uint32_t>(k.dst));
+  }
+};
+struct PostQueue {
+  std::vector<Posted> items;
+  std::size_t head = 0;
 };
 
 }  // namespace
@@ -192,11 +220,14 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     throw UsageError("a run needs at least one measured iteration");
   EventQueue q;
   FlowNetwork net(q);
-  for (const ResourceDef& r : impl_->resources) net.add_resource(r.capacity, r.name, r.saturation);
+  // Names stay here (the trace reads them): a 16,384-GPU cluster has hundreds of thousands of links, and the
+  // network of every run would copy them.
+  for (const ResourceDef& r : impl_->resources)
+    net.add_resource(r.capacity, r.capacity > 0 ? std::string() : r.name, r.saturation);
   if (trace) {
     for (const topo::GpuInfo& g : topo_.gpus) trace->name_gpu(g.index, g.name);
     net.set_load_observer([&](Picoseconds t, FlowNetwork::ResourceId r, double load) {
-      trace->counter(net.resource_name(r), t, 100.0 * load / net.capacity(r));
+      trace->counter(impl_->resources[r].name, t, 100.0 * load / net.capacity(r));
     });
   }
   const int n_gpus = static_cast<int>(topo_.gpus.size());
@@ -255,6 +286,13 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   // Host threads issue every iteration's launches back to back; kernels become ready after the launch
   // latency.
   std::vector<KernelInstance> kernels;
+  std::vector<int> deps_pool;  ///< KernelInstance dependencies
+  {
+    std::size_t per_iteration = 0;
+    for (const LaunchSpec& l : program.launches) per_iteration += l.kernels.size();
+    kernels.reserve(per_iteration *
+                    static_cast<std::size_t>(std::max(0, program.warmup + program.iterations)));
+  }
   std::map<int, Picoseconds> thread_time;
   // Streams are numbered in order of first use (sid); per-stream state lives in vectors indexed by sid.
   std::unordered_map<std::uint64_t, int> sid_of;                 ///< (gpu, stream) -> sid
@@ -263,6 +301,11 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   std::vector<int> last_enqueued;                                ///< sid -> last kernel enqueued
   std::unordered_map<std::uint64_t, int> coll_count;             ///< (comm, gpu) -> collectives issued
   std::vector<std::vector<int>> gpu_streams(topo_.gpus.size());  ///< gpu -> its sids
+  std::vector<std::vector<int>> sorted_members;  ///< per communicator, its GPUs in order (membership tests)
+  for (const CommSpec& c : program.comms) {
+    sorted_members.push_back(c.gpus);
+    std::sort(sorted_members.back().begin(), sorted_members.back().end());
+  }
   const int total_iterations = program.warmup + program.iterations;
   std::vector<Picoseconds> issue_end(total_iterations, 0);
   for (int it = 0; it < total_iterations; ++it) {
@@ -305,7 +348,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
         ki.shared = has_send && has_recv;
         if (k.collective) {
           const auto& members = program.comms[k.comm].gpus;
-          if (std::find(members.begin(), members.end(), k.gpu) == members.end()) {
+          const auto& sorted = sorted_members[k.comm];
+          if (!std::binary_search(sorted.begin(), sorted.end(), k.gpu)) {
             throw UsageError("GPU " + std::to_string(k.gpu) +
                              " issues a collective on a communicator it is not in");
           }
@@ -315,7 +359,11 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
         }
         for (int ws : k.wait_streams) {
           auto le = sid_of.find(pair_key(k.gpu, ws));
-          if (le != sid_of.end()) ki.deps.push_back(last_enqueued[le->second]);
+          if (le != sid_of.end()) {
+            if (ki.deps_count == 0) ki.deps_at = static_cast<int>(deps_pool.size());
+            deps_pool.push_back(last_enqueued[le->second]);
+            ++ki.deps_count;
+          }
         }
         const int id = static_cast<int>(kernels.size());
         auto [sit, fresh] = sid_of.try_emplace(pair_key(k.gpu, k.stream), static_cast<int>(streams.size()));
@@ -344,9 +392,13 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   std::vector<char> busy(streams.size(), 0);
   constexpr Picoseconds kNever = std::numeric_limits<Picoseconds>::min();
   std::vector<Picoseconds> last_end(streams.size(), kNever);  ///< sid -> end of its last non-marker kernel
-  // Pending posts per (comm, src, dst): sends waiting for receives and receives waiting for sends.
-  std::map<std::tuple<int, int, int>, std::deque<Posted>> sends, recvs;
-  std::map<std::tuple<int, int, std::uint64_t, bool>, models::TransferPlan> plans;
+  // Pending posts per (comm, src, dst): sends waiting for receives and receives waiting for sends. A key
+  // lives only while posts wait on it (an all-to-all over 1,024 GPUs has a million keys, each used once).
+  std::unordered_map<PostKey, PostQueue, PostKeyHash> sends, recvs;
+  // Plans depend on the pair only through what the model sees of it (PairInfo): pairs alike share a plan.
+  std::map<std::tuple<int, std::uint64_t, bool, int, int, double, bool, bool, Picoseconds, double>,
+           models::TransferPlan>
+      plans;
 
   std::function<void(int)> try_start;
   std::function<void(int)> kernel_op_done = [&](int k) {
@@ -396,6 +448,51 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     return pc.p2p;
   };
 
+  // In-flight transfers and collectives live in slots (reused); completion callbacks carry a slot number
+  // and a reference, so they fit std::function's inline storage: no allocation per flow.
+  struct TransferState {
+    Posted s{}, r{};
+    int src = 0, dst = 0;
+    int remaining = 0;  ///< parts still moving
+    bool recorded = false;
+    std::size_t record = 0;
+    std::uint64_t bytes = 0;
+    Picoseconds start = 0;
+    const models::TransferPlan* plan = nullptr;
+    const std::vector<int>* path = nullptr;
+  };
+  std::vector<TransferState> transfers;
+  std::vector<int> free_transfers;
+  auto finish_transfer = [&](int t) {
+    TransferState& ts = transfers[t];
+    if (--ts.remaining > 0) return;
+    const TransferState done = ts;
+    free_transfers.push_back(t);
+    if (done.recorded) result.ops[done.record].end = q.now();
+    note_moving(kernels[done.s.kernel].iteration, done.src, done.start);
+    note_moving(kernels[done.s.kernel].iteration, done.dst, done.start);
+    if (trace) {
+      trace->span(done.src, "send to GPU" + std::to_string(done.dst), "send " + format_size(done.bytes),
+                  done.start, q.now());
+    }
+    kernel_op_done(done.s.kernel);
+    kernel_op_done(done.r.kernel);
+  };
+  // A channel part has arrived: the transfer ends after the part's fixed overhead.
+  auto part_done = [&](int t, int part) {
+    q.after(transfers[t].plan->parts[part].overhead, [&finish_transfer, t] { finish_transfer(t); });
+  };
+  auto start_parts = [&](int t) {
+    const TransferState& ts = transfers[t];
+    const models::TransferPlan& plan = *ts.plan;
+    for (std::size_t i = 0; i < plan.parts.size(); ++i) {
+      ++result.flows;
+      const int part = static_cast<int>(i);
+      net.start_on(*ts.path, plan.parts[i].wire_bytes, plan.channel_rate,
+                   [&part_done, t, part] { part_done(t, part); });
+    }
+  };
+
   auto begin_transfer = [&](Posted s, Posted r) {
     const KernelInstance& sk = kernels[s.kernel];
     const OpSpec& op = sk.spec->ops[s.op];
@@ -409,37 +506,37 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     }
     const models::PairInfo& info = pair(src, dst);
     const bool shared = sk.shared || kernels[r.kernel].shared;
-    auto pk = std::make_tuple(comm, src * n_gpus + dst, bytes, shared);
+    auto pk =
+        std::make_tuple(comm, bytes, shared, static_cast<int>(info.path), info.nvlinks, info.nvlink_bandwidth,
+                        info.same_node, info.tcp, info.path_latency, info.route_bandwidth);
     auto pit = plans.find(pk);
     if (pit == plans.end()) pit = plans.emplace(pk, model_.plan(bytes, info, comms[comm], shared)).first;
     const models::TransferPlan& plan = pit->second;
-    const std::vector<int>* path = &route(src, dst, plan.transport);
-    const Picoseconds start = q.now();
-    if (kernels[s.kernel].iteration == program.warmup) {
-      result.ops.push_back({src, dst, bytes, plan.transport, plan.protocol, plan.channels, start, 0});
+    TransferState ts;
+    ts.s = s;
+    ts.r = r;
+    ts.src = src;
+    ts.dst = dst;
+    ts.bytes = bytes;
+    ts.plan = &plan;
+    ts.path = &route(src, dst, plan.transport);
+    ts.start = q.now();
+    ts.remaining = static_cast<int>(plan.parts.size());
+    ts.recorded = kernels[s.kernel].iteration == program.warmup;
+    if (ts.recorded) {
+      result.ops.push_back({src, dst, bytes, plan.transport, plan.protocol, plan.channels, ts.start, 0});
     }
-    const std::size_t record = result.ops.size() - 1;
-    const bool recorded = kernels[s.kernel].iteration == program.warmup;
-    auto remaining = std::make_shared<int>(static_cast<int>(plan.parts.size()));
-    auto finish = [&, s, r, src, dst, start, remaining, recorded, record, bytes] {
-      if (--*remaining > 0) return;
-      if (recorded) result.ops[record].end = q.now();
-      note_moving(kernels[s.kernel].iteration, src, start);
-      note_moving(kernels[s.kernel].iteration, dst, start);
-      if (trace) {
-        trace->span(src, "send to GPU" + std::to_string(dst), "send " + format_size(bytes), start, q.now());
-      }
-      kernel_op_done(s.kernel);
-      kernel_op_done(r.kernel);
-    };
-    q.after(plan.base_latency, [&, path, finish, plan_ptr = &plan] {
-      for (const models::ChannelPart& part : plan_ptr->parts) {
-        ++result.flows;
-        const Picoseconds overhead = part.overhead;
-        net.start_on(*path, part.wire_bytes, plan_ptr->channel_rate,
-                     [&q, overhead, finish] { q.after(overhead, finish); });
-      }
-    });
+    ts.record = result.ops.size() - 1;
+    int t;
+    if (!free_transfers.empty()) {
+      t = free_transfers.back();
+      free_transfers.pop_back();
+      transfers[t] = ts;
+    } else {
+      t = static_cast<int>(transfers.size());
+      transfers.push_back(ts);
+    }
+    q.after(plan.base_latency, [&start_parts, t] { start_parts(t); });
   };
 
   auto post = [&](int k, int op_index) {
@@ -448,19 +545,20 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     const bool is_send = op.kind == OpSpec::Kind::Send;
     const int src = is_send ? ki.spec->gpu : op.peer;
     const int dst = is_send ? op.peer : ki.spec->gpu;
-    const auto key = std::make_tuple(ki.spec->comm, src, dst);
-    auto& mine = is_send ? sends[key] : recvs[key];
-    auto& theirs = is_send ? recvs[key] : sends[key];
-    if (!theirs.empty()) {
-      const Posted other = theirs.front();
-      theirs.pop_front();
+    const PostKey key{ki.spec->comm, src, dst};
+    auto& theirs = is_send ? recvs : sends;
+    auto it = theirs.find(key);
+    if (it != theirs.end()) {
+      PostQueue& pq = it->second;
+      const Posted other = pq.items[pq.head++];
+      if (pq.head == pq.items.size()) theirs.erase(it);
       if (is_send) {
         begin_transfer({k, op_index}, other);
       } else {
         begin_transfer(other, {k, op_index});
       }
     } else {
-      mine.push_back({k, op_index});
+      (is_send ? sends : recvs)[key].items.push_back({k, op_index});
     }
   };
 
@@ -487,6 +585,40 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
   // Collectives: the k-th collective of every rank of a communicator meets; then the model's plan runs.
   std::map<std::pair<int, int>, std::vector<int>> rendezvous;  ///< (comm, seq) -> kernels arrived
   std::map<std::tuple<int, int, std::uint64_t, int>, models::CollectivePlan> coll_plans;
+  struct CollState {
+    std::vector<int> group;
+    int remaining = 0;  ///< flows still moving
+    bool recorded = false;
+    std::size_t record = 0;
+    Picoseconds start = 0;
+    const models::CollectivePlan* plan = nullptr;
+    int comm = 0;
+  };
+  std::vector<CollState> colls;
+  std::vector<int> free_colls;
+  auto finish_coll = [&](int c_id) {
+    if (--colls[c_id].remaining > 0) return;
+    CollState done = std::move(colls[c_id]);
+    free_colls.push_back(c_id);
+    if (done.recorded) result.collectives[done.record].end = q.now();
+    for (int k : done.group) note_moving(kernels[k].iteration, kernels[k].spec->gpu, done.start);
+    for (int k : done.group) kernel_op_done(k);
+  };
+  auto start_coll_flows = [&](int c_id) {
+    const models::CollectivePlan& plan = *colls[c_id].plan;
+    if (plan.flows.empty()) {
+      colls[c_id].remaining = 1;
+      finish_coll(c_id);
+      return;
+    }
+    const std::vector<int>& gpus = program.comms[colls[c_id].comm].gpus;
+    for (const models::CollFlow& f : plan.flows) {
+      const int src = gpus[f.src], dst = gpus[f.dst];
+      ++result.flows;
+      net.start_on(route(src, dst, model_.transport(pair(src, dst))), f.wire_bytes, plan.flow_rate,
+                   [&finish_coll, c_id] { finish_coll(c_id); });
+    }
+  };
   auto begin_collective = [&](const std::vector<int>& group) {
     const KernelInstance& first = kernels[group.front()];
     const int comm = first.spec->comm;
@@ -513,40 +645,67 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     if (recorded) {
       result.collectives.push_back({c.op, c.bytes, plan.algorithm, plan.protocol, plan.channels, start, 0});
     }
-    // Shared by every flow's completion callback: one copy of the group, not one per flow (a 16,384-rank
-    // collective starts ~300,000 flows).
-    struct Pending {
-      std::vector<int> group;
-      int remaining;
-    };
-    auto pending = std::make_shared<Pending>(Pending{group, static_cast<int>(plan.flows.size())});
-    auto finish = [&, pending, recorded, record, start] {
-      if (--pending->remaining > 0) return;
-      if (recorded) result.collectives[record].end = q.now();
-      for (int k : pending->group) note_moving(kernels[k].iteration, kernels[k].spec->gpu, start);
-      for (int k : pending->group) kernel_op_done(k);
-    };
-    const std::vector<int>& gpus = program.comms[comm].gpus;
-    q.after(plan.latency, [&, finish, pending, plan_ptr = &plan, gpus_ptr = &gpus] {
-      if (plan_ptr->flows.empty()) {
-        pending->remaining = 1;
-        finish();
-        return;
-      }
-      for (const models::CollFlow& f : plan_ptr->flows) {
-        const int src = (*gpus_ptr)[f.src], dst = (*gpus_ptr)[f.dst];
-        ++result.flows;
-        net.start_on(route(src, dst, model_.transport(pair(src, dst))), f.wire_bytes, plan_ptr->flow_rate,
-                     finish);
-      }
-    });
+    // One slot per collective, shared by every flow's completion callback (a 16,384-rank collective starts
+    // ~300,000 flows).
+    CollState cs;
+    cs.group = group;
+    cs.remaining = static_cast<int>(plan.flows.size());
+    cs.recorded = recorded;
+    cs.record = record;
+    cs.start = start;
+    cs.plan = &plan;
+    cs.comm = comm;
+    int c_id;
+    if (!free_colls.empty()) {
+      c_id = free_colls.back();
+      free_colls.pop_back();
+      colls[c_id] = std::move(cs);
+    } else {
+      c_id = static_cast<int>(colls.size());
+      colls.push_back(std::move(cs));
+    }
+    q.after(plan.latency, [&start_coll_flows, c_id] { start_coll_flows(c_id); });
   };
 
+  // A kernel starts on its stream (scheduled by try_start; the event carries only the kernel's index).
+  auto kernel_start = [&](int k) {
+    KernelInstance& ki = kernels[k];
+    ki.start = q.now();
+    if (ki.spec->collective) {
+      ki.pending = 1;
+      auto& arrived = rendezvous[{ki.spec->comm, ki.coll_seq}];
+      arrived.push_back(k);
+      if (arrived.size() == program.comms[ki.spec->comm].gpus.size()) {
+        const std::vector<int> group = std::move(arrived);
+        rendezvous.erase({ki.spec->comm, ki.coll_seq});
+        begin_collective(group);
+      }
+      return;
+    }
+    if (ki.spec->compute > 0) {
+      ki.pending = 1;
+      q.after(ki.spec->compute, [&kernel_op_done, k] { kernel_op_done(k); });
+      return;
+    }
+    if (ki.spec->ops.empty()) {
+      ki.pending = 1;
+      kernel_op_done(k);
+      return;
+    }
+    for (std::size_t i = 0; i < ki.spec->ops.size(); ++i) {
+      if (ki.spec->ops[i].kind == OpSpec::Kind::Copy) {
+        start_copy(k, static_cast<int>(i));
+      } else {
+        post(k, static_cast<int>(i));
+      }
+    }
+  };
   try_start = [&](int sid) {
     auto& queue = streams[sid];
     if (busy[sid] || queue.empty()) return;
     const int k = queue.front();
-    for (int d : kernels[k].deps) {
+    for (int i = 0; i < kernels[k].deps_count; ++i) {
+      const int d = deps_pool[kernels[k].deps_at + i];
       if (kernels[d].end < 0) return;  // woken again when that kernel ends
     }
     queue.pop_front();
@@ -554,45 +713,46 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     Picoseconds when = kernels[k].ready;
     if (last_end[sid] != kNever && !kernels[k].marker)
       when = std::max(when, last_end[sid] + model_.kernel_gap());
-    q.at(std::max(when, q.now()), [&, k] {
-      KernelInstance& ki = kernels[k];
-      ki.start = q.now();
-      if (ki.spec->collective) {
-        ki.pending = 1;
-        auto& arrived = rendezvous[{ki.spec->comm, ki.coll_seq}];
-        arrived.push_back(k);
-        if (arrived.size() == program.comms[ki.spec->comm].gpus.size()) {
-          const std::vector<int> group = std::move(arrived);
-          rendezvous.erase({ki.spec->comm, ki.coll_seq});
-          begin_collective(group);
-        }
-        return;
-      }
-      if (ki.spec->compute > 0) {
-        ki.pending = 1;
-        q.after(ki.spec->compute, [&, k] { kernel_op_done(k); });
-        return;
-      }
-      if (ki.spec->ops.empty()) {
-        ki.pending = 1;
-        kernel_op_done(k);
-        return;
-      }
-      for (std::size_t i = 0; i < ki.spec->ops.size(); ++i) {
-        if (ki.spec->ops[i].kind == OpSpec::Kind::Copy) {
-          start_copy(k, static_cast<int>(i));
-        } else {
-          post(k, static_cast<int>(i));
-        }
-      }
-    });
+    q.at(std::max(when, q.now()), [&kernel_start, k] { kernel_start(k); });
   };
   // In (gpu, stream) order, as before streams were numbered: equal-time events keep their order.
   std::vector<int> by_key(streams.size());
   for (std::size_t i = 0; i < by_key.size(); ++i) by_key[i] = static_cast<int>(i);
   std::sort(by_key.begin(), by_key.end(), [&](int a, int b) { return stream_key[a] < stream_key[b]; });
   for (int sid : by_key) try_start(sid);
-  result.events = q.run();
+  if (hooks_.cancel || hooks_.progress) {
+    // Poll every 4,096 events: cheap next to the events themselves, and well under a millisecond apart.
+    const auto wall_start = std::chrono::steady_clock::now();
+    auto last_report = wall_start;
+    auto poll = [&] {
+      if (hooks_.cancel && hooks_.cancel->load(std::memory_order_relaxed)) return false;
+      if (hooks_.progress) {
+        const auto now = std::chrono::steady_clock::now();
+        if (std::chrono::duration<double>(now - last_report).count() >= hooks_.progress_interval_s) {
+          last_report = now;
+          RunProgress p;
+          p.now = q.now();
+          p.events = q.events_run();
+          p.flows = result.flows;
+          p.active_flows = net.active_flows();
+          p.wall_seconds = std::chrono::duration<double>(now - wall_start).count();
+          hooks_.progress(p);
+        }
+      }
+      return true;
+    };
+    result.events = q.run(poll, 4096);
+    if (!q.empty()) {
+      throw Interrupted("interrupted at " + std::to_string(static_cast<double>(q.now()) / 1e6) +
+                        " us of simulated time, after " + std::to_string(result.events) + " events and " +
+                        std::to_string(result.flows) + " flows");
+    }
+  } else {
+    result.events = q.run();
+  }
+  result.recomputations = net.recomputations();
+  result.solved_flows = net.solved_flows();
+  result.flow_classes = net.coalesced_flows();
 
   // Anything left means a send or receive without a partner: report who waits on what.
   std::ostringstream waits;
@@ -604,7 +764,8 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
           << "' (iteration " << ki.iteration << ")";
     if (ki.start < 0) {
       bool dep_waiting = false;
-      for (int d : ki.deps) dep_waiting = dep_waiting || kernels[d].end < 0;
+      for (int i = 0; i < ki.deps_count; ++i)
+        dep_waiting = dep_waiting || kernels[deps_pool[ki.deps_at + i]].end < 0;
       waits << (dep_waiting ? " never started: it waits for another stream of its GPU that did not finish"
                             : " never started: an earlier kernel on its stream did not finish");
       continue;
@@ -624,8 +785,11 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
       continue;
     }
     for (const auto* table : {&sends, &recvs}) {
-      for (const auto& [key, list] : *table) {
-        for (const Posted& p : list) {
+      std::map<std::tuple<int, int, int>, const PostQueue*> sorted;  // in (comm, src, dst) order
+      for (const auto& [k, list] : *table) sorted[{k.comm, k.src, k.dst}] = &list;
+      for (const auto& [key, list] : sorted) {
+        for (std::size_t i = list->head; i < list->items.size(); ++i) {
+          const Posted& p = list->items[i];
           if (&kernels[p.kernel] != &ki) continue;
           const bool is_send = table == &sends;
           waits << (is_send ? " waits for GPU " : " waits for a send from GPU ")

@@ -1,7 +1,9 @@
 // Runtime tests on tiny topologies: closed-form transfer times, exchange modes, deadlock reports, traces.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <string>
+#include <vector>
 
 #include "commsim/core/error.hpp"
 #include "commsim/models/transfer.hpp"
@@ -118,4 +120,25 @@ TEST_CASE("runtime: the trace has kernel spans per GPU and link counters, in tra
   CHECK(spans >= 8);  // 4 iterations x 2 GPUs, plus transfers
   CHECK(counters > 0);
   CHECK(names >= 3);
+}
+
+TEST_CASE("runtime: a set cancel flag stops a run with Interrupted, progress reports the simulated time") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  Program p = p2p_program(0, 1, 1'000'000'000);
+  std::atomic<bool> cancel{false};
+  std::vector<RunProgress> seen;
+  RunHooks hooks;
+  hooks.cancel = &cancel;
+  hooks.progress = [&](const RunProgress& pr) { seen.push_back(pr); };
+  hooks.progress_interval_s = 0;
+  rt.set_hooks(hooks);
+  const RunResult full = rt.run(p);  // not cancelled: the same result as without hooks
+  Runtime plain(t, *model);
+  CHECK(full.per_iteration == plain.run(p).per_iteration);
+  REQUIRE_FALSE(seen.empty());
+  CHECK(seen.back().events <= full.events);
+  cancel = true;
+  CHECK_THROWS_AS(rt.run(p), Interrupted);
 }

@@ -19,6 +19,9 @@ class EventQueue {
   void after(Picoseconds delay, Action action) { at(now_ + delay, std::move(action)); }
   /// Runs events until none is left. Returns the number of events run.
   std::uint64_t run();
+  /// The same, calling `poll` every `every` events; when it returns false the run stops with events still
+  /// queued (the caller abandons the simulation).
+  std::uint64_t run(const std::function<bool()>& poll, std::uint64_t every);
   Picoseconds now() const { return now_; }
   bool empty() const { return heap_.empty(); }
   std::uint64_t events_run() const { return events_run_; }

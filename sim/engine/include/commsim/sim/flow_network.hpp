@@ -16,12 +16,26 @@ namespace commsim::sim {
 /// bytes/s, and flows that each cross a list of resources. Rates are the max-min fair allocation subject to
 /// each flow's own cap; they are recomputed once per instant at which flows start or end. Completion events
 /// go on the shared EventQueue; a completion that a rate change made stale is ignored.
+///
+/// The work per change is proportional to what changes:
+/// - Incremental: a max-min fair allocation splits into independent problems, one per connected component
+///   of the graph of flows and the resources they share. A start or an end re-solves only the component(s)
+///   it touches; every other flow keeps its rate, its bytes and its scheduled completion.
+/// - Coalescing: flows started at the same instant on the same path (the same route object, see start_on)
+///   with the same cap and the same bytes are one weighted flow. Max-min fairness gives identical flows
+///   identical rates, so they also end together; each keeps its own id and completion callback, and
+///   callbacks still run in start order.
+/// - Water-filling visits each flow and each resource once per solve (a heap of resource fair shares),
+///   instead of once per distinct rate level.
+/// flow_network_equivalence_test.cpp checks it against the whole-network solver it replaced.
 class FlowNetwork {
  public:
   using ResourceId = int;
   using FlowId = int;
   using Done = std::function<void()>;
-  /// Called after every rate recomputation with the resources whose load changed (for traces).
+  /// Called after every rate recomputation with the resources whose load changed (for traces). While an
+  /// observer is set, every recomputation solves the whole network, as the loads of every resource are
+  /// reported in a fixed order.
   using LoadObserver = std::function<void(Picoseconds now, ResourceId r, double load_bytes_per_s)>;
 
   explicit FlowNetwork(EventQueue& events) : events_(events) {}
@@ -39,16 +53,20 @@ class FlowNetwork {
   /// until it completes; a later flow may reuse it.
   FlowId start(std::vector<ResourceId> path, double bytes, double cap, Done done);
   /// The same, for a path the caller keeps alive (and unchanged) until the flow completes: no copy. The
-  /// simulator's routes live as long as the runtime, so its many flows share them.
+  /// simulator's routes live as long as the runtime, so its many flows share them, and flows started at
+  /// the same instant on the same route object with equal cap and bytes are coalesced.
   FlowId start_on(const std::vector<ResourceId>& path, double bytes, double cap, Done done);
 
-  /// The flow's current rate (settles pending starts first).
-  double rate(FlowId f) {
-    settle();
-    return flows_[f].rate;
-  }
-  std::size_t active_flows() const { return active_.size(); }
+  /// The flow's current rate in bytes/s (settles pending starts first).
+  double rate(FlowId f);
+  /// Flows started and not yet completed (a coalesced group counts each of its flows).
+  std::size_t active_flows() const { return active_members_; }
+  /// Rate recomputations (one per instant at which flows started or ended).
   std::uint64_t recomputations() const { return recomputations_; }
+  /// Weighted flows solved, summed over all recomputations (the work the incremental solver did).
+  std::uint64_t solved_flows() const { return solved_classes_; }
+  /// Weighted flows ever created: flows after coalescing.
+  std::uint64_t coalesced_flows() const { return created_classes_; }
   void set_load_observer(LoadObserver obs) { observer_ = std::move(obs); }
 
  private:
@@ -56,25 +74,56 @@ class FlowNetwork {
     double capacity = 0;
     double saturation = 0;
     std::string name;
-    double demand = 0;    ///< scratch: offered load
-    double load = 0;      ///< sum of rates of active flows
-    double residual = 0;  ///< scratch for water-filling
-    int unfrozen = 0;     ///< scratch for water-filling
-    bool mark = false;    ///< scratch for load bookkeeping
+    double load = 0;  ///< sum of rates of active flows (kept while an observer is set)
+    /// Active weighted flows crossing it, as (class, incarnation); entries of ended classes are dropped
+    /// lazily.
+    std::vector<std::pair<int, std::uint32_t>> classes;
+    int dead = 0;               ///< ended entries still in `classes`
+    double residual = 0;        ///< scratch for water-filling
+    double initial = 0;         ///< scratch: usable capacity before filling
+    std::int64_t unfrozen = 0;  ///< scratch: weight of unfrozen flows
+    std::uint32_t version = 0;  ///< scratch: heap entry validity
+    std::uint64_t visit = 0;    ///< scratch: component search stamp
+    bool in_loaded = false;     ///< in loaded_ (observer mode)
   };
-  struct Flow {
+  /// A weighted flow: `weight` identical flows that started together.
+  struct Class {
     const std::vector<ResourceId>* path = nullptr;  ///< in owned_paths_, or a caller's path (start_on)
-    double remaining = 0;
+    double remaining = 0;                           ///< bytes each member still has to move at time `since`
     double cap = 0;
-    double rate = 0;
-    Done done;
+    double rate = 0;  ///< bytes/s of each member
+    Picoseconds since = 0;
+    Picoseconds finish = 0;  ///< when the last byte arrives at the current rate
+    std::uint64_t seq = 0;   ///< start order of its first member
+    std::uint64_t visit = 0;
+    std::uint32_t incarnation = 0;  ///< bumped when the slot is reused
+    std::uint32_t version = 0;      ///< completion heap entry validity
+    std::uint32_t weight = 0;
+    int head = -1, tail = -1;  ///< its members, in start order
     bool active = false;
+    bool frozen = false;  ///< scratch for water-filling
+  };
+  struct Member {
+    int cls = -1;
+    int next = -1;
+    std::uint64_t seq = 0;
+    Done done;
+  };
+  /// A scheduled completion (16 bytes: the heap is the hottest memory when many flows end together). Ties
+  /// pop by slot; flows that end at one instant are sorted by start order before their callbacks run.
+  struct Due {
+    Picoseconds when;
+    int cls;
+    std::uint32_t version;
+    bool operator>(const Due& o) const { return when != o.when ? when > o.when : cls > o.cls; }
   };
 
-  void advance();        ///< moves every active flow's bytes forward to events_.now()
-  void recompute();      ///< max-min fair rates (water-filling)
+  int new_class();
+  void solve(const std::vector<int>& classes, const std::vector<ResourceId>& resources);
+  void report_loads(const std::vector<int>& classes);
   void schedule_next();  ///< the earliest completion, tagged with the current generation
   void on_completion(std::uint64_t generation);
+  void set_rate(Class& c, double rate);
   /// Rates are recomputed once per instant: starts and completions mark the allocation stale and one event
   /// at the same time (after everything already queued for it) recomputes, so n flows started together cost
   /// one water-filling instead of n.
@@ -86,13 +135,49 @@ class FlowNetwork {
   EventQueue& events_;
   std::deque<std::vector<ResourceId>> owned_paths_;  ///< paths given by value to start(); never move
   std::vector<Resource> resources_;
-  std::vector<Flow> flows_;
-  std::vector<FlowId> free_;  ///< slots of completed flows, reused by later starts
-  std::vector<FlowId> active_;
-  std::vector<ResourceId> loaded_;  ///< resources with load after the last recomputation
-  Picoseconds last_update_ = 0;
+  std::vector<Class> classes_;
+  std::vector<int> free_classes_;  ///< min-heap of free slots
+  std::vector<Member> members_;
+  std::vector<FlowId> free_members_;
+  std::size_t active_members_ = 0;
+  std::size_t active_classes_ = 0;
+  std::vector<int> dirty_classes_;           ///< started (or grown) since the last solve
+  std::vector<ResourceId> dirty_resources_;  ///< lost a flow since the last solve
+  /// Recently started classes, direct-mapped by a hash of the path's contents, cap and bytes (deterministic:
+  /// not the path's address): a start joins the class in its slot if that one started at this instant with
+  /// the same path object, cap and bytes. A collision only misses a coalescing.
+  struct Recent {
+    const std::vector<ResourceId>* path = nullptr;
+    double cap = 0, bytes = 0;
+    Picoseconds time = -1;
+    int cls = -1;
+    std::uint32_t incarnation = 0;
+  };
+  static constexpr std::size_t kRecent = 4096;
+  std::vector<Recent> recent_ = std::vector<Recent>(kRecent);
+  /// A resource's fair share for the water-filling heap (smallest first).
+  struct Share {
+    double share;
+    int resource;
+    std::uint32_t version;
+    bool operator>(const Share& o) const { return share > o.share; }
+  };
+  // Scratch, reused by every solve (no allocation per instant).
+  std::vector<int> comp_, frozen_, finished_;
+  std::vector<ResourceId> comp_res_, stack_;
+  std::vector<std::pair<double, int>> caps_;
+  std::vector<Share> shares_;
+  std::vector<std::pair<int, double>> rates_;
+  std::vector<Due> later_;
+  std::vector<std::pair<std::uint64_t, FlowId>> done_;
+  std::vector<Due> due_;            ///< min-heap of completions (stale entries skipped)
+  std::vector<ResourceId> loaded_;  ///< resources with load after the last recomputation (observer mode)
+  std::uint64_t next_seq_ = 0;
+  std::uint64_t visit_ = 0;
   std::uint64_t generation_ = 0;
   std::uint64_t recomputations_ = 0;
+  std::uint64_t solved_classes_ = 0;
+  std::uint64_t created_classes_ = 0;
   LoadObserver observer_;
 };
 

@@ -2,7 +2,9 @@
 // topology.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +25,32 @@ class SimulationError : public Error {
  public:
   using Error::Error;
   ExitCode exit_code() const override { return ExitCode::kInput; }
+};
+
+/// A run stopped from outside (RunHooks::cancel, e.g. Ctrl-C) before it finished. Runs that finished before
+/// it keep their results; the message says how far this one got.
+class Interrupted : public Error {
+ public:
+  using Error::Error;
+  /// 130, as a shell reports a command ended by SIGINT.
+  ExitCode exit_code() const override { return static_cast<ExitCode>(130); }
+};
+
+/// Where a run stands (RunHooks::progress).
+struct RunProgress {
+  Picoseconds now = 0;           ///< simulated time reached
+  std::uint64_t events = 0;      ///< events run so far
+  std::uint64_t flows = 0;       ///< flows started so far
+  std::size_t active_flows = 0;  ///< flows moving now
+  double wall_seconds = 0;       ///< since the run started
+};
+
+/// Hooks for long runs: a cancellation flag polled between events, and a progress callback called about
+/// every `progress_interval_s` of wall time.
+struct RunHooks {
+  const std::atomic<bool>* cancel = nullptr;  ///< when it becomes true, run() throws Interrupted
+  std::function<void(const RunProgress&)> progress;
+  double progress_interval_s = 0.5;
 };
 
 struct OpSpec {
@@ -132,6 +160,9 @@ struct RunResult {
   std::map<int, Picoseconds> iteration_start;
   std::uint64_t events = 0;
   std::uint64_t flows = 0;
+  std::uint64_t flow_classes = 0;    ///< weighted flows after coalescing identical ones
+  std::uint64_t recomputations = 0;  ///< instants at which rates were re-solved
+  std::uint64_t solved_flows = 0;    ///< weighted flows re-solved, summed over recomputations
 };
 
 /// Binds a topology to a transfer model: link capacities, routes and pair facts are computed once and reused
@@ -144,6 +175,9 @@ class Runtime {
   /// Runs `program`; with `trace`, records kernels, transfers and link utilisation of every iteration.
   RunResult run(const Program& program, Trace* trace = nullptr);
 
+  /// Hooks for every later run (cancellation, progress).
+  void set_hooks(RunHooks hooks) { hooks_ = std::move(hooks); }
+
   /// The model's view of a GPU pair.
   const models::PairInfo& pair(int src, int dst);
   const topo::Topology& topology() const { return topo_; }
@@ -155,6 +189,7 @@ class Runtime {
   std::vector<int> via_nearest(int src, int dst, topo::VertexKind kind, const std::string& none);
 
   struct Impl;
+  RunHooks hooks_;
   const topo::Topology& topo_;
   const models::TransferModel& model_;
   std::unique_ptr<Impl> impl_;
