@@ -38,6 +38,10 @@ std::function<void(ModelParams&, double)> to(ProtocolParams ModelParams::*proto,
   return [proto, member](ModelParams& p, double v) { (p.*proto).*member = static_cast<T>(v); };
 }
 
+std::function<void(ModelParams&, double)> to_band(double BandParams::*member) {
+  return [member](ModelParams& p, double v) { p.band.*member = v; };
+}
+
 const std::vector<Field>& fields() {
   using P = ModelParams;
   static const std::vector<Field> list = {
@@ -113,6 +117,10 @@ const std::vector<Field>& fields() {
       {"collective", "broadcast_efficiency", Kind::Ratio, to_coll(&CollectiveParams::efficiency, 3)},
       {"collective", "reduce_efficiency", Kind::Ratio, to_coll(&CollectiveParams::efficiency, 4)},
       {"collective", "tree_efficiency", Kind::Ratio, to(&P::coll_tree_efficiency)},
+      {"band", "latency_below", Kind::Ratio, to_band(&BandParams::latency_below)},
+      {"band", "latency_above", Kind::Ratio, to_band(&BandParams::latency_above)},
+      {"band", "bandwidth_below", Kind::Ratio, to_band(&BandParams::bandwidth_below)},
+      {"band", "bandwidth_above", Kind::Ratio, to_band(&BandParams::bandwidth_above)},
   };
   return list;
 }
@@ -134,6 +142,34 @@ ModelParams ModelParams::load(const std::string& path) {
   return parse(read_file(path), path, defaults());
 }
 
+const ModelParams* ModelParams::fitted_for_gpu(const std::string& gpu_model) {
+  static const std::vector<ModelParams> sets = [] {
+    std::vector<ModelParams> out;
+    for (const auto& f : embedded_params()) {
+      if (f.path == "nccl-default.toml" || f.path == "hardware.toml") continue;
+      out.push_back(parse(f.contents, "models/params/" + std::string(f.path), defaults()));
+    }
+    return out;
+  }();
+  for (const auto& s : sets) {
+    if (!s.fitted.empty() && !gpu_model.empty() && s.gpu == gpu_model) return &s;
+  }
+  return nullptr;
+}
+
+std::string ModelParams::provenance() const {
+  std::string out = name + " (" + (source.empty() ? "built in" : source);
+  if (fitted.empty()) return out + "; not fitted: datasheet estimates, wider datasheet band)";
+  return out + "; fitted: " + fitted + ")";
+}
+
+Band band_of(const ModelParams& params, std::uint64_t bytes, double time_us) {
+  const bool latency = bytes < kBandRegimeBytes;
+  const double below = latency ? params.band.latency_below : params.band.bandwidth_below;
+  const double above = latency ? params.band.latency_above : params.band.bandwidth_above;
+  return {time_us * (1 - below), time_us * (1 + above)};
+}
+
 ModelParams ModelParams::parse(std::string_view toml_text, const std::string& file, const ModelParams& base) {
   require_text(toml_text, file, "a TOML parameter set");
   const toml::table root = parse_toml(toml_text, file);
@@ -147,9 +183,10 @@ ModelParams ModelParams::parse(std::string_view toml_text, const std::string& fi
   }
   for (const auto& [k, v] : root) {
     const std::string key(k.str());
-    if (key == "name" || key == "description" || key == "fitted") continue;
+    if (key == "name" || key == "description" || key == "fitted" || key == "gpu" || key == "nccl_version")
+      continue;
     if (std::find(sections.begin(), sections.end(), key) == sections.end()) {
-      std::string list = "name, description, fitted";
+      std::string list = "name, description, fitted, gpu, nccl_version";
       for (auto s : sections) list += ", [" + std::string(s) + "]";
       top.fail(key, "unknown key or section; valid: " + list);
     }
@@ -201,6 +238,9 @@ ModelParams ModelParams::parse(std::string_view toml_text, const std::string& fi
   }
   p.name = top.string("name").value_or(p.name);
   p.description = top.string("description").value_or(p.description);
+  p.fitted = top.string("fitted").value_or(p.fitted);
+  p.gpu = top.string("gpu").value_or(p.gpu);
+  p.nccl_version = top.string("nccl_version").value_or(p.nccl_version);
   // Consistency that the model relies on.
   auto require = [&](bool ok, const char* what) {
     if (!ok) throw InputError({file, 1, 1}, std::string("parameter set is inconsistent: ") + what);
@@ -214,6 +254,8 @@ ModelParams ModelParams::parse(std::string_view toml_text, const std::string& fi
   for (double b : p.coll.channel_bandwidth) require(b > 0, "[collective] channel bandwidths must be > 0");
   for (double e : p.coll.efficiency)
     require(e > 0 && e <= 1.5, "[collective] efficiencies must be in (0, 1.5]");
+  require(p.band.latency_below < 1 && p.band.bandwidth_below < 1,
+          "[band] latency_below and bandwidth_below must be below 1 (a band reaching zero time)");
   require(p.shm_bandwidth > 0 && p.shm_channel_bandwidth > 0 && p.net_channel_bandwidth > 0,
           "transport bandwidths must be > 0");
   return p;

@@ -125,6 +125,8 @@ void run_advise(const AdviseOptions& o) {
   // boundary once; without overlap that is 2 x (P - 1 + M - 1) transfers in a row at worst.
   nlohmann::json out;
   out["topology"] = o.topology;
+  out["params"] = setup->params.name;
+  out["params_note"] = setup->params_note;
   out["gpus"] = gpus;
   out["microbatches"] = o.microbatches;
   out["activation_bytes"] = act;
@@ -215,7 +217,7 @@ void run_advise(const AdviseOptions& o) {
         }()
             .c_str(),
         stages, o.microbatches, format_size(act).c_str(), o.fwd_us, o.bwd_us);
-    text = head;
+    text = "# " + setup->params_note + "\n" + head;
     char row[256];
     std::snprintf(row, sizeof row, "  %-9s  %-11s  %12s  %10s  %16s\n", "framework", "mode", "step_us",
                   "vs best", "exposed_comm_us");

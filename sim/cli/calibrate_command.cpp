@@ -9,6 +9,7 @@
 #include "commsim/models/params.hpp"
 #include "commsim/topo/load.hpp"
 #include "commsim/validation/calibrate.hpp"
+#include "commsim/validation/crossval.hpp"
 
 namespace commsim::cli {
 namespace {
@@ -21,6 +22,8 @@ struct CalibrateCliOptions {
   std::string out;
   std::string name;
   std::vector<std::string> nccl_env;
+  bool fit_given = false;
+  bool band_only = false;
 };
 
 void print_rows(const char* what, const std::vector<validation::Comparison>& rows) {
@@ -37,7 +40,25 @@ void run_calibrate(const CalibrateCliOptions& o) {
   topo::Diagnostics diag;
   const topo::Topology t = topo::load_topology(o.topology, {o.gpu, ""}, diag);
   for (const auto& w : diag.warnings()) std::cerr << "commsim: warning: " << w << "\n";
-  const auto r = validation::calibrate(t, start, models::NcclEnv::parse(o.nccl_env), o.fit);
+  if (o.band_only && o.fit.manifests.empty()) throw UsageError("--band-only needs --manifest CSV...");
+  validation::CalibrateResult r;
+  validation::CalibrateOptions used = o.fit;
+  if (o.fit.manifests.empty()) {
+    r = validation::calibrate(t, start, models::NcclEnv::parse(o.nccl_env), o.fit);
+  } else {
+    if (!o.fit.measured.empty() || !o.fit.nccl_tests.empty() || !o.nccl_env.empty())
+      throw UsageError(
+          "--manifest lists every run with its knobs: drop --measured, --nccl-tests and --nccl-env");
+    const auto data = validation::load_manifest_data(o.fit.manifests, t, start);
+    for (const auto& w : data.warnings) std::cerr << "commsim: warning: " << w << "\n";
+    if (!o.fit_given) used.workloads.clear();  // a manifest's rows are all fitted unless --fit says otherwise
+    if (o.band_only) {
+      if (!o.fit.parameters.empty()) throw UsageError("--band-only fits no parameters: drop --param");
+      r = validation::manifest_band(data, t, start);
+    } else {
+      r = validation::calibrate_manifest(data, t, start, used);
+    }
+  }
 
   std::printf(
       "commsim calibrate: %zu sizes fitted, %zu held out; %d iterations, %d simulations of the data\n",
@@ -53,7 +74,20 @@ void run_calibrate(const CalibrateCliOptions& o) {
   std::printf("\nResiduals with the fitted values:\n");
   print_rows("fitted", r.fitted_rows);
   print_rows("held-out", r.held_out_rows);
-  std::printf("\nMAPE %.1f%% fitted\n", validation::stats(r.fitted_rows).mape);
+  if (o.band_only) {
+    std::printf("\nMAPE %.1f%% of %s on these rows (no fit: its values are unchanged)\n",
+                validation::stats(r.fitted_rows).mape, start.name.c_str());
+  } else {
+    std::printf("\nMAPE %.1f%% fitted (on the data the parameters were fitted to)\n",
+                validation::stats(r.fitted_rows).mape);
+  }
+  if (r.band_fitted) {
+    const auto& b = r.params.band;
+    std::printf(
+        "band: -%.1f%%/+%.1f%% below 1 MiB, -%.1f%%/+%.1f%% from 1 MiB; coverage on these rows %.1f%%\n",
+        100 * b.latency_below, 100 * b.latency_above, 100 * b.bandwidth_below, 100 * b.bandwidth_above,
+        validation::stats(r.fitted_rows).coverage);
+  }
   if (!r.held_out_rows.empty())
     std::printf("MAPE %.1f%% held-out\n", validation::stats(r.held_out_rows).mape);
   if (r.degenerate) {
@@ -63,7 +97,7 @@ void run_calibrate(const CalibrateCliOptions& o) {
   const std::string name = o.name.empty() ? o.out.substr(o.out.find_last_of('/') + 1,
                                                          o.out.rfind(".toml") - o.out.find_last_of('/') - 1)
                                           : o.name;
-  write_file_atomic(o.out, validation::fitted_params_toml(r, o.start, name, o.fit));
+  write_file_atomic(o.out, validation::fitted_params_toml(r, o.start, name, used));
   std::printf("wrote %s\n", o.out.c_str());
 }
 
@@ -83,6 +117,13 @@ void add_calibrate_command(CLI::App& app) {
   c->add_option(
       "--start", o->start,
       "Parameter set to start from; its other keys are copied to --out\n(default: the NCCL defaults)");
+  c->add_option("--manifest", o->fit.manifests,
+                "manifest.csv files listing nccl-tests runs with their launch and knobs;\nalso writes [band] "
+                "from the measured spread and the fit's standard errors");
+  c->add_flag(
+      "--band-only", o->band_only,
+      "With --manifest: keep --start's values and compute only its [band] from\nits residuals and the "
+      "measured spread on the manifest data");
   c->add_option("--fit", o->fit.workloads,
                 "Workloads whose rows are fitted; every other row is held out and\nonly validated")
       ->capture_default_str();
@@ -105,7 +146,10 @@ EXAMPLE
   commsim calibrate --topology topologies/library/real/h200x4.topo --start models/params/h200.toml \
     --measured validation/data/h200x4/measure/p2p_all validation/data/h200x4/measure/sendrecv_g2 \
     --out /tmp/h200-refit.toml)");
-  c->callback([o] { run_calibrate(*o); });
+  c->callback([o, c] {
+    o->fit_given = c->count("--fit") > 0;
+    run_calibrate(*o);
+  });
 }
 
 }  // namespace commsim::cli

@@ -13,12 +13,15 @@
 namespace commsim::cli {
 
 /// Loaded in order (knobs, parameters, model, topology) so the first bad input is the one reported;
-/// topology warnings go to stderr. Members are stable: `model` may be handed to a Runtime.
+/// topology warnings go to stderr. Without `params`, a topology whose GPUs all have a fitted set
+/// (models::ModelParams::fitted_for_gpu) gets that set, else the unfitted defaults; `params_note` says which.
+/// Members are stable: `model` may be handed to a Runtime.
 struct SimSetup {
   models::NcclEnv env;
   models::ModelParams params;
   std::unique_ptr<models::TransferModel> model;
   topo::Topology topology;
+  std::string params_note;  ///< which parameter set, where it was fitted, and why it was chosen
 };
 std::unique_ptr<SimSetup> load_setup(const std::string& topology, const std::string& gpu,
                                      const std::string& params, const std::string& cost_model,

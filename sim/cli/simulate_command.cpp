@@ -131,6 +131,54 @@ class Progress {
   std::chrono::steady_clock::time_point start_;
 };
 
+/// Adds the prediction band beside every time column (time_us or time_ms: <column>_lo, <column>_hi), from
+/// the row's size and the parameter set's [band], and says in the output which set and band were used.
+double cell_number(const sim::ResultTable::Cell& c) {
+  if (const auto* i = std::get_if<std::int64_t>(&c)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&c)) return *d;
+  return 0;
+}
+
+void add_band(sim::ResultTable& table, const models::ModelParams& params, const std::string& note) {
+  const auto bytes_col =
+      std::find(table.columns.begin(), table.columns.end(), "bytes") - table.columns.begin();
+  for (const char* name : {"time_us", "time_ms"}) {
+    const auto it = std::find(table.columns.begin(), table.columns.end(), name);
+    if (it == table.columns.end()) continue;
+    const auto col = it - table.columns.begin();
+    table.columns.insert(table.columns.begin() + col + 1,
+                         {std::string(name) + "_lo", std::string(name) + "_hi"});
+    if (static_cast<std::size_t>(col) < table.units.size()) {
+      const std::string unit = table.units[static_cast<std::size_t>(col)];
+      table.units.insert(table.units.begin() + col + 1, {unit, unit});
+    }
+    for (auto& row : table.rows) {
+      const double t = cell_number(row[static_cast<std::size_t>(col)]);
+      const std::uint64_t bytes =
+          static_cast<std::size_t>(bytes_col) < row.size()
+              ? static_cast<std::uint64_t>(cell_number(row[static_cast<std::size_t>(bytes_col)]))
+              : models::kBandRegimeBytes;
+      const models::Band b = models::band_of(params, bytes, t);
+      row.insert(row.begin() + col + 1, {b.lo_us, b.hi_us});
+    }
+  }
+  char band[200];
+  std::snprintf(band, sizeof band, "band: -%.1f%%/+%.1f%% below 1 MiB, -%.1f%%/+%.1f%% from 1 MiB (%s)",
+                100 * params.band.latency_below, 100 * params.band.latency_above,
+                100 * params.band.bandwidth_below, 100 * params.band.bandwidth_above,
+                params.fitted.empty() ? "datasheet band: no fitted set"
+                                      : "from the fit's residuals, measured spread and standard errors");
+  table.notes = {note, band};
+  table.metadata["params_note"] = note;
+  table.metadata["params_fitted"] = params.fitted;
+  table.metadata["band"] = {{"latency_below", params.band.latency_below},
+                            {"latency_above", params.band.latency_above},
+                            {"bandwidth_below", params.band.bandwidth_below},
+                            {"bandwidth_above", params.band.bandwidth_above},
+                            {"regime_bytes", models::kBandRegimeBytes},
+                            {"kind", params.fitted.empty() ? "datasheet" : "fitted"}};
+}
+
 /// Set by Ctrl-C (SIGINT); the runtime polls it between events. A second Ctrl-C kills at once.
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_sigint(int) {
@@ -639,6 +687,7 @@ void run_workload(const std::string& workload, const SimOptions& o) {
   }
   table.metadata["engine_events"] = engine.events;
   table.metadata["engine_flows"] = engine.flows;
+  add_band(table, params, setup->params_note);
   emit(o, table, trace.get());
 }
 

@@ -14,6 +14,7 @@
 #include "commsim/models/transfer.hpp"
 #include "commsim/topo/load.hpp"
 #include "commsim/validation/accuracy.hpp"
+#include "commsim/validation/crossval.hpp"
 #include "commsim/validation/report.hpp"
 #include "setup.hpp"
 
@@ -24,6 +25,11 @@ struct ValidateOptions {
   std::vector<std::string> nccl_tests;
   std::vector<std::string> measured;
   std::vector<std::string> torch;
+  std::vector<std::string> manifests;
+  bool cross_validate = false;
+  std::vector<std::string> families;
+  std::vector<std::string> parameters;
+  std::string json;
   std::string topology;
   std::string gpu;
   std::string params;
@@ -56,18 +62,58 @@ std::string validate_command_line(const ValidateOptions& o) {
   for (const auto& d : o.measured) cmd += " " + d;
   if (!o.torch.empty()) cmd += " --torch";
   for (const auto& f : o.torch) cmd += " " + f;
+  if (!o.manifests.empty()) cmd += " --manifest";
+  for (const auto& f : o.manifests) cmd += " " + f;
+  if (o.cross_validate) cmd += " --cross-validate";
+  for (const auto& f : o.families) add("--family", f);
+  for (const auto& p : o.parameters) add("--param", p);
+  add("--json", o.json);
   add("--csv", o.csv);
   add("--report", o.report);
   add("--markdown", o.markdown);
   return cmd;
 }
 
+/// --cross-validate: leave-one-family-out over the manifests' rows; text on stdout, Markdown and JSON files.
+void run_cross_validation(const ValidateOptions& o, const SimSetup& setup,
+                          const validation::ManifestData& data) {
+  if (!o.nccl_tests.empty() || !o.measured.empty() || !o.torch.empty())
+    throw UsageError("--cross-validate reads only --manifest data (list the runs in a manifest)");
+  if (!o.nccl_env.empty())
+    throw UsageError("--cross-validate takes each run's NCCL knobs from its manifest's nccl_env column");
+  std::vector<validation::Family> families;
+  for (const auto& f : o.families) families.push_back(validation::parse_family(f));
+  if (families.empty()) families = validation::all_families();
+  validation::CalibrateOptions fit;
+  fit.parameters = o.parameters;
+  const auto cv = validation::cross_validate(data, setup.topology, setup.params, families, fit);
+  std::printf(
+      "commsim validate --cross-validate: %zu manifest(s), %zu machine start(s), parameters start from %s\n",
+      data.manifests.size(), data.starts.size(), setup.params.provenance().c_str());
+  std::printf("%s", validation::cross_validation_text(cv).c_str());
+  const std::string cmd = validate_command_line(o);
+  if (!o.markdown.empty()) write_file_atomic(o.markdown, validation::cross_validation_markdown(cv, cmd));
+  if (!o.json.empty()) write_file_atomic(o.json, validation::cross_validation_json(cv, cmd).dump(2) + "\n");
+}
+
 void run_validate(const ValidateOptions& o) {
-  if (o.nccl_tests.empty() && o.measured.empty() && o.torch.empty())
-    throw UsageError("validate needs --measured DIR..., --nccl-tests FILE... or --torch FILE...");
+  if (o.nccl_tests.empty() && o.measured.empty() && o.torch.empty() && o.manifests.empty())
+    throw UsageError(
+        "validate needs --measured DIR..., --nccl-tests FILE..., --torch FILE... or --manifest CSV...");
+  if (o.cross_validate && o.manifests.empty()) throw UsageError("--cross-validate needs --manifest CSV...");
+  if (!o.cross_validate && (!o.families.empty() || !o.parameters.empty()))
+    throw UsageError("--family and --param belong to --cross-validate");
   const auto setup = load_setup(o.topology, o.gpu, o.params, o.model, o.nccl_env);
   const models::NcclEnv& env = setup->env;
   const models::ModelParams& params = setup->params;
+  validation::ManifestData manifest_data;
+  if (!o.manifests.empty()) {
+    manifest_data = validation::load_manifest_data(o.manifests, setup->topology, params);
+    for (const auto& w : manifest_data.warnings) std::cerr << "commsim: warning: " << w << "\n";
+  }
+  if (o.cross_validate) return run_cross_validation(o, *setup, manifest_data);
+  if (!o.manifests.empty() && !o.nccl_env.empty())
+    throw UsageError("--manifest runs carry their own NCCL knobs (nccl_env column); drop --nccl-env");
   sim::Runtime rt(setup->topology, *setup->model);
   std::vector<validation::NcclTestsRun> runs;
   for (const auto& f : o.nccl_tests) {
@@ -87,11 +133,19 @@ void run_validate(const ValidateOptions& o) {
     auto more = validation::compare_torch(f, rt);
     rows.insert(rows.end(), more.begin(), more.end());
   }
+  if (!manifest_data.rows.empty()) {
+    std::vector<std::size_t> all(manifest_data.rows.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    auto more = validation::predict_rows(manifest_data, all, setup->topology, params);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
+  validation::with_band(rows, params);
 
   std::printf(
       "commsim validate: %zu nccl-tests run(s), %zu commsim-measure dir(s), %zu PyTorch file(s), %zu sizes "
       "compared; model %s, parameters %s%s\n",
-      runs.size(), o.measured.size(), o.torch.size(), rows.size(), o.model.c_str(), params.name.c_str(),
+      runs.size(), o.measured.size(), o.torch.size(), rows.size(), o.model.c_str(),
+      params.provenance().c_str(),
       env.settings.empty()
           ? ""
           : (", NCCL env " + env.settings.front() + (env.settings.size() > 1 ? " ..." : "")).c_str());
@@ -104,14 +158,15 @@ void run_validate(const ValidateOptions& o) {
                     c.measured_us, c.predicted_us, 100 * c.error(), 100 * c.spread);
       }
     }
-    std::printf("  %-30s %6s %8s %10s %14s\n", "regime", "sizes", "MAPE", "worst", "meas. spread");
+    std::printf("  %-30s %6s %8s %10s %14s %9s %11s\n", "regime", "sizes", "MAPE", "worst", "meas. spread",
+                "coverage", "band width");
     for (auto regime :
          {validation::Regime::Latency, validation::Regime::Transition, validation::Regime::Bandwidth}) {
       const auto sub = validation::in_regime(cs, regime);
       if (sub.empty()) continue;
       const auto s = validation::stats(sub);
-      std::printf("  %-30s %6d %7.1f%% %9.1f%% %13.1f%%\n", validation::regime_name(regime), s.count, s.mape,
-                  s.worst, s.spread);
+      std::printf("  %-30s %6d %7.1f%% %9.1f%% %13.1f%% %8.1f%% %10.1f%%\n", validation::regime_name(regime),
+                  s.count, s.mape, s.worst, s.spread, s.coverage, s.band_width);
     }
     const auto s = validation::stats(cs);
     std::printf("  %-30s %6d %7.1f%% %9.1f%%  (worst at %llu B)\n", "all sizes", s.count, s.mape, s.worst,
@@ -119,12 +174,14 @@ void run_validate(const ValidateOptions& o) {
   }
   if (!o.csv.empty()) {
     std::ostringstream csv;
-    csv << "workload,mode,gpus,bytes,measured_us,predicted_us,error_pct,runs,spread_pct,regime,source\n";
+    csv << "workload,mode,gpus,bytes,measured_us,predicted_us,predicted_lo_us,predicted_hi_us,error_pct,runs,"
+           "spread_pct,regime,source\n";
     for (const auto& c : rows) {
       std::string gpus;
       for (std::size_t i = 0; i < c.gpus.size(); ++i) gpus += (i ? " " : "") + std::to_string(c.gpus[i]);
       csv << c.workload << "," << c.mode << "," << gpus << "," << c.bytes << "," << c.measured_us << ","
-          << c.predicted_us << "," << 100 * c.error() << "," << c.runs << "," << 100 * c.spread << ","
+          << c.predicted_us << "," << c.predicted_lo_us << "," << c.predicted_hi_us << "," << 100 * c.error()
+          << "," << c.runs << "," << 100 * c.spread << ","
           << validation::regime_name(validation::regime_of(c.bytes)) << "," << c.source << "\n";
     }
     write_file_atomic(o.csv, csv.str());
@@ -150,6 +207,15 @@ void run_validate(const ValidateOptions& o) {
   }
   // Headline lines last, one per workload and overall.
   std::printf("\n");
+  for (auto b : {validation::Bound::Latency, validation::Bound::Bandwidth}) {
+    const auto sub = validation::in_bound(rows, b);
+    if (sub.empty()) continue;
+    const auto s = validation::stats(sub);
+    std::printf(
+        "band %s: coverage %.1f%% of %d sizes, band width %.1f%% vs run-to-run spread %.1f%% (mean of the %d "
+        "sizes measured more than once)\n",
+        validation::bound_name(b), s.coverage, s.banded, s.band_width, s.repeated_spread, s.repeated);
+  }
   for (const auto& [w, cs] : validation::group_by_workload(rows))
     std::printf("MAPE %.1f%% %s\n", validation::stats(cs).mape, w.c_str());
   std::printf("MAPE %.1f%% overall\n", validation::stats(rows).mape);
@@ -193,16 +259,48 @@ void add_validate_command(CLI::App& app) {
       "Say in the reports which data the parameters were fitted on, e.g.\n\"fitted on the p2p sweep; "
       "everything else is held out\"");
   v->add_flag("--per-size", o->per_size, "Print every size, not only the per-regime summary");
+  v->add_option(
+      "--manifest", o->manifests,
+      "manifest.csv files (file,start,workload,gpus,launch,nccl_env,repeat) listing\nnccl-tests runs; each "
+      "run is simulated with its own launch and NCCL knobs");
+  v->add_flag("--cross-validate", o->cross_validate,
+              "Leave-one-family-out cross-validation over the --manifest data: per family\nvalue, fit on the "
+              "rest (as calibrate) and predict the held-out rows");
+  v->add_option(
+      "--family", o->families,
+      "Families to hold out (repeatable): ring, pair, knob, collective, launch,\nstart (default: all)");
+  v->add_option(
+      "--param", o->parameters,
+      "Parameters each fold fits, as section.key (repeatable; see calibrate).\nDefault: " + [] {
+        std::string list;
+        for (const auto& p : validation::default_cross_validation_parameters())
+          list += (list.empty() ? "" : ", ") + p;
+        return list;
+      }());
+  v->add_option("--json", o->json, "--cross-validate: write the per-family tables as JSON to this file");
   v->footer(R"(
 OUTPUT
   Per configuration: MAPE and worst error per size regime (latency-bound < 256 KiB, transition, bandwidth-bound
   >= 32 MiB) beside the measurement's own run-to-run spread. The last lines are the headlines:
-  "MAPE <x>% <workload>" and "MAPE <x>% overall".
+  "MAPE <x>% <workload>" and "MAPE <x>% overall". Every row carries the parameter set's prediction band;
+  coverage is the share of measured medians inside it, band width its mean width relative to the prediction.
+
+CROSS-VALIDATION (--cross-validate)
+  Leave one family out: for each value of each family (ring size, GPU pair, NCCL knob, collective, launch,
+  machine start) the parameters (--param, as calibrate) are fitted on every other row of the --manifest data
+  and the held-out rows are predicted, with a band from the other rows' residuals, measured spread and the
+  fit's standard errors. Reported per family value: MAPE latency-bound (< 1 MiB) and bandwidth-bound (>= 1 MiB),
+  coverage and the worst size. A family with one value, or a fold whose fit is degenerate, is refused with
+  the reason.
 
 EXAMPLE
   commsim validate --topology topologies/library/real/h200x4.topo --params models/params/h200.toml \
     --gpu-map validation/data/h200x4/meta/gpus.csv \
-    --nccl-tests validation/data/h200x4/nccl-tests/sendrecv_g4_r*.log)");
+    --nccl-tests validation/data/h200x4/nccl-tests/sendrecv_g4_r*.log
+  commsim validate --topology topologies/library/real/h200x4.topo --params models/params/nccl-default.toml \
+    --manifest validation/data/h200x4/nccl-tests/manifest.csv \
+      validation/data/h200x4/coverage/h200x4-2026-11-22a/manifest.csv --cross-validate --family start \
+    --markdown /tmp/heldout.md)");
   v->callback([o] { run_validate(*o); });
 }
 

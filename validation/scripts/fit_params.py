@@ -78,7 +78,8 @@ def cases():
 def simulate(commsim, args, params):
     cmd = [commsim, "simulate"] + args + ["--topology", TOPO, "--params", params, "--format", "csv"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    return {int(r["bytes"]): float(r["time_us"]) for r in csv.DictReader(io.StringIO(out))}
+    rows = (line for line in io.StringIO(out) if not line.startswith("#"))  # "# parameters ...", "# band ..."
+    return {int(r["bytes"]): float(r["time_us"]) for r in csv.DictReader(rows)}
 
 
 def write_params(base_text, x, path):

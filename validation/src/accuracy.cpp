@@ -27,20 +27,53 @@ std::string normalize_bus(std::string s) {
   return s;
 }
 
+}  // namespace
+
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-/// The measured side of a comparison from its repetitions (us): median, count and relative spread.
 void set_measured(Comparison& c, const std::vector<double>& times) {
   c.measured_us = median_of(times);
   c.runs = static_cast<int>(times.size());
   const auto [lo, hi] = std::minmax_element(times.begin(), times.end());
+  c.min_us = *lo;
+  c.max_us = *hi;
   c.spread = (*hi - *lo) / c.measured_us;
 }
 
-}  // namespace
+std::vector<CsvCell> csv_cells(std::string_view line, const SourceLocation& where) {
+  std::vector<CsvCell> out;
+  CsvCell cell;
+  bool quoted = false;
+  for (std::size_t i = 0; i <= line.size(); ++i) {
+    const char ch = i < line.size() ? line[i] : ',';
+    if (quoted) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cell.text += '"';
+        ++i;
+      } else if (ch == '"') {
+        quoted = false;
+      } else if (i == line.size()) {
+        throw InputError({where.file, where.line, static_cast<int>(i) + 1}, "unterminated quoted cell");
+      } else {
+        cell.text += ch;
+      }
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      const auto b = cell.text.find_first_not_of(' ');
+      const auto e = cell.text.find_last_not_of(' ');
+      cell.text = b == std::string::npos ? "" : cell.text.substr(b, e - b + 1);
+      out.push_back(cell);
+      cell = CsvCell{"", static_cast<int>(i) + 2};
+    } else {
+      cell.text += ch;
+    }
+  }
+  return out;
+}
 
 Regime regime_of(std::uint64_t bytes) {
   if (bytes < 256 * 1024) return Regime::Latency;
@@ -60,6 +93,14 @@ const char* regime_name(Regime r) {
   return "?";
 }
 
+Bound bound_of(std::uint64_t bytes) {
+  return bytes < models::kBandRegimeBytes ? Bound::Latency : Bound::Bandwidth;
+}
+
+const char* bound_name(Bound b) {
+  return b == Bound::Latency ? "latency-bound (<1 MiB)" : "bandwidth-bound (>=1 MiB)";
+}
+
 std::string Comparison::label() const {
   std::string s = workload + (workload == "p2p" ? " " : " gpus ");
   for (std::size_t i = 0; i < gpus.size(); ++i) {
@@ -76,16 +117,7 @@ GpuMap GpuMap::from_csv(const std::string& path) {
   int bus_col = -1, index_col = -1;
   for (const Line& l : split_lines(text)) {
     std::vector<std::string> cells;
-    std::string cell;
-    for (char c : std::string(l.text) + ",") {
-      if (c == ',') {
-        const auto b = cell.find_first_not_of(' ');
-        cells.push_back(b == std::string::npos ? "" : cell.substr(b));
-        cell.clear();
-      } else {
-        cell += c;
-      }
-    }
+    for (auto& c : csv_cells(l.text, {path, l.number, 1})) cells.push_back(std::move(c.text));
     if (bus_col < 0) {
       for (std::size_t i = 0; i < cells.size(); ++i) {
         if (cells[i].rfind("pci.bus_id", 0) == 0) bus_col = static_cast<int>(i);
@@ -120,6 +152,7 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
   struct Group {
     std::string op;
     std::vector<int> gpus;
+    bool thread_per_gpu = false;
     std::map<std::uint64_t, std::vector<double>> times;
     std::map<std::uint64_t, std::string> source;
   };
@@ -127,17 +160,7 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
   const int n_gpus = static_cast<int>(runtime.topology().gpus.size());
   for (const NcclTestsRun& r : runs) {
     const std::string where = r.file + ":" + std::to_string(r.line);
-    if (r.op != "sendrecv" && r.op != "alltoall") {
-      try {
-        sim::parse_coll_op(r.op);
-      } catch (const UsageError&) {
-        throw InputError(
-            {r.file, r.line, 1},
-            "commsim cannot simulate nccl-tests '" + r.op +
-                "' (supported: sendrecv, alltoall, all_reduce, all_gather, reduce_scatter, broadcast, "
-                "reduce)");
-      }
-    }
+    check_nccl_tests_op(r.op, {r.file, r.line, 1});
     std::vector<int> gpus;
     for (const NcclTestsDevice& d : r.devices) gpus.push_back(map.gpu_of(d, where));
     if (gpus.empty()) throw InputError({r.file, r.line, 1}, "nccl-tests run lists no devices");
@@ -148,10 +171,16 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
                                                   " GPUs (mismatched topology?)");
       }
     }
-    auto it = std::find_if(groups.begin(), groups.end(),
-                           [&](const Group& g) { return g.op == r.op && g.gpus == gpus; });
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+      check_device_model(r.devices[i], runtime.topology().gpus[static_cast<std::size_t>(gpus[i])].model,
+                         gpus[i], {r.file, r.line, 1}, r.file);
+    }
+    const bool per_gpu = r.nthreads > 1;  // nccl-tests -t N: a thread per GPU
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+      return g.op == r.op && g.gpus == gpus && g.thread_per_gpu == per_gpu;
+    });
     if (it == groups.end()) {
-      groups.push_back({r.op, gpus, {}, {}});
+      groups.push_back({r.op, gpus, per_gpu, {}, {}});
       it = groups.end() - 1;
     }
     for (const NcclTestsRow& row : r.rows) {
@@ -163,15 +192,13 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
   for (const Group& g : groups) {
     for (const auto& [bytes, ts] : g.times) {
       if (bytes == 0) continue;  // rows of 0 bytes time only the launch
-      sim::Program p = g.op == "alltoall" ? sim::alltoall_program(g.gpus, bytes)
-                       : g.op == "sendrecv"
-                           ? sim::sendrecv_program(g.gpus, bytes)
-                           : sim::collective_program(g.gpus, sim::parse_coll_op(g.op), bytes);
+      sim::Program p = nccl_tests_program(g.op, g.gpus, bytes, g.thread_per_gpu);
       p.iterations = iterations;
       p.warmup = warmup;
       const sim::RunResult res = runtime.run(p);
       Comparison c;
       c.workload = g.op;
+      c.mode = g.thread_per_gpu ? "thread-per-gpu" : "";
       c.gpus = g.gpus;
       c.bytes = bytes;
       set_measured(c, ts);
@@ -181,6 +208,39 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
     }
   }
   return out;
+}
+
+void check_nccl_tests_op(const std::string& op, const SourceLocation& where) {
+  if (op == "sendrecv" || op == "alltoall") return;
+  try {
+    sim::parse_coll_op(op);
+  } catch (const UsageError&) {
+    throw InputError(where, "commsim cannot simulate nccl-tests '" + op +
+                                "' (supported: sendrecv, alltoall, all_reduce, all_gather, reduce_scatter, "
+                                "broadcast, reduce)");
+  }
+}
+
+sim::Program nccl_tests_program(const std::string& op, const std::vector<int>& gpus, std::uint64_t bytes,
+                                bool thread_per_gpu) {
+  if (op == "alltoall") return sim::alltoall_program(gpus, bytes, thread_per_gpu);
+  if (op == "sendrecv") return sim::sendrecv_program(gpus, bytes, thread_per_gpu);
+  return sim::collective_program(gpus, sim::parse_coll_op(op), bytes, 0, thread_per_gpu);
+}
+
+void check_device_model(const NcclTestsDevice& d, const std::string& model, int gpu,
+                        const SourceLocation& where, const std::string& file) {
+  if (d.name.empty() || model.empty() || d.name.find(model) != std::string::npos) return;
+  throw InputError(where, file + " was measured on '" + d.name + "' but topology GPU " + std::to_string(gpu) +
+                              " is " + model + " (another GPU model: use the matching topology)");
+}
+
+void with_band(std::vector<Comparison>& rows, const models::ModelParams& params) {
+  for (Comparison& c : rows) {
+    const models::Band b = models::band_of(params, c.bytes, c.predicted_us);
+    c.predicted_lo_us = b.lo_us;
+    c.predicted_hi_us = b.hi_us;
+  }
 }
 
 MeasuredRun load_measured(const std::string& dir) {
@@ -372,9 +432,9 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
     c.bytes = row.at("bytes").get<std::uint64_t>();
     c.measured_us = row.at("median_us").get<double>();
     c.runs = row.at("reps").get<int>();
-    c.spread = c.measured_us > 0
-                   ? (row.at("max_us").get<double>() - row.at("min_us").get<double>()) / c.measured_us
-                   : 0;
+    c.min_us = row.at("min_us").get<double>();
+    c.max_us = row.at("max_us").get<double>();
+    c.spread = c.measured_us > 0 ? (c.max_us - c.min_us) / c.measured_us : 0;
     c.mode = row.value("mode", "");
     c.source = file + " config " + std::to_string(row.at("config_id").get<int>());
     c.timing = row.value("timing", "");
@@ -501,6 +561,24 @@ ErrorStats stats(const std::vector<Comparison>& rows) {
   double spread = 0;
   for (const Comparison& c : rows) spread += c.spread;
   s.spread = rows.empty() ? 0 : 100 * spread / static_cast<double>(rows.size());
+  double repeated = 0;
+  for (const Comparison& c : rows) {
+    if (c.runs < 2) continue;
+    ++s.repeated;
+    repeated += c.spread;
+  }
+  s.repeated_spread = s.repeated ? 100 * repeated / s.repeated : 0;
+  double inside = 0, width = 0;
+  for (const Comparison& c : rows) {
+    if (!c.has_band()) continue;
+    ++s.banded;
+    inside += c.in_band() ? 1 : 0;
+    width += (c.predicted_hi_us - c.predicted_lo_us) / c.predicted_us;
+  }
+  if (s.banded > 0) {
+    s.coverage = 100 * inside / s.banded;
+    s.band_width = 100 * width / s.banded;
+  }
   return s;
 }
 
@@ -516,6 +594,13 @@ std::map<std::string, std::vector<Comparison>> group_by_label(const std::vector<
 std::map<std::string, std::vector<Comparison>> group_by_workload(const std::vector<Comparison>& rows) {
   std::map<std::string, std::vector<Comparison>> out;
   for (const auto& c : rows) out[c.workload].push_back(c);
+  return out;
+}
+
+std::vector<Comparison> in_bound(const std::vector<Comparison>& rows, Bound b) {
+  std::vector<Comparison> out;
+  for (const auto& c : rows)
+    if (bound_of(c.bytes) == b) out.push_back(c);
   return out;
 }
 

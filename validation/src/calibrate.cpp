@@ -136,26 +136,41 @@ const std::vector<FitParameter>& fit_parameters() {
   return list;
 }
 
-CalibrateResult calibrate(const topo::Topology& topology, const models::ModelParams& start,
-                          const models::NcclEnv& env, const CalibrateOptions& o) {
-  if (o.measured.empty() && o.nccl_tests.empty())
-    throw UsageError("calibrate needs --measured DIR... or --nccl-tests FILE...");
+namespace {
+
+/// The accessors `o.parameters` names (default: those a p2p sweep pins down). Throws UsageError naming the
+/// valid ones for an unknown name.
+std::vector<const Accessor*> chosen_accessors(const CalibrateOptions& o) {
   std::vector<const Accessor*> chosen;
   if (o.parameters.empty()) {
     for (const auto& a : accessors())
       if (a.default_fit) chosen.push_back(&a);
-  } else {
-    for (const auto& name : o.parameters) {
-      auto it = std::find_if(accessors().begin(), accessors().end(),
-                             [&](const Accessor& a) { return a.parameter.name == name; });
-      if (it == accessors().end()) {
-        std::string valid;
-        for (const auto& a : accessors()) valid += (valid.empty() ? "" : ", ") + a.parameter.name;
-        throw UsageError("unknown parameter '" + name + "'; calibrate can fit: " + valid);
-      }
-      chosen.push_back(&*it);
-    }
+    return chosen;
   }
+  for (const auto& name : o.parameters) {
+    auto it = std::find_if(accessors().begin(), accessors().end(),
+                           [&](const Accessor& a) { return a.parameter.name == name; });
+    if (it == accessors().end()) {
+      std::string valid;
+      for (const auto& a : accessors()) valid += (valid.empty() ? "" : ", ") + a.parameter.name;
+      throw UsageError("unknown parameter '" + name + "'; calibrate can fit: " + valid);
+    }
+    chosen.push_back(&*it);
+  }
+  return chosen;
+}
+
+}  // namespace
+
+std::vector<std::string> fitted_parameter_names(const CalibrateOptions& o) {
+  std::vector<std::string> out;
+  for (const Accessor* a : chosen_accessors(o)) out.push_back(a->parameter.name);
+  return out;
+}
+
+CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& predict_rows,
+                         const CalibrateOptions& o) {
+  const std::vector<const Accessor*> chosen = chosen_accessors(o);
   std::vector<FitParameter> ps;
   std::vector<double> x0;
   for (const Accessor* a : chosen) {
@@ -170,49 +185,18 @@ CalibrateResult calibrate(const topo::Topology& topology, const models::ModelPar
           ps[i].lower + std::clamp(u(static_cast<Eigen::Index>(i)), 0.0, 1.0) * (ps[i].upper - ps[i].lower);
     return v;
   };
-  auto is_fitted = [&](const Comparison& c) {
-    return std::find(o.workloads.begin(), o.workloads.end(), c.workload) != o.workloads.end();
-  };
-
-  std::vector<MeasuredRun> runs;
-  for (const auto& dir : o.measured) runs.push_back(load_measured(dir));
-  std::vector<NcclTestsRun> logs;
-  for (const auto& f : o.nccl_tests) {
-    for (auto& r : parse_nccl_tests(read_file(f), f)) logs.push_back(std::move(r));
-  }
-  const GpuMap map = o.gpu_map.empty() ? GpuMap{} : GpuMap::from_csv(o.gpu_map);
-
   CalibrateResult result;
-  // Predictions for every measured row under `values`; split into fitted and held-out rows.
-  auto predict = [&](const std::vector<double>& values, std::vector<Comparison>& fitted,
-                     std::vector<Comparison>* held_out) {
-    ++result.evaluations;
-    const models::ModelParams p = with_values(start, ps, values);
-    const auto model = models::make_transfer_model("nccl", p, env);
-    sim::Runtime rt(topology, *model);
-    fitted.clear();
-    std::vector<std::vector<Comparison>> sets;
-    for (const auto& run : runs) sets.push_back(compare_measured(run, rt));
-    if (!logs.empty()) sets.push_back(compare(logs, rt, map));
-    for (auto& set : sets) {
-      for (auto& c : set) {
-        if (is_fitted(c)) {
-          fitted.push_back(std::move(c));
-        } else if (held_out) {
-          held_out->push_back(std::move(c));
-        }
-      }
-    }
-  };
-  auto residuals = [&](const Eigen::VectorXd& u) {
-    std::vector<Comparison> rows;
-    predict(from_unit(u), rows, nullptr);
+  auto residuals_of = [&](const std::vector<Comparison>& rows) {
     Eigen::VectorXd r(static_cast<Eigen::Index>(rows.size()));
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const double sigma = rows[i].bytes >= (1u << 20) ? o.sigma_large : o.sigma_small;
       r(static_cast<Eigen::Index>(i)) = rows[i].error() / sigma;
     }
     return r;
+  };
+  auto residuals = [&](const Eigen::VectorXd& u) {
+    ++result.evaluations;
+    return residuals_of(predict_rows(with_values(start, ps, from_unit(u))));
   };
 
   Eigen::VectorXd u(n);
@@ -224,7 +208,7 @@ CalibrateResult calibrate(const topo::Topology& topology, const models::ModelPar
   if (r.size() == 0) {
     std::string w;
     for (const auto& s : o.workloads) w += (w.empty() ? "" : ", ") + s;
-    throw UsageError("no measured rows of the fitted workloads (" + w + ") in the --measured directories");
+    throw UsageError("no measured rows to fit (fitted workloads: " + w + ")");
   }
   if (r.size() <= n) {
     throw UsageError("only " + std::to_string(r.size()) + " measured sizes to fit " + std::to_string(n) +
@@ -273,7 +257,7 @@ CalibrateResult calibrate(const topo::Topology& topology, const models::ModelPar
 
   // Confidence: covariance of u from the Jacobian at the optimum, scaled by the residual variance.
   const Eigen::Index m = r.size();
-  Eigen::JacobiSVD<Eigen::MatrixXd> svd(j);
+  Eigen::JacobiSVD<Eigen::MatrixXd> svd(j, Eigen::ComputeThinV);
   const auto& sv = svd.singularValues();
   result.condition = sv(n - 1) > 0 ? sv(0) / sv(n - 1) : INFINITY;
   const double s2 = cost / static_cast<double>(m - n);
@@ -295,12 +279,95 @@ CalibrateResult calibrate(const topo::Topology& topology, const models::ModelPar
   }
   if (!std::isfinite(result.condition) || result.condition > 1e8) {
     result.degenerate = true;
-    result.why_degenerate = "the Jacobian is (nearly) rank-deficient, condition number " +
-                            std::to_string(result.condition) +
-                            ": some parameters trade off exactly against others. " + result.why_degenerate;
+    // Name what is missing: parameters no fitted row depends on; otherwise the trade-off itself.
+    std::string unused;
+    const double largest = j.colwise().norm().maxCoeff();
+    for (Eigen::Index k = 0; k < n; ++k) {
+      if (j.col(k).norm() <= 1e-9 * largest)
+        unused += (unused.empty() ? "" : ", ") + ps[static_cast<std::size_t>(k)].name;
+    }
+    char cond[32];
+    std::snprintf(cond, sizeof cond, "%.3g", result.condition);
+    // The direction the data cannot see: the right singular vector of the smallest singular value.
+    const Eigen::VectorXd v = svd.matrixV().col(n - 1).cwiseAbs();
+    std::string traded;
+    for (Eigen::Index k = 0; k < n; ++k) {
+      if (v(k) >= 0.3 * v.maxCoeff())
+        traded += (traded.empty() ? "" : ", ") + ps[static_cast<std::size_t>(k)].name;
+    }
+    const std::string rank =
+        "the Jacobian is (nearly) rank-deficient (condition number " + std::string(cond) + "): ";
+    if (!unused.empty()) {
+      result.why_degenerate =
+          "no fitted row depends on " + unused + " (add data that exercises it, or fit without it)";
+    } else if (traded.find(',') == std::string::npos) {
+      result.why_degenerate =
+          rank + "the data barely depends on " + traded + " (add data that exercises it, or fit without it)";
+    } else {
+      result.why_degenerate =
+          rank + traded +
+          " trade off against each other in this data (add data that separates them, or fit fewer)";
+    }
   }
+  // Each fitted row's relative prediction uncertainty from the parameters' covariance: the residual's
+  // gradient times sigma is the relative prediction's gradient.
   result.params = with_values(start, ps, values);
-  predict(values, result.fitted_rows, &result.held_out_rows);
+  result.fitted_rows = predict_rows(result.params);
+  result.prediction_rel_se.assign(result.fitted_rows.size(), 0.0);
+  if (std::isfinite(cov(0, 0))) {
+    for (Eigen::Index i = 0; i < m && i < static_cast<Eigen::Index>(result.fitted_rows.size()); ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      const double sigma = result.fitted_rows[k].bytes >= (1u << 20) ? o.sigma_large : o.sigma_small;
+      const Eigen::RowVectorXd gi = j.row(i) * sigma;
+      result.prediction_rel_se[k] = std::sqrt(std::max(0.0, (gi * cov * gi.transpose())(0, 0)));
+    }
+  }
+  return result;
+}
+
+CalibrateResult calibrate(const topo::Topology& topology, const models::ModelParams& start,
+                          const models::NcclEnv& env, const CalibrateOptions& o) {
+  if (o.measured.empty() && o.nccl_tests.empty())
+    throw UsageError("calibrate needs --measured DIR... or --nccl-tests FILE...");
+  chosen_accessors(o);  // unknown names fail before any data is read
+  std::vector<MeasuredRun> runs;
+  for (const auto& dir : o.measured) runs.push_back(load_measured(dir));
+  std::vector<NcclTestsRun> logs;
+  for (const auto& f : o.nccl_tests) {
+    for (auto& r : parse_nccl_tests(read_file(f), f)) logs.push_back(std::move(r));
+  }
+  const GpuMap map = o.gpu_map.empty() ? GpuMap{} : GpuMap::from_csv(o.gpu_map);
+  auto is_fitted = [&](const Comparison& c) {
+    return std::find(o.workloads.begin(), o.workloads.end(), c.workload) != o.workloads.end();
+  };
+  // Predictions for every measured row under `p`, split into fitted and held-out rows.
+  auto predict = [&](const models::ModelParams& p, std::vector<Comparison>& fitted,
+                     std::vector<Comparison>* held_out) {
+    const auto model = models::make_transfer_model("nccl", p, env);
+    sim::Runtime rt(topology, *model);
+    std::vector<std::vector<Comparison>> sets;
+    for (const auto& run : runs) sets.push_back(compare_measured(run, rt));
+    if (!logs.empty()) sets.push_back(compare(logs, rt, map));
+    for (auto& set : sets) {
+      for (auto& c : set) {
+        if (is_fitted(c)) {
+          fitted.push_back(std::move(c));
+        } else if (held_out) {
+          held_out->push_back(std::move(c));
+        }
+      }
+    }
+  };
+  CalibrateResult result = fit_rows(
+      start,
+      [&](const models::ModelParams& p) {
+        std::vector<Comparison> fitted;
+        predict(p, fitted, nullptr);
+        return fitted;
+      },
+      o);
+  std::vector<Comparison> fitted;
+  predict(result.params, fitted, &result.held_out_rows);
   return result;
 }
 
@@ -313,9 +380,12 @@ std::string fitted_params_toml(const CalibrateResult& res, const std::string& st
   std::string data, workloads;
   for (const auto& d : o.measured) data += (data.empty() ? "" : ", ") + d;
   for (const auto& f : o.nccl_tests) data += (data.empty() ? "" : ", ") + f;
+  for (const auto& f : o.manifests) data += (data.empty() ? "" : ", ") + f;
   for (const auto& w : o.workloads) workloads += (workloads.empty() ? "" : ", ") + w;
+  if (workloads.empty()) workloads = "every";
+  const bool band_only = res.band_fitted && res.values.empty();  // values kept, only [band] computed
   root.insert_or_assign("name", name);
-  root.insert_or_assign("fitted", "commsim calibrate on " + workloads + " rows of " + data);
+  if (!band_only) root.insert_or_assign("fitted", "commsim calibrate on " + workloads + " rows of " + data);
   for (const auto& f : res.values) {
     const auto dot = f.parameter.name.find('.');
     const std::string section = f.parameter.name.substr(0, dot), key = f.parameter.name.substr(dot + 1);
@@ -328,13 +398,36 @@ std::string fitted_params_toml(const CalibrateResult& res, const std::string& st
       root[section].as_table()->insert_or_assign(key, std::string(buf) + f.parameter.unit);
     }
   }
+  if (res.band_fitted) {
+    toml::table band;
+    auto put = [&](const char* key, double v) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.4g", v);
+      band.insert_or_assign(key, std::stod(buf));
+    };
+    put("latency_below", res.params.band.latency_below);
+    put("latency_above", res.params.band.latency_above);
+    put("bandwidth_below", res.params.band.bandwidth_below);
+    put("bandwidth_above", res.params.band.bandwidth_above);
+    root.insert_or_assign("band", band);
+  }
   std::ostringstream out;
   out << "# Transfer-model parameters written by `commsim calibrate`"
-      << (start_file.empty() ? "" : " over " + start_file) << ".\n"
-      << "# Fitted on the " << workloads << " rows of: " << data << "\n"
-      << "# Weighted least squares on relative error (sigma " << o.sigma_large * 100 << "% from 1 MiB, "
-      << o.sigma_small * 100 << "% below); cost " << res.start_cost << " -> " << res.cost << " over "
-      << res.fitted_rows.size() << " sizes, " << res.iterations << " iterations.\n";
+      << (start_file.empty() ? "" : " over " + start_file) << ".\n";
+  if (band_only) {
+    out << "# Values unchanged; [band] computed from the predictions of every row of: " << data << "\n";
+  } else {
+    out << "# Fitted on the " << workloads << " rows of: " << data << "\n"
+        << "# Weighted least squares on relative error (sigma " << o.sigma_large * 100 << "% from 1 MiB, "
+        << o.sigma_small * 100 << "% below); cost " << res.start_cost << " -> " << res.cost << " over "
+        << res.fitted_rows.size() << " sizes, " << res.iterations << " iterations.\n";
+  }
+  if (res.band_fitted)
+    out << "# [band], per size regime (< 1 MiB, >= 1 MiB): the 5th/95th percentile of measured / predicted - "
+           "1, the "
+           "90th percentile of the runs' deviation from their configuration's median (every repeat and "
+           "machine "
+           "start) and 1.645 x the fitted predictions' standard error, in quadrature.\n";
   for (const auto& f : res.values) {
     char line[200];
     std::snprintf(line, sizeof line, "#   %-26s %10.4g %-4s +- %.2g%s\n", f.parameter.name.c_str(), f.value,

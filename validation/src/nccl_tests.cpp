@@ -12,6 +12,16 @@
 #include "commsim/core/text.hpp"
 
 namespace commsim::validation {
+
+std::string nccl_version_text(long code) {
+  if (code <= 0) return "";
+  if (code < 10000)
+    return std::to_string(code / 1000) + "." + std::to_string(code / 100 % 10) + "." +
+           std::to_string(code % 100);
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." +
+         std::to_string(code % 100);
+}
+
 namespace {
 
 std::vector<std::string> words(std::string_view s) {
@@ -49,6 +59,14 @@ std::vector<NcclTestsRun> parse_json(std::string_view text, const std::string& f
   run.file = file;
   run.line = 1;
   run.version = "json v" + std::to_string(d.value("version", 0));
+  if (d.contains("env") && d["env"].is_array()) {
+    for (const auto& e : d["env"]) {
+      if (e.is_string() && e.get<std::string>().rfind("NCCL_", 0) == 0)
+        run.nccl_env.push_back(e.get<std::string>());
+    }
+  }
+  if (d.contains("nccl_version") && d["nccl_version"].is_number_integer())
+    run.nccl_version = nccl_version_text(d["nccl_version"].get<long>());
   try {
     std::string prog = d["args"].at(0).get<std::string>();
     prog = prog.substr(prog.find_last_of('/') + 1);
@@ -138,6 +156,10 @@ std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::str
         auto pos = body.find("version");
         const auto vw = words(body.substr(pos + 7));
         run->version = vw.empty() ? "" : vw[0];
+        for (const auto& x : vw) {
+          if (x.rfind("nccl-library=", 0) == 0)
+            run->nccl_version = nccl_version_text(std::atol(x.c_str() + 13));
+        }
         if (run->version.empty() || !std::isdigit(static_cast<unsigned char>(run->version[0])) ||
             run->version[0] < '2') {
           throw InputError({file, l.number, 1},

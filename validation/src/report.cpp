@@ -311,7 +311,7 @@ std::string render_html(const std::vector<Comparison>& rows, const ReportContext
 
   o << "<h2 id=\"summary\">Summary</h2>\n<table><tr><th class=\"l\">workload</th><th>sizes</th><th>MAPE</th>"
        "<th>worst</th><th>latency-bound MAPE</th><th>transition MAPE</th><th>bandwidth-bound "
-       "MAPE</th></tr>\n";
+       "MAPE</th><th>band coverage</th></tr>\n";
   auto summary_row = [&](const std::string& name, const std::vector<Comparison>& cs) {
     const auto s = stats(cs);
     o << "<tr><td class=\"l\">" << html_escape(name) << "</td><td>" << s.count << "</td><td>" << pct(s.mape)
@@ -320,12 +320,14 @@ std::string render_html(const std::vector<Comparison>& rows, const ReportContext
       const auto sub = in_regime(cs, r);
       o << "<td>" << (sub.empty() ? "-" : pct(stats(sub).mape)) << "</td>";
     }
-    o << "</tr>\n";
+    o << "<td>" << (s.banded ? pct(s.coverage) : "-") << "</td></tr>\n";
   };
   for (const auto& [w, cs] : group_by_workload(rows)) summary_row(w, cs);
   summary_row("overall", rows);
   o << "</table>\n<p>Regimes: latency-bound below 256 KiB, bandwidth-bound from 32 MiB, transition between. "
-       "Error is (predicted - measured) / measured of the median time.</p>\n";
+       "Error is (predicted - measured) / measured of the median time. Band coverage: share of measured "
+       "medians "
+       "inside the parameter set's prediction band.</p>\n";
 
   o << "<h2 id=\"heatmap\">Error by configuration and size</h2>\n<p>Red: commsim predicts slower than "
        "measured; "
@@ -405,8 +407,9 @@ std::string render_markdown(const std::vector<Comparison>& rows, const ReportCon
     << "`; " << rows.size() << " sizes compared.\n\n";
   if (!ctx.fit_note.empty()) o << "Fit and validation data: " << ctx.fit_note << "\n\n";
   if (!ctx.command.empty()) o << "Regenerate with:\n\n```\n" << ctx.command << "\n```\n\n";
-  o << "## Summary\n\n| workload | sizes | MAPE | worst | latency-bound | transition | bandwidth-bound |\n"
-       "|---|---:|---:|---:|---:|---:|---:|\n";
+  o << "## Summary\n\n| workload | sizes | MAPE | worst | latency-bound | transition | bandwidth-bound | "
+       "band "
+       "coverage |\n|---|---:|---:|---:|---:|---:|---:|---:|\n";
   auto summary_row = [&](const std::string& name, const std::vector<Comparison>& cs) {
     const auto s = stats(cs);
     o << "| " << md_cell(name) << " | " << s.count << " | " << pct(s.mape) << " | " << pct(s.worst);
@@ -414,7 +417,7 @@ std::string render_markdown(const std::vector<Comparison>& rows, const ReportCon
       const auto sub = in_regime(cs, r);
       o << " | " << (sub.empty() ? "-" : pct(stats(sub).mape));
     }
-    o << " |\n";
+    o << " | " << (s.banded ? pct(s.coverage) : "-") << " |\n";
   };
   for (const auto& [w, cs] : group_by_workload(rows)) summary_row(w, cs);
   summary_row("**overall**", rows);

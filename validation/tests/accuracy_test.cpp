@@ -1,5 +1,5 @@
 // The committed H200 parameter set against the committed measurements (nccl-tests, commsim-measure, PyTorch):
-// the accuracy bar, checked in CI.
+// the accuracy bar and the held-out (cross-validated) figures, checked in CI.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -15,6 +15,7 @@
 #include "commsim/models/transfer.hpp"
 #include "commsim/topo/load.hpp"
 #include "commsim/validation/accuracy.hpp"
+#include "commsim/validation/crossval.hpp"
 
 using namespace commsim;
 using namespace commsim::validation;
@@ -222,4 +223,34 @@ TEST_CASE("accuracy: nccl-tests alltoall on 2 and 4 H200s (grouped send/recv)") 
   CHECK(s4.worst <= 25.0);
   const auto baseline = nlohmann::json::parse(read_file(kDir + "accuracy-baseline.json"));
   CHECK(s4.mape <= baseline["alltoall_g4_mape"].get<double>() + 1.0);
+}
+
+TEST_CASE("accuracy: held-out figures (leave one family out) do not regress") {
+  // The manifests, start set and parameters come from the baseline, so the guard runs exactly the command
+  // that produced its figures (held_out.command).
+  const auto baseline = nlohmann::json::parse(read_file(kDir + "accuracy-baseline.json"))["held_out"];
+  const std::string src = COMMSIM_SOURCE_DIR;
+  topo::Diagnostics diag;
+  const auto topology = topo::load_topology(src + "/topologies/library/real/h200x4.topo", {}, diag);
+  const auto start = models::ModelParams::load(src + "/" + baseline["start"].get<std::string>());
+  std::vector<std::string> manifests;
+  for (const auto& m : baseline["manifests"]) manifests.push_back(src + "/" + m.get<std::string>());
+  CalibrateOptions o;
+  o.parameters = baseline["parameters"].get<std::vector<std::string>>();
+  const auto data = load_manifest_data(manifests, topology, start);
+  std::vector<Family> families;
+  for (const auto& [family, want] : baseline["families"].items()) families.push_back(parse_family(family));
+  const auto cv = cross_validate(data, topology, start, families, o);
+  for (const auto& [family, want] : baseline["families"].items()) {
+    CAPTURE(family);
+    const auto rows = held_out_rows(cv, parse_family(family));
+    // Fewer held-out sizes would mean a fold is newly refused, which could hide a regression.
+    CHECK(static_cast<int>(rows.size()) >= want["sizes"].get<int>());
+    const auto lat = stats(in_bound(rows, Bound::Latency));
+    const auto bw = stats(in_bound(rows, Bound::Bandwidth));
+    CHECK(lat.mape <= want["latency_mape"].get<double>() + 1.0);
+    CHECK(bw.mape <= want["bandwidth_mape"].get<double>() + 1.0);
+    CHECK(lat.coverage >= want["latency_coverage"].get<double>() - 1.0);
+    CHECK(bw.coverage >= want["bandwidth_coverage"].get<double>() - 1.0);
+  }
 }

@@ -211,6 +211,7 @@ std::string cell_text(const ResultTable::Cell& c, bool for_table) {
 
 std::string ResultTable::to_csv() const {
   std::ostringstream o;
+  for (const auto& n : notes) o << "# " << n << "\n";
   for (std::size_t i = 0; i < columns.size(); ++i) o << (i ? "," : "") << columns[i];
   o << "\n";
   for (const auto& row : rows) {
@@ -237,6 +238,7 @@ std::string ResultTable::to_table() const {
     text.push_back(std::move(t));
   }
   std::ostringstream o;
+  for (const auto& n : notes) o << "# " << n << "\n";
   for (std::size_t i = 0; i < head.size(); ++i) {
     o << (i ? "  " : "") << std::string(width[i] - head[i].size(), ' ') << head[i];
   }

@@ -29,11 +29,28 @@ struct CollectiveParams {
   double efficiency[5] = {1, 1, 1, 1, 1};      ///< per CollOp: achieved fraction of the links' usable rate
 };
 
+/// Prediction band, relative to the prediction t: [t (1 - below), t (1 + above)], per size regime
+/// (latency-bound below kBandRegimeBytes, bandwidth-bound from it). `commsim calibrate` writes it from the
+/// measured run-to-run and machine-to-machine spread plus the fit's own standard errors; unfitted sets carry
+/// a wider datasheet band.
+struct BandParams {
+  double latency_below = 0.5;
+  double latency_above = 0.5;
+  double bandwidth_below = 0.25;
+  double bandwidth_above = 0.25;
+};
+
+/// Sizes below this (bytes) are latency-bound for bands and held-out reports; from it, bandwidth-bound.
+inline constexpr std::uint64_t kBandRegimeBytes = 1ULL << 20;
+
 /// Every tunable of the transfer model. `defaults()` is models/params/nccl-default.toml (embedded).
 struct ModelParams {
   std::string name;
   std::string description;
   std::string source;  ///< file the set was read from
+  std::string fitted;  ///< where and on what data the set was fitted; empty: not fitted (datasheet estimates)
+  std::string gpu;     ///< GPU model the set was fitted for ("H200"); simulate uses it by default on that GPU
+  std::string nccl_version;  ///< NCCL library version of the fitted data ("2.28.3"), if known
 
   // NCCL constants.
   int steps = 8;
@@ -79,6 +96,7 @@ struct ModelParams {
   /// Tree (NCCL_ALGO=Tree): achieved fraction of the rate the ring reaches on the same links, for the chain's
   /// reduce-then-broadcast pipeline inside a machine (NCCL's tuner also rates Tree below Ring there).
   double coll_tree_efficiency = 1;
+  BandParams band;
 
   // Transports.
   double nvlink_efficiency = 1.0;
@@ -100,6 +118,18 @@ struct ModelParams {
   /// units and out-of-range values throw InputError with file, line and column.
   static ModelParams parse(std::string_view toml_text, const std::string& file, const ModelParams& base);
   static ModelParams load(const std::string& path);
+  /// The embedded fitted set for `gpu_model` ("H200"), or nullptr when there is none.
+  static const ModelParams* fitted_for_gpu(const std::string& gpu_model);
+  /// One line naming the set and where it was fitted, e.g. "h200 (models/params/h200.toml; fitted: ...)";
+  /// an unfitted set says that its band is the wider datasheet band.
+  std::string provenance() const;
 };
+
+/// The prediction band around `time_us` (microseconds) for a transfer of `bytes`: {lo, hi} in microseconds.
+struct Band {
+  double lo_us = 0;
+  double hi_us = 0;
+};
+Band band_of(const ModelParams& params, std::uint64_t bytes, double time_us);
 
 }  // namespace commsim::models

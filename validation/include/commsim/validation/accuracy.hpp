@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "commsim/models/params.hpp"
 #include "commsim/sim/runtime.hpp"
 #include "commsim/validation/nccl_tests.hpp"
 
@@ -19,6 +20,12 @@ enum class Regime { Latency, Transition, Bandwidth };
 Regime regime_of(std::uint64_t bytes);
 const char* regime_name(Regime r);
 
+/// The two regimes of held-out reports and prediction bands: latency-bound below models::kBandRegimeBytes
+/// (1 MiB), bandwidth-bound from it.
+enum class Bound { Latency, Bandwidth };
+Bound bound_of(std::uint64_t bytes);
+const char* bound_name(Bound b);  ///< "latency-bound (<1 MiB)", "bandwidth-bound (>=1 MiB)"
+
 /// One measured size of one configuration, with its prediction.
 struct Comparison {
   std::string workload;   ///< "sendrecv", "p2p", "exchange", "all_reduce", "pipeline", "weight-sync", ...
@@ -27,8 +34,12 @@ struct Comparison {
   std::uint64_t bytes = 0;
   double measured_us = 0;  ///< median over repeated runs
   double predicted_us = 0;
-  int runs = 0;        ///< how many runs the median is of
-  double spread = 0;   ///< (max - min) / median of the measured runs
+  int runs = 0;       ///< how many runs the median is of
+  double spread = 0;  ///< (max - min) / median of the measured runs
+  double min_us = 0;  ///< fastest and slowest measured run
+  double max_us = 0;
+  double predicted_lo_us = 0;  ///< prediction band (0, 0: none attached; see with_band)
+  double predicted_hi_us = 0;
   std::string source;  ///< file:line of the first row
   /// commsim-measure's --timing (measure/README.md, "Timing"): "pipelined" (as nccl-tests), "per-op", or
   /// "per-iteration" (a CUDA event between iterations; every run before the option existed). Empty:
@@ -36,8 +47,24 @@ struct Comparison {
   std::string timing;
 
   double error() const { return (predicted_us - measured_us) / measured_us; }  ///< signed, relative
-  std::string label() const;                                                   ///< "sendrecv gpus 0,1"
+  bool has_band() const { return predicted_hi_us > 0; }
+  bool in_band() const { return measured_us >= predicted_lo_us && measured_us <= predicted_hi_us; }
+  std::string label() const;  ///< "sendrecv gpus 0,1"
 };
+
+/// The median of `v` (mean of the middle two for an even count); v must not be empty.
+double median_of(std::vector<double> v);
+/// The measured side of a comparison from its repetitions (us): median, count, fastest, slowest, spread.
+void set_measured(Comparison& c, const std::vector<double>& times);
+
+/// One cell of a CSV line, trimmed of spaces, with its 1-based column.
+struct CsvCell {
+  std::string text;
+  int column = 1;
+};
+/// Splits one CSV line: double quotes protect commas ("0,2") and "" is a literal quote. Throws InputError at
+/// `where` (its column set) for an unterminated quote.
+std::vector<CsvCell> csv_cells(std::string_view line, const SourceLocation& where);
 
 /// Maps nccl-tests device lines to topology GPU indices: by PCI bus id through `bus_ids` (index -> bus id as
 /// in `nvidia-smi --query-gpu=index,pci.bus_id`), else by the printed CUDA device index.
@@ -52,6 +79,21 @@ struct GpuMap {
 /// that do not fit the topology.
 std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runtime& runtime,
                                 const GpuMap& map, int iterations = 3, int warmup = 1);
+
+/// The program nccl-tests' `<op>_perf` runs on `gpus` for one size: one thread driving every GPU (-g N) or a
+/// thread per GPU (-t N). Throws UsageError for an op commsim cannot simulate.
+sim::Program nccl_tests_program(const std::string& op, const std::vector<int>& gpus, std::uint64_t bytes,
+                                bool thread_per_gpu);
+/// Throws InputError at `where` when commsim cannot simulate nccl-tests' `op`.
+void check_nccl_tests_op(const std::string& op, const SourceLocation& where);
+
+/// Throws InputError at `where` when nccl-tests device `d` (its printed name, e.g. "NVIDIA H200") is not the
+/// topology's GPU model `model` ("H200"); a device or topology without a name passes.
+void check_device_model(const NcclTestsDevice& d, const std::string& model, int gpu,
+                        const SourceLocation& where, const std::string& file);
+
+/// Attaches `params`' prediction band (models::band_of) to every row.
+void with_band(std::vector<Comparison>& rows, const models::ModelParams& params);
 
 /// A commsim-measure output directory's results.json, read and checked once.
 struct MeasuredRun {
@@ -103,7 +145,12 @@ struct ErrorStats {
   double worst = 0;  ///< largest absolute percentage error, percent
   std::uint64_t worst_bytes = 0;
   int count = 0;
-  double spread = 0;  ///< mean run-to-run spread of the measurements, percent
+  double spread = 0;           ///< mean run-to-run spread of the measurements, percent
+  int repeated = 0;            ///< rows measured more than once
+  double repeated_spread = 0;  ///< mean run-to-run spread of those rows, percent (what a band compares with)
+  int banded = 0;              ///< rows with a prediction band
+  double coverage = 0;         ///< share of banded rows whose measurement lies inside the band, percent
+  double band_width = 0;       ///< mean band width (hi - lo) / prediction, percent
 };
 ErrorStats stats(const std::vector<Comparison>& rows);
 
@@ -113,5 +160,7 @@ std::map<std::string, std::vector<Comparison>> group_by_label(const std::vector<
 std::map<std::string, std::vector<Comparison>> group_by_workload(const std::vector<Comparison>& rows);
 /// The rows whose size falls in regime `r`.
 std::vector<Comparison> in_regime(const std::vector<Comparison>& rows, Regime r);
+/// The rows whose size falls in bound `b`.
+std::vector<Comparison> in_bound(const std::vector<Comparison>& rows, Bound b);
 
 }  // namespace commsim::validation

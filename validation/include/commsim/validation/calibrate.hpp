@@ -1,6 +1,7 @@
 // Fits transfer-model parameters to commsim-measure data: weighted least squares on relative error (Eigen).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ struct CalibrateOptions {
   std::vector<std::string> measured;          ///< commsim-measure output directories
   std::vector<std::string> nccl_tests;        ///< nccl-tests logs (workload = the nccl-tests op)
   std::string gpu_map;                        ///< index,pci.bus_id CSV for the nccl-tests logs (optional)
+  std::vector<std::string> manifests;         ///< manifest.csv files (calibrate_manifest)
   std::vector<std::string> workloads{"p2p"};  ///< rows of these workloads are fitted; the rest are held out
   std::vector<std::string> parameters;  ///< "section.key" names; empty: the defaults of fit_parameters()
   double sigma_large = 0.02;            ///< relative measurement error assumed for sizes >= 1 MiB
@@ -48,6 +50,8 @@ struct CalibrateResult {
   models::ModelParams params;             ///< the start set with the fitted values
   std::vector<Comparison> fitted_rows;    ///< rows used in the fit, predicted with the fitted values
   std::vector<Comparison> held_out_rows;  ///< rows not used, predicted with the fitted values
+  std::vector<double> prediction_rel_se;  ///< per fitted row: relative standard error of its prediction
+                                          ///< from the parameters' covariance (0 when it is singular)
   double start_cost = 0;                  ///< sum of squared weighted residuals at the start
   double cost = 0;                        ///< and at the optimum
   int iterations = 0;
@@ -55,12 +59,34 @@ struct CalibrateResult {
   double condition = 0;  ///< condition number of the weighted Jacobian at the optimum
   bool degenerate = false;
   std::string why_degenerate;  ///< which parameters the data cannot pin down
+  bool band_fitted = false;    ///< params.band was computed from the data (written as [band])
 };
+
+/// The names of the parameters a fit with `o` fits: o.parameters, or the defaults. Throws UsageError for an
+/// unknown name, listing the valid ones.
+std::vector<std::string> fitted_parameter_names(const CalibrateOptions& o);
+
+/// Predictions of the rows a fit runs over under one parameter set (measured side filled, same order each
+/// call).
+using RowPredictor = std::function<std::vector<Comparison>(const models::ModelParams&)>;
+
+/// The fit itself: Levenberg-Marquardt of the parameters `o.parameters` names (default: those a p2p sweep
+/// pins down) from `start`, each evaluation predicting the rows through `predict`. Fills every member but
+/// held_out_rows. Throws UsageError for unknown parameter names, no rows, or no more rows than parameters.
+CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& predict,
+                         const CalibrateOptions& o);
 
 /// Levenberg-Marquardt in bounded, normalised parameter space with a forward-difference Jacobian. Throws
 /// UsageError for unknown parameter names (listing the valid ones) or when no measured row is selected.
 CalibrateResult calibrate(const topo::Topology& topology, const models::ModelParams& start,
                           const models::NcclEnv& env, const CalibrateOptions& options);
+
+struct ManifestData;
+/// calibrate on manifest rows: fits the rows whose workload is in `o.workloads` (every row when it is empty),
+/// each configuration with its own launch and NCCL knobs, holds the others out, and computes params.band from
+/// the fitted rows' measured spread and the fit's standard errors (band_fitted). Throws as fit_rows.
+CalibrateResult calibrate_manifest(const ManifestData& data, const topo::Topology& topology,
+                                   const models::ModelParams& start, const CalibrateOptions& o);
 
 /// The parameter file calibrate writes: `start_file`'s keys (if any) with the fitted values set, a header
 /// saying what was fitted, on what, and how well.

@@ -32,9 +32,11 @@ struct NcclTestsDevice {
 
 struct NcclTestsRun {
   std::string file;
-  int line = 0;         ///< first line of the run
-  std::string op;       ///< "sendrecv", "all_reduce", ...
-  std::string version;  ///< nccl-tests version, e.g. "2.19.6"
+  int line = 0;                       ///< first line of the run
+  std::string op;                     ///< "sendrecv", "all_reduce", ...
+  std::string version;                ///< nccl-tests version, e.g. "2.19.6"
+  std::vector<std::string> nccl_env;  ///< NCCL_*=VALUE entries of the environment nccl-tests' JSON records
+  std::string nccl_version;  ///< NCCL library version the run reports, e.g. "2.28.3" (empty: not recorded)
   int nthreads = 1;
   int ngpus = 1;  ///< GPUs per thread
   std::vector<NcclTestsDevice> devices;
@@ -46,5 +48,8 @@ struct NcclTestsRun {
 /// run, a data row that does not parse, a run that ends without rows, truncated rows, versions older
 /// than 2.0, and non-monotonic sizes.
 std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::string& file);
+
+/// NCCL's version code (22803) as text ("2.28.3"); codes below 10000 as NCCL < 2.9 numbers them (2708).
+std::string nccl_version_text(long code);
 
 }  // namespace commsim::validation

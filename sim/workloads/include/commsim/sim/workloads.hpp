@@ -51,6 +51,7 @@ struct ResultTable {
   std::vector<std::string> units;  ///< per column, for the table format ("" for none)
   std::vector<std::vector<Cell>> rows;
   nlohmann::json metadata = nlohmann::json::object();
+  std::vector<std::string> notes;  ///< printed as "# " lines above the table and the CSV header
 
   std::string to_csv() const;
   std::string to_table() const;

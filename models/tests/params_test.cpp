@@ -1,0 +1,45 @@
+// Parameter sets: provenance, the default fitted set per GPU model, and the prediction band.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "commsim/core/error.hpp"
+#include "commsim/models/params.hpp"
+
+using namespace commsim;
+using namespace commsim::models;
+
+TEST_CASE("params: the H200 set is the fitted default for H200 and says where it was fitted") {
+  const ModelParams* h200 = ModelParams::fitted_for_gpu("H200");
+  REQUIRE(h200 != nullptr);
+  CHECK(h200->name == "h200");
+  CHECK(h200->gpu == "H200");
+  CHECK(h200->nccl_version == "2.28.3");
+  CHECK(h200->provenance().find("fitted: validation/data/h200x4") != std::string::npos);
+  CHECK(ModelParams::fitted_for_gpu("H100") == nullptr);
+  CHECK(ModelParams::fitted_for_gpu("") == nullptr);
+  CHECK(ModelParams::defaults().fitted.empty());
+  CHECK(ModelParams::defaults().provenance().find("not fitted") != std::string::npos);
+}
+
+TEST_CASE("params: the band is relative to the prediction, per size regime") {
+  ModelParams p = ModelParams::defaults();
+  p.band = {0.1, 0.2, 0.03, 0.04};
+  const Band small = band_of(p, kBandRegimeBytes - 1, 100);
+  CHECK(small.lo_us == doctest::Approx(90));
+  CHECK(small.hi_us == doctest::Approx(120));
+  const Band large = band_of(p, kBandRegimeBytes, 1000);
+  CHECK(large.lo_us == doctest::Approx(970));
+  CHECK(large.hi_us == doctest::Approx(1040));
+  // The unfitted defaults carry the wider datasheet band.
+  CHECK(ModelParams::defaults().band.latency_above == doctest::Approx(0.5));
+  CHECK(ModelParams::defaults().band.bandwidth_below == doctest::Approx(0.25));
+}
+
+TEST_CASE("params: a [band] must be plain ratios below 1 on the lower side") {
+  CHECK_THROWS_WITH_AS(ModelParams::parse("[band]\nlatency_below = 1.2\n", "b.toml", ModelParams::defaults()),
+                       doctest::Contains("latency_below and bandwidth_below must be below 1"), InputError);
+  CHECK_THROWS_WITH_AS(
+      ModelParams::parse("[band]\nlatency_above = \"5us\"\n", "b.toml", ModelParams::defaults()),
+      doctest::Contains("b.toml:2"), InputError);
+}

@@ -1,0 +1,134 @@
+// Measurement manifests and leave-one-family-out cross-validation of fitted parameters on nccl-tests data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "commsim/models/params.hpp"
+#include "commsim/topo/topology.hpp"
+#include "commsim/validation/accuracy.hpp"
+#include "commsim/validation/calibrate.hpp"
+
+namespace commsim::validation {
+
+/// One nccl-tests run listed in a manifest.csv (columns file,start,workload,gpus,launch,nccl_env,repeat).
+struct ManifestEntry {
+  std::string file;       ///< the nccl-tests JSON or text output, resolved against the manifest's folder
+  std::string start;      ///< machine-start id, e.g. "h200x4-2026-11-21"
+  std::string workload;   ///< nccl-tests op as commsim spells it: sendrecv, all_reduce, alltoall, ...
+  std::vector<int> gpus;  ///< topology GPU indices, rank order
+  bool thread_per_gpu = false;        ///< launch: thread-per-gpu (-t N), else single-thread (-g N)
+  std::vector<std::string> nccl_env;  ///< KEY=VALUE knobs the run was made with (empty: NCCL's defaults)
+  int repeat = 1;
+  SourceLocation where;  ///< manifest file and line
+};
+
+/// Reads a manifest. Throws InputError with file, line and column for a missing column, a bad GPU list,
+/// launch, knob or repeat, and IoError when the manifest cannot be read.
+std::vector<ManifestEntry> load_manifest(const std::string& path);
+
+/// The ways data splits into families for leave-one-family-out cross-validation.
+enum class Family { Ring, Pair, Knob, Collective, Launch, Start };
+const std::vector<Family>& all_families();
+const char* family_name(Family f);  ///< "ring", "pair", "knob", "collective", "launch", "start"
+/// Throws UsageError listing the valid names.
+Family parse_family(const std::string& name);
+
+/// What is simulated for a row: rows of one configuration (on any machine start) share their predictions.
+struct ManifestConfig {
+  std::string workload;
+  std::vector<int> gpus;
+  bool thread_per_gpu = false;
+  std::vector<std::string> nccl_env;
+  std::string knob;  ///< nccl_env joined by spaces, "defaults" when empty
+};
+
+/// One measured size of one configuration on one machine start (median over its repeats), with the keys of
+/// every family.
+struct ManifestRow {
+  Comparison c;
+  std::string start;
+  std::size_t config = 0;     ///< index into ManifestData::configs
+  std::vector<double> times;  ///< every measured run of this size, microseconds
+  std::string family_value(Family f, const std::vector<ManifestConfig>& configs) const;
+};
+
+/// Measured data of a set of manifests, checked against the topology and grouped into rows.
+struct ManifestData {
+  std::vector<ManifestConfig> configs;
+  std::vector<ManifestRow> rows;
+  std::vector<std::string> warnings;  ///< mismatches that do not prevent comparison (NCCL version)
+  std::vector<std::string> manifests;
+  std::vector<std::string> starts;  ///< machine starts, in order of appearance
+};
+
+/// Loads every manifest's runs. Refuses (InputError naming the manifest line and the mismatch) runs whose op,
+/// GPU count or launch differ from the manifest, GPUs outside the topology, and devices of another GPU model
+/// than the topology's; warns when the NCCL version differs from `params.nccl_version`.
+ManifestData load_manifest_data(const std::vector<std::string>& manifests, const topo::Topology& topology,
+                                const models::ModelParams& params);
+
+/// Predicts `rows` under `params`, each configuration with its own NCCL knobs (one simulation per
+/// configuration and size, shared by its machine starts). Returns the rows' comparisons, in order.
+std::vector<Comparison> predict_rows(const ManifestData& data, const std::vector<std::size_t>& rows,
+                                     const topo::Topology& topology, const models::ModelParams& params);
+
+/// One held-out family value: fitted on every other row, predicted on its rows.
+struct Fold {
+  Family family;
+  std::string value;
+  int fitted_rows = 0;
+  std::vector<Comparison> held_out;  ///< predictions with the fold's fitted parameters, band attached
+  std::string refused;               ///< why no fit was made (degenerate, too little data); empty: fitted
+  std::vector<FittedValue> values;
+};
+
+struct CrossValidation {
+  std::vector<Fold> folds;
+  std::vector<std::string> skipped;  ///< families not cross-validated, with why (a single value)
+  std::vector<std::string> parameters;
+  int rows = 0;
+};
+
+/// The parameters cross_validate fits when CalibrateOptions::parameters is empty: the eight that nccl-tests
+/// runs of every family exercise (host launch per GPU, the send/recv protocols' base latencies and channel
+/// rates, NVLink efficiency, the collectives' LL and Simple base latencies).
+const std::vector<std::string>& default_cross_validation_parameters();
+
+/// Leave-one-family-out cross-validation: for each family in `families` and each of its values, fits the
+/// parameters `options.parameters` names (default: default_cross_validation_parameters();
+/// Levenberg-Marquardt, as calibrate) on the rows of every other value from `start` and predicts the rows of
+/// that value. A family with a single value is skipped (and named in `skipped`); when it was the only family
+/// asked for, throws UsageError naming it. A fold whose fit is degenerate or has fewer sizes than parameters
+/// is refused with the reason.
+CrossValidation cross_validate(const ManifestData& data, const topo::Topology& topology,
+                               const models::ModelParams& start, const std::vector<Family>& families,
+                               const CalibrateOptions& options);
+
+/// Every held-out row of a family (each row predicted by the fold that left it out).
+std::vector<Comparison> held_out_rows(const CrossValidation& cv, Family f);
+
+/// Reports: text (stdout), Markdown and JSON. `command` is the command line that reproduces them.
+std::string cross_validation_text(const CrossValidation& cv);
+std::string cross_validation_markdown(const CrossValidation& cv, const std::string& command);
+nlohmann::json cross_validation_json(const CrossValidation& cv, const std::string& command);
+
+/// `start` unchanged but for its band: band_from_rows over every row of `data` predicted with `start` (no
+/// fit, so no standard errors). The result's fitted_rows are those predictions, band attached.
+CalibrateResult manifest_band(const ManifestData& data, const topo::Topology& topology,
+                              const models::ModelParams& start);
+
+/// The [band] section calibrate writes from `rows` of `data`, a prediction interval per bound: the fit's
+/// residuals (5th and 95th percentile of measured / predicted - 1 over `fitted`, the rows' predictions), the
+/// measured spread (90th percentile of each run's deviation from its configuration's median over every repeat
+/// and machine start; configurations with one run are left out) and 1.645 x the root-mean-square relative
+/// standard error of the fitted predictions (`rel_se`, parallel to `fitted`), added in quadrature. A bound
+/// with no fitted row keeps `fallback`'s values.
+models::BandParams band_from_rows(const ManifestData& data, const std::vector<std::size_t>& rows,
+                                  const std::vector<Comparison>& fitted, const std::vector<double>& rel_se,
+                                  const models::BandParams& fallback);
+
+}  // namespace commsim::validation

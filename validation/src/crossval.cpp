@@ -1,0 +1,647 @@
+// Manifests of nccl-tests runs, their rows per machine start, and leave-one-family-out cross-validation.
+#include "commsim/validation/crossval.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "commsim/core/error.hpp"
+#include "commsim/core/text.hpp"
+#include "commsim/core/units.hpp"
+#include "commsim/models/nccl_env.hpp"
+#include "commsim/models/transfer.hpp"
+#include "commsim/sim/runtime.hpp"
+#include "commsim/sim/workloads.hpp"
+
+namespace commsim::validation {
+namespace {
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  std::string w;
+  while (in >> w) out.push_back(w);
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string gpu_text(const std::vector<int>& gpus) {
+  std::string s;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(gpus[i]);
+  }
+  return s;
+}
+
+/// The q-quantile (0..1) of `v` by linear interpolation; 0 for an empty vector.
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double at = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(at));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+std::string size_text(std::uint64_t bytes) {
+  return format_size(bytes);
+}
+
+}  // namespace
+
+std::vector<ManifestEntry> load_manifest(const std::string& path) {
+  const std::string text = read_file(path);
+  require_text(text, path, "a manifest CSV (file,start,workload,gpus,launch,nccl_env,repeat)");
+  const std::string dir = path.find('/') == std::string::npos ? "" : path.substr(0, path.rfind('/') + 1);
+  static const std::vector<std::string> kColumns = {"file",   "start",    "workload", "gpus",
+                                                    "launch", "nccl_env", "repeat"};
+  std::vector<int> col(kColumns.size(), -1);
+  std::vector<ManifestEntry> out;
+  bool header = false;
+  for (const Line& l : split_lines(text)) {
+    if (l.text.find_first_not_of(" \t") == std::string_view::npos || l.text.front() == '#') continue;
+    const SourceLocation at{path, l.number, 1};
+    const auto cells = csv_cells(l.text, at);
+    if (!header) {
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        const auto it = std::find(kColumns.begin(), kColumns.end(), cells[i].text);
+        if (it == kColumns.end())
+          throw InputError({path, l.number, cells[i].column}, "unknown manifest column '" + cells[i].text +
+                                                                  "'; expected " + join(kColumns, ","));
+        col[static_cast<std::size_t>(it - kColumns.begin())] = static_cast<int>(i);
+      }
+      for (std::size_t k = 0; k < kColumns.size(); ++k) {
+        if (col[k] < 0) throw InputError(at, "manifest header lacks the column '" + kColumns[k] + "'");
+      }
+      header = true;
+      continue;
+    }
+    if (cells.size() != kColumns.size()) {
+      throw InputError(at, "expected " + std::to_string(kColumns.size()) + " cells, found " +
+                               std::to_string(cells.size()) + " (quote GPU lists with commas: \"0,2\")");
+    }
+    auto cell = [&](const char* name) -> const CsvCell& {
+      const auto k = std::find(kColumns.begin(), kColumns.end(), name) - kColumns.begin();
+      return cells[static_cast<std::size_t>(col[static_cast<std::size_t>(k)])];
+    };
+    auto fail = [&](const char* name, const std::string& why) {
+      return InputError({path, l.number, cell(name).column}, why);
+    };
+    ManifestEntry e;
+    e.where = at;
+    if (cell("file").text.empty()) throw fail("file", "empty file cell");
+    e.file = cell("file").text.front() == '/' ? cell("file").text : dir + cell("file").text;
+    e.start = cell("start").text;
+    if (e.start.empty()) throw fail("start", "empty machine-start id");
+    e.workload = cell("workload").text;
+    check_nccl_tests_op(e.workload, {path, l.number, cell("workload").column});
+    try {
+      if (cell("gpus").text == "all") throw UsageError("name the GPUs, e.g. 0-3 or \"0,2\"");
+      e.gpus = sim::parse_gpu_list(cell("gpus").text, 1 << 20);
+    } catch (const UsageError& err) {
+      throw fail("gpus", std::string("bad GPU list '") + cell("gpus").text + "': " + err.what());
+    }
+    if (e.gpus.size() < 2) throw fail("gpus", "a run needs at least 2 GPUs");
+    const std::string launch = cell("launch").text;
+    if (launch != "single-thread" && launch != "thread-per-gpu")
+      throw fail("launch", "launch must be single-thread (nccl-tests -g N) or thread-per-gpu (-t N), not '" +
+                               launch + "'");
+    e.thread_per_gpu = launch == "thread-per-gpu";
+    e.nccl_env = split_words(cell("nccl_env").text);
+    try {
+      models::NcclEnv::parse(e.nccl_env);
+    } catch (const UsageError& err) {
+      throw fail("nccl_env", err.what());
+    }
+    const std::string rep = cell("repeat").text;
+    e.repeat = std::atoi(rep.c_str());
+    if (rep.empty() || rep.find_first_not_of("0123456789") != std::string::npos || e.repeat < 1)
+      throw fail("repeat", "repeat must be a positive integer, not '" + rep + "'");
+    out.push_back(std::move(e));
+  }
+  if (!header) throw InputError({path, 1, 1}, "empty manifest: no header line");
+  if (out.empty()) throw InputError({path, 1, 1}, "manifest lists no runs");
+  return out;
+}
+
+const std::vector<Family>& all_families() {
+  static const std::vector<Family> list = {Family::Ring,       Family::Pair,   Family::Knob,
+                                           Family::Collective, Family::Launch, Family::Start};
+  return list;
+}
+
+const char* family_name(Family f) {
+  switch (f) {
+    case Family::Ring:
+      return "ring";
+    case Family::Pair:
+      return "pair";
+    case Family::Knob:
+      return "knob";
+    case Family::Collective:
+      return "collective";
+    case Family::Launch:
+      return "launch";
+    case Family::Start:
+      return "start";
+  }
+  return "?";
+}
+
+Family parse_family(const std::string& name) {
+  std::string valid;
+  for (Family f : all_families()) {
+    if (name == family_name(f)) return f;
+    valid += (valid.empty() ? "" : ", ") + std::string(family_name(f));
+  }
+  throw UsageError("unknown family '" + name + "'; valid: " + valid);
+}
+
+std::string ManifestRow::family_value(Family f, const std::vector<ManifestConfig>& configs) const {
+  const ManifestConfig& k = configs[config];
+  switch (f) {
+    case Family::Ring:
+      return std::to_string(k.gpus.size()) + " GPUs";
+    case Family::Pair:
+      return "gpus " + gpu_text(k.gpus);
+    case Family::Knob:
+      return k.knob;
+    case Family::Collective:
+      return k.workload;
+    case Family::Launch:
+      return k.thread_per_gpu ? "thread-per-gpu" : "single-thread";
+    case Family::Start:
+      return start;
+  }
+  return "";
+}
+
+ManifestData load_manifest_data(const std::vector<std::string>& manifests, const topo::Topology& topology,
+                                const models::ModelParams& params) {
+  ManifestData data;
+  data.manifests = manifests;
+  const int n_gpus = static_cast<int>(topology.gpus.size());
+  struct Group {
+    std::string start;
+    std::size_t config = 0;
+    std::map<std::uint64_t, std::vector<double>> times;
+    std::map<std::uint64_t, std::string> source;
+  };
+  std::vector<Group> groups;
+  std::set<std::string> warned;
+  for (const auto& m : manifests) {
+    for (const ManifestEntry& e : load_manifest(m)) {
+      const std::string where = e.where.str();
+      for (int g : e.gpus) {
+        if (g >= n_gpus)
+          throw InputError(e.where, "GPU " + std::to_string(g) + " is not in the topology, which has " +
+                                        std::to_string(n_gpus) + " GPUs (measured on another machine?)");
+      }
+      for (const NcclTestsRun& run : parse_nccl_tests(read_file(e.file), e.file)) {
+        if (run.op != e.workload)
+          throw InputError(e.where, e.file + " ran '" + run.op + "', the manifest says '" + e.workload + "'");
+        const int ranks = run.nthreads * run.ngpus;
+        if (ranks != static_cast<int>(e.gpus.size()))
+          throw InputError(e.where, e.file + " ran on " + std::to_string(ranks) +
+                                        " GPUs, the manifest lists " + std::to_string(e.gpus.size()) + " (" +
+                                        gpu_text(e.gpus) + ")");
+        if ((run.nthreads > 1) != e.thread_per_gpu)
+          throw InputError(e.where, e.file + " ran " + std::to_string(run.nthreads) + " thread(s) x " +
+                                        std::to_string(run.ngpus) + " GPU(s), not the manifest's " +
+                                        (e.thread_per_gpu ? "thread-per-gpu" : "single-thread") + " launch");
+        for (const NcclTestsDevice& d : run.devices) {
+          const auto rank = static_cast<std::size_t>(std::max(0, d.rank));
+          if (rank >= e.gpus.size()) continue;
+          const int g = e.gpus[rank];
+          check_device_model(d, topology.gpus[static_cast<std::size_t>(g)].model, g, e.where, e.file);
+        }
+        if (!run.nccl_version.empty() && !params.nccl_version.empty() &&
+            run.nccl_version != params.nccl_version && warned.insert(e.start + run.nccl_version).second) {
+          data.warnings.push_back(where + ": machine start " + e.start + " ran NCCL " + run.nccl_version +
+                                  ", the parameter set " + params.name + " was fitted on NCCL " +
+                                  params.nccl_version);
+        }
+        // The knobs the JSON recorded (those commsim models) must be the manifest's.
+        std::vector<std::string> recorded;
+        for (const auto& kv : run.nccl_env) {
+          const std::string key = kv.substr(0, kv.find('='));
+          if (key == "NCCL_VERSION" || key == "NCCL_NVLS_ENABLE" || key.rfind("NCCL_DEBUG", 0) == 0) continue;
+          recorded.push_back(kv);
+        }
+        std::vector<std::string> listed = e.nccl_env;
+        std::sort(recorded.begin(), recorded.end());
+        std::sort(listed.begin(), listed.end());
+        if (!run.nccl_env.empty() && recorded != listed)
+          data.warnings.push_back(where + ": " + e.file + " recorded the NCCL knobs '" + join(recorded, " ") +
+                                  "' but the manifest's nccl_env is '" + join(e.nccl_env, " ") + "'");
+        ManifestConfig k{e.workload, e.gpus, e.thread_per_gpu, e.nccl_env,
+                         e.nccl_env.empty() ? "defaults" : join(e.nccl_env, " ")};
+        auto kit = std::find_if(data.configs.begin(), data.configs.end(), [&](const ManifestConfig& c) {
+          return c.workload == k.workload && c.gpus == k.gpus && c.thread_per_gpu == k.thread_per_gpu &&
+                 c.knob == k.knob;
+        });
+        if (kit == data.configs.end()) kit = data.configs.insert(data.configs.end(), k);
+        const auto config = static_cast<std::size_t>(kit - data.configs.begin());
+        auto git = std::find_if(groups.begin(), groups.end(),
+                                [&](const Group& g) { return g.start == e.start && g.config == config; });
+        if (git == groups.end()) git = groups.insert(groups.end(), Group{e.start, config, {}, {}});
+        if (std::find(data.starts.begin(), data.starts.end(), e.start) == data.starts.end())
+          data.starts.push_back(e.start);
+        for (const NcclTestsRow& r : run.rows) {
+          if (r.size == 0) continue;  // rows of 0 bytes time only the launch
+          git->times[r.size].push_back(r.time_us);
+          git->source.emplace(r.size, e.file + ":" + std::to_string(r.line));
+        }
+      }
+    }
+  }
+  for (const Group& g : groups) {
+    const ManifestConfig& k = data.configs[g.config];
+    for (const auto& [bytes, ts] : g.times) {
+      ManifestRow row;
+      row.start = g.start;
+      row.config = g.config;
+      row.times = ts;
+      Comparison& c = row.c;
+      c.workload = k.workload;
+      c.gpus = k.gpus;
+      c.mode = (k.thread_per_gpu ? std::string("thread-per-gpu") : std::string()) +
+               (k.nccl_env.empty() ? "" : (k.thread_per_gpu ? " " : "") + k.knob);
+      c.bytes = bytes;
+      set_measured(c, ts);
+      c.source = g.source.at(bytes);
+      data.rows.push_back(std::move(row));
+    }
+  }
+  return data;
+}
+
+std::vector<Comparison> predict_rows(const ManifestData& data, const std::vector<std::size_t>& rows,
+                                     const topo::Topology& topology, const models::ModelParams& params) {
+  struct Engine {
+    std::unique_ptr<models::TransferModel> model;
+    std::unique_ptr<sim::Runtime> runtime;
+  };
+  std::map<std::string, Engine> engines;  // one transfer model per set of NCCL knobs
+  std::map<std::pair<std::size_t, std::uint64_t>, double> predicted;
+  std::vector<Comparison> out;
+  out.reserve(rows.size());
+  for (std::size_t i : rows) {
+    const ManifestRow& row = data.rows[i];
+    const ManifestConfig& k = data.configs[row.config];
+    auto [it, fresh] = predicted.try_emplace({row.config, row.c.bytes}, 0.0);
+    if (fresh) {
+      Engine& e = engines[k.knob];
+      if (!e.runtime) {
+        e.model = models::make_transfer_model("nccl", params, models::NcclEnv::parse(k.nccl_env));
+        e.runtime = std::make_unique<sim::Runtime>(topology, *e.model);
+      }
+      sim::Program p = nccl_tests_program(k.workload, k.gpus, row.c.bytes, k.thread_per_gpu);
+      p.iterations = 3;
+      p.warmup = 1;
+      it->second = static_cast<double>(e.runtime->run(p).per_iteration) / 1e6;
+    }
+    out.push_back(row.c);
+    out.back().predicted_us = it->second;
+  }
+  return out;
+}
+
+models::BandParams band_from_rows(const ManifestData& data, const std::vector<std::size_t>& rows,
+                                  const std::vector<Comparison>& fitted, const std::vector<double>& rel_se,
+                                  const models::BandParams& fallback) {
+  // Every run's deviation from its configuration's median over all the rows' starts; configurations with a
+  // single run say nothing about spread and are left out.
+  std::map<std::pair<std::size_t, std::uint64_t>, std::vector<double>> runs;
+  for (std::size_t i : rows) {
+    const ManifestRow& r = data.rows[i];
+    auto& ts = runs[{r.config, r.c.bytes}];
+    ts.insert(ts.end(), r.times.begin(), r.times.end());
+  }
+  std::vector<double> below[2], above[2], residual[2], se2[2];
+  for (const auto& [key, ts] : runs) {
+    if (ts.size() < 2) continue;
+    const double med = median_of(ts);
+    const int b = static_cast<int>(bound_of(key.second));
+    for (double t : ts) {
+      below[b].push_back(std::max(0.0, 1 - t / med));
+      above[b].push_back(std::max(0.0, t / med - 1));
+    }
+  }
+  for (std::size_t k = 0; k < fitted.size(); ++k) {
+    const int b = static_cast<int>(bound_of(fitted[k].bytes));
+    residual[b].push_back(fitted[k].measured_us / fitted[k].predicted_us - 1);
+    if (k < rel_se.size()) se2[b].push_back(rel_se[k] * rel_se[k]);
+  }
+  models::BandParams band = fallback;
+  for (int b = 0; b < 2; ++b) {
+    if (residual[b].empty()) continue;  // nothing fitted in this bound: keep the start set's band
+    double mean_se2 = 0;
+    for (double v : se2[b]) mean_se2 += v;
+    mean_se2 = se2[b].empty() ? 0 : mean_se2 / static_cast<double>(se2[b].size());
+    const double fit2 = 1.645 * 1.645 * mean_se2;
+    auto half = [&](double model, double spread) {
+      // A band of zero width cannot be written (and would claim certainty no measurement has).
+      return std::clamp(std::sqrt(model * model + spread * spread + fit2), 1e-3, 0.95);
+    };
+    const double lo = half(std::max(0.0, -quantile(residual[b], 0.05)), quantile(below[b], 0.9));
+    const double hi = half(std::max(0.0, quantile(residual[b], 0.95)), quantile(above[b], 0.9));
+    (b == 0 ? band.latency_below : band.bandwidth_below) = lo;
+    (b == 0 ? band.latency_above : band.bandwidth_above) = hi;
+  }
+  return band;
+}
+
+CalibrateResult calibrate_manifest(const ManifestData& data, const topo::Topology& topology,
+                                   const models::ModelParams& start, const CalibrateOptions& o) {
+  std::vector<std::size_t> fitted, held;
+  for (std::size_t i = 0; i < data.rows.size(); ++i) {
+    const bool fit = o.workloads.empty() || std::find(o.workloads.begin(), o.workloads.end(),
+                                                      data.rows[i].c.workload) != o.workloads.end();
+    (fit ? fitted : held).push_back(i);
+  }
+  CalibrateResult r = fit_rows(
+      start, [&](const models::ModelParams& p) { return predict_rows(data, fitted, topology, p); }, o);
+  r.params.band = band_from_rows(data, fitted, r.fitted_rows, r.prediction_rel_se, start.band);
+  r.band_fitted = true;
+  r.held_out_rows = predict_rows(data, held, topology, r.params);
+  with_band(r.fitted_rows, r.params);
+  with_band(r.held_out_rows, r.params);
+  return r;
+}
+
+CalibrateResult manifest_band(const ManifestData& data, const topo::Topology& topology,
+                              const models::ModelParams& start) {
+  std::vector<std::size_t> all(data.rows.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  CalibrateResult r;
+  r.params = start;
+  r.fitted_rows = predict_rows(data, all, topology, start);
+  r.params.band = band_from_rows(data, all, r.fitted_rows, {}, start.band);
+  r.band_fitted = true;
+  with_band(r.fitted_rows, r.params);
+  return r;
+}
+
+const std::vector<std::string>& default_cross_validation_parameters() {
+  static const std::vector<std::string> list = {
+      "host.launch_per_gpu",        "simple.base_latency",
+      "simple.channel_bandwidth",   "ll.base_latency",
+      "ll.channel_bandwidth",       "p2p.nvlink_efficiency",
+      "collective.ll_base_latency", "collective.simple_base_latency"};
+  return list;
+}
+
+CrossValidation cross_validate(const ManifestData& data, const topo::Topology& topology,
+                               const models::ModelParams& start, const std::vector<Family>& families,
+                               const CalibrateOptions& given) {
+  CalibrateOptions options = given;
+  if (options.parameters.empty()) options.parameters = default_cross_validation_parameters();
+  CrossValidation cv;
+  cv.rows = static_cast<int>(data.rows.size());
+  cv.parameters = fitted_parameter_names(options);
+  for (Family f : families) {
+    std::vector<std::string> values;
+    for (const auto& r : data.rows) {
+      const std::string v = r.family_value(f, data.configs);
+      if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+    }
+    std::sort(values.begin(), values.end());
+    if (values.size() < 2) {
+      const std::string why = std::string("family '") + family_name(f) + "' has a single value (" +
+                              (values.empty() ? "none" : values.front()) +
+                              "): nothing to hold out; add data with another " + family_name(f);
+      if (families.size() == 1) throw UsageError("cannot cross-validate: " + why);
+      cv.skipped.push_back(why);
+      continue;
+    }
+    for (const std::string& value : values) {
+      Fold fold{f, value, 0, {}, {}, {}};
+      std::vector<std::size_t> train, held;
+      for (std::size_t i = 0; i < data.rows.size(); ++i)
+        (data.rows[i].family_value(f, data.configs) == value ? held : train).push_back(i);
+      fold.fitted_rows = static_cast<int>(train.size());
+      try {
+        CalibrateResult r = fit_rows(
+            start, [&](const models::ModelParams& p) { return predict_rows(data, train, topology, p); },
+            options);
+        fold.values = r.values;
+        if (r.degenerate) {
+          fold.refused =
+              "degenerate fit on the other " + std::to_string(train.size()) + " sizes: " + r.why_degenerate;
+        } else {
+          models::ModelParams p = r.params;
+          p.band = band_from_rows(data, train, r.fitted_rows, r.prediction_rel_se, start.band);
+          fold.held_out = predict_rows(data, held, topology, p);
+          with_band(fold.held_out, p);
+        }
+      } catch (const UsageError& e) {
+        fold.refused = e.what();
+      }
+      cv.folds.push_back(std::move(fold));
+    }
+  }
+  if (cv.folds.empty()) {
+    std::string why;
+    for (const auto& s : cv.skipped) why += (why.empty() ? "" : "; ") + s;
+    throw UsageError("cannot cross-validate: every family has a single value (" + why + ")");
+  }
+  return cv;
+}
+
+std::vector<Comparison> held_out_rows(const CrossValidation& cv, Family f) {
+  std::vector<Comparison> out;
+  for (const Fold& fold : cv.folds) {
+    if (fold.family == f) out.insert(out.end(), fold.held_out.begin(), fold.held_out.end());
+  }
+  return out;
+}
+
+namespace {
+
+/// The families that were cross-validated, in order.
+std::vector<Family> validated_families(const CrossValidation& cv) {
+  std::vector<Family> out;
+  for (const Fold& f : cv.folds) {
+    if (std::find(out.begin(), out.end(), f.family) == out.end()) out.push_back(f.family);
+  }
+  return out;
+}
+
+/// MAPE, worst, coverage per bound and overall, as JSON.
+nlohmann::json stats_json(const std::vector<Comparison>& rows) {
+  nlohmann::json j = nlohmann::json::object();
+  auto one = [](const std::vector<Comparison>& rs) {
+    const ErrorStats s = stats(rs);
+    nlohmann::json o = {{"sizes", s.count},
+                        {"mape_pct", s.mape},
+                        {"worst_pct", s.worst},
+                        {"worst_bytes", s.worst_bytes},
+                        {"coverage_pct", s.coverage},
+                        {"band_width_pct", s.band_width},
+                        {"measured_spread_pct", s.repeated_spread},
+                        {"repeated_sizes", s.repeated}};
+    return o;
+  };
+  j["latency"] = one(in_bound(rows, Bound::Latency));
+  j["bandwidth"] = one(in_bound(rows, Bound::Bandwidth));
+  j["all"] = one(rows);
+  return j;
+}
+
+/// The worst row: label and size.
+std::string worst_text(const std::vector<Comparison>& rows) {
+  const Comparison* w = nullptr;
+  for (const auto& c : rows) {
+    if (!w || std::fabs(c.error()) > std::fabs(w->error())) w = &c;
+  }
+  if (!w) return "-";
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%+.1f%% %s at %s", 100 * w->error(), w->label().c_str(),
+                size_text(w->bytes).c_str());
+  return buf;
+}
+
+std::string pct(const std::vector<Comparison>& rows, double ErrorStats::*field) {
+  if (rows.empty()) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", stats(rows).*field);
+  return buf;
+}
+
+}  // namespace
+
+std::string cross_validation_text(const CrossValidation& cv) {
+  std::ostringstream o;
+  char line[512];
+  o << "Leave-one-family-out cross-validation over " << cv.rows << " measured sizes; each fold fits "
+    << (cv.parameters.empty() ? std::string("calibrate's default parameters") : join(cv.parameters, ", "))
+    << " on the other families' rows and predicts the held-out one (band: the fold's residuals, measured "
+       "spread and standard errors).\n";
+  for (Family f : validated_families(cv)) {
+    o << "\nfamily " << family_name(f) << "\n";
+    std::snprintf(line, sizeof line, "  %-34s %6s %6s %9s %9s %9s %9s  %s\n", "held out", "fitted", "sizes",
+                  "lat MAPE", "bw MAPE", "all MAPE", "coverage", "worst size");
+    o << line;
+    for (const Fold& fold : cv.folds) {
+      if (fold.family != f) continue;
+      if (!fold.refused.empty()) {
+        std::snprintf(line, sizeof line, "  %-34s %6d  refused: ", fold.value.c_str(), fold.fitted_rows);
+        o << line << fold.refused << "\n";
+        continue;
+      }
+      const auto& h = fold.held_out;
+      std::snprintf(line, sizeof line, "  %-34s %6d %6zu %9s %9s %9s %9s  %s\n", fold.value.c_str(),
+                    fold.fitted_rows, h.size(), pct(in_bound(h, Bound::Latency), &ErrorStats::mape).c_str(),
+                    pct(in_bound(h, Bound::Bandwidth), &ErrorStats::mape).c_str(),
+                    pct(h, &ErrorStats::mape).c_str(), pct(h, &ErrorStats::coverage).c_str(),
+                    worst_text(h).c_str());
+      o << line;
+    }
+    const auto all = held_out_rows(cv, f);
+    std::snprintf(line, sizeof line, "  %-34s %6s %6zu %9s %9s %9s %9s  %s\n", "all held out", "", all.size(),
+                  pct(in_bound(all, Bound::Latency), &ErrorStats::mape).c_str(),
+                  pct(in_bound(all, Bound::Bandwidth), &ErrorStats::mape).c_str(),
+                  pct(all, &ErrorStats::mape).c_str(), pct(all, &ErrorStats::coverage).c_str(),
+                  worst_text(all).c_str());
+    o << line;
+  }
+  for (const auto& s : cv.skipped) o << "\nnot cross-validated: " << s << "\n";
+  o << "\n";
+  for (Family f : validated_families(cv)) {
+    const auto all = held_out_rows(cv, f);
+    for (Bound b : {Bound::Latency, Bound::Bandwidth}) {
+      const auto sub = in_bound(all, b);
+      if (sub.empty()) continue;
+      const ErrorStats s = stats(sub);
+      std::snprintf(line, sizeof line,
+                    "held-out %-10s %-26s MAPE %5.1f%%  worst %5.1f%%  coverage %5.1f%%  band %5.1f%% / "
+                    "repeats' spread "
+                    "%5.1f%%\n",
+                    family_name(f), bound_name(b), s.mape, s.worst, s.coverage, s.band_width,
+                    s.repeated_spread);
+      o << line;
+    }
+  }
+  return o.str();
+}
+
+std::string cross_validation_markdown(const CrossValidation& cv, const std::string& command) {
+  std::ostringstream o;
+  o << "## Held-out accuracy (leave one family out)\n\n"
+    << "Each fold fits "
+    << (cv.parameters.empty() ? std::string("calibrate's default parameters") : join(cv.parameters, ", "))
+    << " on every other family value and predicts the one left out; nothing in a row below was fitted to it. "
+    << "Latency-bound: < 1 MiB; bandwidth-bound: >= 1 MiB. Coverage: share of measured medians inside the "
+       "prediction band. Reproduce with:\n\n```sh\n"
+    << command << "\n```\n\n";
+  o << "| family | held out | fitted sizes | held-out sizes | latency MAPE | bandwidth MAPE | all MAPE | "
+       "coverage | "
+       "worst size |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (Family f : validated_families(cv)) {
+    for (const Fold& fold : cv.folds) {
+      if (fold.family != f) continue;
+      if (!fold.refused.empty()) {
+        o << "| " << family_name(f) << " | " << fold.value << " | " << fold.fitted_rows
+          << " | refused: " << fold.refused << " | | | | | |\n";
+        continue;
+      }
+      const auto& h = fold.held_out;
+      o << "| " << family_name(f) << " | " << fold.value << " | " << fold.fitted_rows << " | " << h.size()
+        << " | " << pct(in_bound(h, Bound::Latency), &ErrorStats::mape) << " | "
+        << pct(in_bound(h, Bound::Bandwidth), &ErrorStats::mape) << " | " << pct(h, &ErrorStats::mape)
+        << " | " << pct(h, &ErrorStats::coverage) << " | " << worst_text(h) << " |\n";
+    }
+    const auto all = held_out_rows(cv, f);
+    o << "| **" << family_name(f) << "** | **all** | | " << all.size() << " | **"
+      << pct(in_bound(all, Bound::Latency), &ErrorStats::mape) << "** | **"
+      << pct(in_bound(all, Bound::Bandwidth), &ErrorStats::mape) << "** | **" << pct(all, &ErrorStats::mape)
+      << "** | " << pct(all, &ErrorStats::coverage) << " | " << worst_text(all) << " |\n";
+  }
+  for (const auto& s : cv.skipped) o << "\nNot cross-validated: " << s << ".\n";
+  return o.str();
+}
+
+nlohmann::json cross_validation_json(const CrossValidation& cv, const std::string& command) {
+  nlohmann::json j;
+  j["schema"] = "commsim.crossval/1";
+  j["command"] = command;
+  j["parameters"] = cv.parameters;
+  j["rows"] = cv.rows;
+  j["skipped"] = cv.skipped;
+  j["families"] = nlohmann::json::array();
+  for (Family f : validated_families(cv)) {
+    nlohmann::json fam;
+    fam["family"] = family_name(f);
+    fam["folds"] = nlohmann::json::array();
+    for (const Fold& fold : cv.folds) {
+      if (fold.family != f) continue;
+      nlohmann::json fj = {{"held_out", fold.value}, {"fitted_sizes", fold.fitted_rows}};
+      if (!fold.refused.empty()) {
+        fj["refused"] = fold.refused;
+      } else {
+        fj["stats"] = stats_json(fold.held_out);
+        fj["worst"] = worst_text(fold.held_out);
+        for (const auto& v : fold.values) fj["fitted"][v.parameter.name] = v.value;
+      }
+      fam["folds"].push_back(std::move(fj));
+    }
+    const auto all = held_out_rows(cv, f);
+    fam["held_out"] = stats_json(all);
+    fam["worst"] = worst_text(all);
+    j["families"].push_back(std::move(fam));
+  }
+  return j;
+}
+
+}  // namespace commsim::validation

@@ -1,0 +1,243 @@
+// Manifests, prediction bands and leave-one-family-out cross-validation: parsing, refusals, closed forms.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "commsim/core/error.hpp"
+#include "commsim/core/text.hpp"
+#include "commsim/models/params.hpp"
+#include "commsim/topo/load.hpp"
+#include "commsim/validation/crossval.hpp"
+
+using namespace commsim;
+using namespace commsim::validation;
+
+namespace {
+
+const std::string kSrc = COMMSIM_SOURCE_DIR;
+const std::string kData = kSrc + "/validation/data/h200x4/nccl-tests/";
+
+topo::Topology load(const std::string& file, const std::string& gpu = "") {
+  topo::Diagnostics diag;
+  return topo::load_topology(kSrc + "/topologies/library/real/" + file, {gpu, ""}, diag);
+}
+
+/// A manifest in the temporary folder with `body` under the header; returns its path.
+std::string manifest(const std::string& name, const std::string& body) {
+  const auto path = (std::filesystem::temp_directory_path() / ("commsim-" + name + ".csv")).string();
+  write_file_atomic(path, "file,start,workload,gpus,launch,nccl_env,repeat\n" + body);
+  return path;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("manifest: quoted GPU lists, launch, knobs and repeats are read; paths resolve against the file") {
+  const auto m = manifest("read",
+                          "a.json,s1,sendrecv,\"0,2\",single-thread,,2\n"
+                          "/abs/b.json,s2,all_reduce,0-3,thread-per-gpu,NCCL_PROTO=LL NCCL_ALGO=Ring,1\n");
+  const auto e = load_manifest(m);
+  REQUIRE(e.size() == 2);
+  CHECK(e[0].file == std::filesystem::path(m).parent_path().string() + "/a.json");
+  CHECK(e[0].gpus == std::vector<int>{0, 2});
+  CHECK(!e[0].thread_per_gpu);
+  CHECK(e[0].repeat == 2);
+  CHECK(e[0].nccl_env.empty());
+  CHECK(e[1].file == "/abs/b.json");
+  CHECK(e[1].gpus == std::vector<int>{0, 1, 2, 3});
+  CHECK(e[1].thread_per_gpu);
+  CHECK(e[1].nccl_env == std::vector<std::string>{"NCCL_PROTO=LL", "NCCL_ALGO=Ring"});
+}
+
+TEST_CASE("manifest: bad cells name file, line and column") {
+  const auto launch = manifest("launch", "a.json,s1,sendrecv,0-1,mpi,,1\n");
+  CHECK(error_of([&] { load_manifest(launch); }).find(launch + ":2:24: error: launch must be") !=
+        std::string::npos);
+  const auto knob = manifest("knob", "a.json,s1,sendrecv,0-1,single-thread,NCCL_FOO=1,1\n");
+  CHECK(error_of([&] { load_manifest(knob); }).find(":2:38: error: --nccl-env: unknown knob") !=
+        std::string::npos);
+  const auto op = manifest("op", "a.json,s1,allreduce,0-1,single-thread,,1\n");
+  CHECK(error_of([&] { load_manifest(op); }).find("cannot simulate nccl-tests 'allreduce'") !=
+        std::string::npos);
+  const auto repeat = manifest("repeat", "a.json,s1,sendrecv,0-1,single-thread,,0\n");
+  CHECK(error_of([&] { load_manifest(repeat); }).find("repeat must be a positive integer") !=
+        std::string::npos);
+  const auto unquoted = manifest("unquoted", "a.json,s1,sendrecv,0,2,single-thread,,1\n");
+  CHECK(error_of([&] { load_manifest(unquoted); }).find("expected 7 cells, found 8") != std::string::npos);
+}
+
+TEST_CASE("manifest: data from another machine is refused naming the mismatch") {
+  const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  // The H200 runs against an 8x H100 topology: another GPU model.
+  const auto m = manifest("h100", kData + "sendrecv_g2_d02.json,s1,sendrecv,\"0,2\",single-thread,,1\n");
+  const std::string gpu = error_of([&] { load_manifest_data({m}, load("hgx-h100.topo", "H100"), h200); });
+  CHECK(gpu.find("measured on 'NVIDIA H200' but topology GPU 0 is H100") != std::string::npos);
+  // GPUs the topology does not have.
+  const auto big = manifest("big", kData + "sendrecv_g2_d02.json,s1,sendrecv,\"0,5\",single-thread,,1\n");
+  CHECK(error_of([&] {
+          load_manifest_data({big}, load("h200x4.topo"), h200);
+        }).find("GPU 5 is not in the topology, which has 4 GPUs") != std::string::npos);
+  // A 2-GPU run listed as 4 GPUs, and a single-thread run listed as thread-per-gpu.
+  const auto count = manifest("count", kData + "sendrecv_g2_d02.json,s1,sendrecv,0-3,single-thread,,1\n");
+  CHECK(error_of([&] {
+          load_manifest_data({count}, load("h200x4.topo"), h200);
+        }).find("ran on 2 GPUs, the manifest lists 4") != std::string::npos);
+  const auto launch = manifest("tpg", kData + "sendrecv_g2_d02.json,s1,sendrecv,\"0,2\",thread-per-gpu,,1\n");
+  CHECK(error_of([&] {
+          load_manifest_data({launch}, load("h200x4.topo"), h200);
+        }).find("not the manifest's thread-per-gpu launch") != std::string::npos);
+  // Another NCCL version than the parameter set's is a warning that names both.
+  models::ModelParams other = h200;
+  other.nccl_version = "2.21.5";
+  const auto data = load_manifest_data({m}, load("h200x4.topo"), other);
+  REQUIRE(data.warnings.size() == 1);
+  CHECK(data.warnings[0].find("ran NCCL 2.28.3, the parameter set h200 was fitted on NCCL 2.21.5") !=
+        std::string::npos);
+  // Knobs the run recorded in its environment but the manifest does not list.
+  const auto knob =
+      manifest("knobs", kData + "sendrecv_g2_d01_protoLL.json,s1,sendrecv,\"0,1\",single-thread,,1\n");
+  const auto unlisted = load_manifest_data({knob}, load("h200x4.topo"), h200);
+  REQUIRE(unlisted.warnings.size() == 1);
+  CHECK(unlisted.warnings[0].find(
+            "recorded the NCCL knobs 'NCCL_PROTO=LL' but the manifest's nccl_env is ''") !=
+        std::string::npos);
+}
+
+TEST_CASE("band: measured spread, fit residuals and standard errors add in quadrature per bound") {
+  ManifestData d;
+  d.configs.push_back({"sendrecv", {0, 1}, false, {}, "defaults"});
+  ManifestRow small;
+  small.c.bytes = 1024;
+  small.times = {9, 10, 12};  // median 10: below {0.1, 0, 0}, above {0, 0, 0.2}
+  ManifestRow large;
+  large.c.bytes = 64ULL << 20;
+  large.times = {100, 100, 104};  // median 100: above {0, 0, 0.04}
+  ManifestRow single;             // one run: no spread to learn from
+  single.c.bytes = 2048;
+  single.times = {50};
+  d.rows = {small, large, single};
+  auto fitted = [](std::uint64_t bytes, double measured, double predicted) {
+    Comparison c;
+    c.bytes = bytes;
+    c.measured_us = measured;
+    c.predicted_us = predicted;
+    return c;
+  };
+  // Predictions on the measurements: the spread alone (90th percentiles, interpolated).
+  const std::vector<Comparison> exact = {fitted(1024, 10, 10), fitted(64ULL << 20, 100, 100)};
+  const models::BandParams fallback{0.5, 0.5, 0.25, 0.25};
+  const auto b = band_from_rows(d, {0, 1, 2}, exact, {0, 0}, fallback);
+  CHECK(b.latency_below == doctest::Approx(0.08));  // 0.8 of the way from 0 to 0.1
+  CHECK(b.latency_above == doctest::Approx(0.16));
+  CHECK(b.bandwidth_above == doctest::Approx(0.032));
+  CHECK(b.bandwidth_below == doctest::Approx(0.001));  // no spread below: the smallest band written
+  // A prediction 10% under the measurement widens the upper side; a standard error of 0.06 widens both.
+  const std::vector<Comparison> under = {fitted(1024, 11, 10)};
+  const auto w = band_from_rows(d, {0, 1, 2}, under, {0.06}, fallback);
+  const double fit = 1.645 * 0.06;
+  CHECK(w.latency_above == doctest::Approx(std::sqrt(0.1 * 0.1 + 0.16 * 0.16 + fit * fit)));
+  CHECK(w.latency_below == doctest::Approx(std::sqrt(0.08 * 0.08 + fit * fit)));
+  CHECK(w.bandwidth_below == doctest::Approx(0.25));  // nothing fitted from 1 MiB: the fallback stays
+  models::ModelParams p;
+  p.band = b;
+  const auto band = models::band_of(p, 1024, 20);
+  CHECK(band.lo_us == doctest::Approx(18.4));
+  CHECK(band.hi_us == doctest::Approx(23.2));
+}
+
+TEST_CASE("crossval: a family with a single value, or parameters the data cannot pin, are refused") {
+  const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  const auto m =
+      manifest("two-pairs", kData + "sendrecv_g2_d01_r1.json,s1,sendrecv,\"0,1\",single-thread,,1\n" + kData +
+                                "sendrecv_g2_d01_r2.json,s1,sendrecv,\"0,1\",single-thread,,2\n" + kData +
+                                "sendrecv_g2_d02.json,s1,sendrecv,\"0,2\",single-thread,,1\n");
+  const auto topology = load("h200x4.topo");
+  const auto data = load_manifest_data({m}, topology, h200);
+  CHECK(data.rows.size() == 56);  // 28 sizes on each pair; the two repeats of 0,1 share a row
+  CalibrateOptions o;
+  o.parameters = {"simple.base_latency"};
+  CHECK(error_of([&] {
+          cross_validate(data, topology, h200, {Family::Start}, o);
+        }).find("family 'start' has a single value (s1): nothing to hold out") != std::string::npos);
+  // sendrecv never runs a collective: the collective latency is not pinned by the other pair's rows.
+  o.parameters = {"collective.ll_base_latency"};
+  const auto cv = cross_validate(data, topology, h200, {Family::Pair}, o);
+  REQUIRE(cv.folds.size() == 2);
+  for (const auto& f : cv.folds) {
+    CHECK(f.held_out.empty());
+    CHECK(f.refused.find("degenerate fit") != std::string::npos);
+  }
+}
+
+TEST_CASE("crossval: a fold fits on the other pair and predicts the held-out one with a band") {
+  const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  const auto m = manifest("pairs", kData + "sendrecv_g2_d01_r1.json,s1,sendrecv,\"0,1\",single-thread,,1\n" +
+                                       kData + "sendrecv_g2_d02.json,s1,sendrecv,\"0,2\",single-thread,,1\n");
+  const auto topology = load("h200x4.topo");
+  const auto data = load_manifest_data({m}, topology, h200);
+  CalibrateOptions o;
+  o.parameters = {"simple.base_latency", "p2p.nvlink_efficiency"};
+  const auto cv = cross_validate(data, topology, h200, {Family::Pair}, o);
+  REQUIRE(cv.folds.size() == 2);
+  for (const auto& f : cv.folds) {
+    CHECK(f.refused.empty());
+    CHECK(f.fitted_rows == 28);
+    REQUIRE(f.held_out.size() == 28);
+    for (const auto& c : f.held_out) {
+      CHECK(c.gpus == (f.value == "gpus 0,1" ? std::vector<int>{0, 1} : std::vector<int>{0, 2}));
+      CHECK(c.has_band());
+      CHECK(c.predicted_lo_us < c.predicted_us);
+      CHECK(c.predicted_hi_us > c.predicted_us);
+    }
+    // NVSwitch pairs are alike: a fit on one pair predicts the other.
+    CHECK(stats(f.held_out).mape < 10);
+  }
+  const auto json = cross_validation_json(cv, "cmd");
+  CHECK(json["families"][0]["family"] == "pair");
+  CHECK(json["families"][0]["held_out"]["all"]["sizes"] == 56);
+  CHECK(cross_validation_markdown(cv, "cmd").find("| pair | gpus 0,1 | 28 | 28 |") != std::string::npos);
+}
+
+TEST_CASE(
+    "calibrate: a manifest fit writes a [band] that reads back, and holds out the workloads it does not "
+    "fit") {
+  const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  const auto m =
+      manifest("calibrate", kData + "sendrecv_g2_d01_r1.json,s1,sendrecv,\"0,1\",single-thread,,1\n" + kData +
+                                "sendrecv_g2_d01_r2.json,s1,sendrecv,\"0,1\",single-thread,,2\n" + kData +
+                                "all_reduce_g2.json,s1,all_reduce,\"0,1\",single-thread,,1\n");
+  const auto topology = load("h200x4.topo");
+  const auto data = load_manifest_data({m}, topology, h200);
+  CalibrateOptions o;
+  o.manifests = {m};
+  o.workloads = {"sendrecv"};
+  o.parameters = {"simple.base_latency", "p2p.nvlink_efficiency"};
+  const auto r = calibrate_manifest(data, topology, h200, o);
+  CHECK(!r.degenerate);
+  CHECK(r.band_fitted);
+  CHECK(r.fitted_rows.size() == 28);
+  REQUIRE(r.held_out_rows.size() == 28);
+  for (const auto& c : r.held_out_rows) {
+    CHECK(c.workload == "all_reduce");
+    CHECK(c.has_band());
+  }
+  CHECK(r.prediction_rel_se.size() == r.fitted_rows.size());
+  // The band spans the fitted rows' 5th-95th percentile of residuals (widened by the spread): about 90% of
+  // them, less the interpolation between 28 sizes.
+  CHECK(stats(r.fitted_rows).coverage >= 85);
+  const auto toml = fitted_params_toml(r, kSrc + "/models/params/h200.toml", "refit", o);
+  const auto reread = models::ModelParams::parse(toml, "<written>", models::ModelParams::defaults());
+  CHECK(reread.band.latency_above == doctest::Approx(r.params.band.latency_above).epsilon(1e-3));
+  CHECK(reread.band.bandwidth_below == doctest::Approx(r.params.band.bandwidth_below).epsilon(1e-3));
+  CHECK(toml.find("Fitted on the sendrecv rows of: " + m) != std::string::npos);
+}
