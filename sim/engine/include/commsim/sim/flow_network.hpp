@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -109,14 +110,18 @@ class FlowNetwork {
     std::uint64_t seq = 0;
     Done done;
   };
-  /// A scheduled completion (16 bytes: the heap is the hottest memory when many flows end together). Ties
-  /// pop by slot; flows that end at one instant are sorted by start order before their callbacks run.
+  /// A scheduled completion. Completions are kept in buckets, one per instant (many flows end together, and a
+  /// heap of all of them was the hottest memory of a run); an instant's entries pop by slot, and flows that
+  /// end at one instant are sorted by start order before their callbacks run.
   struct Due {
-    Picoseconds when;
     int cls;
     std::uint32_t version;
-    bool operator>(const Due& o) const { return when != o.when ? when > o.when : cls > o.cls; }
   };
+  struct Bucket {
+    std::vector<Due> items;  ///< in insertion order; sorted by slot when the instant comes
+    std::size_t head = 0;    ///< items before it are stale and dropped
+  };
+  using Buckets = std::map<Picoseconds, Bucket>;
 
   int new_class();
   void solve(const std::vector<int>& classes, const std::vector<ResourceId>& resources);
@@ -136,7 +141,12 @@ class FlowNetwork {
   std::deque<std::vector<ResourceId>> owned_paths_;  ///< paths given by value to start(); never move
   std::vector<Resource> resources_;
   std::vector<Class> classes_;
-  std::vector<int> free_classes_;  ///< min-heap of free slots
+  /// Free class slots as a two-level bitmap (bit set = free), popped lowest first.
+  std::vector<std::uint64_t> free_bits_, free_summary_;
+  std::size_t free_count_ = 0;
+  std::size_t free_low_ = 0;  ///< no summary word below it has a bit set
+  void free_class(int cls);
+  int pop_free_class();
   std::vector<Member> members_;
   std::vector<FlowId> free_members_;
   std::size_t active_members_ = 0;
@@ -169,8 +179,14 @@ class FlowNetwork {
   std::vector<Share> shares_;
   std::vector<std::pair<int, double>> rates_;
   std::vector<Due> later_;
+  std::vector<std::vector<Due>> spare_buckets_;  ///< emptied bucket vectors, reused
   std::vector<std::pair<std::uint64_t, FlowId>> done_;
-  std::vector<Due> due_;            ///< min-heap of completions (stale entries skipped)
+  Buckets due_;                      ///< completions by instant (stale entries skipped)
+  std::size_t due_count_ = 0;        ///< entries in due_, stale ones included
+  Buckets::iterator last_bucket_{};  ///< where the last completion went (valid if has_last_bucket_)
+  bool has_last_bucket_ = false;
+  void add_due(Picoseconds when, int cls, std::uint32_t version);
+  Buckets::iterator erase_bucket(Buckets::iterator it);
   std::vector<ResourceId> loaded_;  ///< resources with load after the last recomputation (observer mode)
   std::uint64_t next_seq_ = 0;
   std::uint64_t visit_ = 0;
