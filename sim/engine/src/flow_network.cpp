@@ -18,8 +18,8 @@ FlowNetwork::ResourceId FlowNetwork::add_resource(double capacity, std::string n
   Resource res;
   res.capacity = capacity;
   res.saturation = saturation;
-  res.name = std::move(name);
   resources_.push_back(std::move(res));
+  names_.push_back(std::move(name));
   return static_cast<ResourceId>(resources_.size() - 1);
 }
 

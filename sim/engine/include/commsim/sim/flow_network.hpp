@@ -46,7 +46,7 @@ class FlowNetwork {
   /// D / (1 + (D/C)^k)^(1/k), a smooth minimum of D and C that tends to the hard one as k grows.
   ResourceId add_resource(double capacity, std::string name, double saturation = 0);
   double capacity(ResourceId r) const { return resources_[r].capacity; }
-  const std::string& resource_name(ResourceId r) const { return resources_[r].name; }
+  const std::string& resource_name(ResourceId r) const { return names_[r]; }
   std::size_t resource_count() const { return resources_.size(); }
 
   /// Starts a flow of `bytes` over `path` now; `cap` limits its rate (0 = no own limit). `done` runs when the
@@ -71,38 +71,40 @@ class FlowNetwork {
   void set_load_observer(LoadObserver obs) { observer_ = std::move(obs); }
 
  private:
+  /// Hot fields first, within one cache line (a resource is touched once per flow start and per solve);
+  /// names live apart (names_).
   struct Resource {
-    double capacity = 0;
-    double saturation = 0;
-    std::string name;
-    double load = 0;  ///< sum of rates of active flows (kept while an observer is set)
     /// Active weighted flows crossing it, as (class, incarnation); entries of ended classes are dropped
     /// lazily.
     std::vector<std::pair<int, std::uint32_t>> classes;
-    int dead = 0;               ///< ended entries still in `classes`
+    std::uint64_t visit = 0;  ///< scratch: component search stamp
+    double capacity = 0;
+    double saturation = 0;
     double residual = 0;        ///< scratch for water-filling
-    double initial = 0;         ///< scratch: usable capacity before filling
     std::int64_t unfrozen = 0;  ///< scratch: weight of unfrozen flows
+    double initial = 0;         ///< scratch: usable capacity before filling
     std::uint32_t version = 0;  ///< scratch: heap entry validity
-    std::uint64_t visit = 0;    ///< scratch: component search stamp
+    int dead = 0;               ///< ended entries still in `classes`
+    double load = 0;            ///< sum of rates of active flows (kept while an observer is set)
     bool in_loaded = false;     ///< in loaded_ (observer mode)
   };
   /// A weighted flow: `weight` identical flows that started together.
   struct Class {
+    // What the component search reads first, together.
     const std::vector<ResourceId>* path = nullptr;  ///< in owned_paths_, or a caller's path (start_on)
-    double remaining = 0;                           ///< bytes each member still has to move at time `since`
-    double cap = 0;
-    double rate = 0;  ///< bytes/s of each member
-    Picoseconds since = 0;
-    Picoseconds finish = 0;  ///< when the last byte arrives at the current rate
-    std::uint64_t seq = 0;   ///< start order of its first member
     std::uint64_t visit = 0;
     std::uint32_t incarnation = 0;  ///< bumped when the slot is reused
-    std::uint32_t version = 0;      ///< completion heap entry validity
     std::uint32_t weight = 0;
-    int head = -1, tail = -1;  ///< its members, in start order
     bool active = false;
     bool frozen = false;  ///< scratch for water-filling
+    double cap = 0;
+    double remaining = 0;  ///< bytes each member still has to move at time `since`
+    double rate = 0;       ///< bytes/s of each member
+    Picoseconds since = 0;
+    Picoseconds finish = 0;     ///< when the last byte arrives at the current rate
+    std::uint64_t seq = 0;      ///< start order of its first member
+    std::uint32_t version = 0;  ///< completion entry validity
+    int head = -1, tail = -1;   ///< its members, in start order
   };
   struct Member {
     int cls = -1;
@@ -140,6 +142,7 @@ class FlowNetwork {
   EventQueue& events_;
   std::deque<std::vector<ResourceId>> owned_paths_;  ///< paths given by value to start(); never move
   std::vector<Resource> resources_;
+  std::vector<std::string> names_;
   std::vector<Class> classes_;
   /// Free class slots as a two-level bitmap (bit set = free), popped lowest first.
   std::vector<std::uint64_t> free_bits_, free_summary_;
