@@ -11,6 +11,30 @@
 namespace commsim::sim {
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// Sorts `v` by an unsigned key: least-significant-digit radix sort (stable), 8 bits a pass and only as many
+/// passes as the keys' range needs; `scratch` is swapped with `v`. The flows that end at one instant can
+/// number thousands, where this costs a fraction of a comparison sort. Short lists use std::sort.
+template <typename T, typename Key>
+void sort_by_key(std::vector<T>& v, std::vector<T>& scratch, Key key) {
+  if (v.size() < 64) {
+    std::sort(v.begin(), v.end(), [&](const T& a, const T& b) { return key(a) < key(b); });
+    return;
+  }
+  std::uint64_t lo = std::numeric_limits<std::uint64_t>::max(), hi = 0;
+  for (const T& x : v) {
+    lo = std::min<std::uint64_t>(lo, key(x));
+    hi = std::max<std::uint64_t>(hi, key(x));
+  }
+  scratch.resize(v.size());
+  for (int shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += 8) {
+    std::size_t count[257] = {};
+    for (const T& x : v) ++count[((key(x) - lo) >> shift & 255) + 1];
+    for (std::size_t i = 1; i < 257; ++i) count[i] += count[i - 1];
+    for (const T& x : v) scratch[count[(key(x) - lo) >> shift & 255]++] = x;
+    v.swap(scratch);
+  }
+}
 }  // namespace
 
 FlowNetwork::ResourceId FlowNetwork::add_resource(double capacity, std::string name, double saturation) {
@@ -488,9 +512,13 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
   for (auto it = due_.begin(); it != due_.end() && it->first <= now + 2;) {
     const Picoseconds when = it->first;
     Bucket& b = it->second;
-    auto first = b.items.begin() + static_cast<std::ptrdiff_t>(b.head);
     auto by_slot = [](const Due& x, const Due& y) { return x.cls < y.cls; };
-    if (!std::is_sorted(first, b.items.end(), by_slot)) std::sort(first, b.items.end(), by_slot);
+    if (!std::is_sorted(b.items.begin() + static_cast<std::ptrdiff_t>(b.head), b.items.end(), by_slot)) {
+      b.items.erase(b.items.begin(), b.items.begin() + static_cast<std::ptrdiff_t>(b.head));
+      b.head = 0;
+      sort_by_key(b.items, later, [](const Due& d) { return static_cast<std::uint64_t>(d.cls); });
+    }
+    const auto first = b.items.begin() + static_cast<std::ptrdiff_t>(b.head);
     later.clear();
     for (auto d = first; d != b.items.end(); ++d) {
       Class& c = classes_[d->cls];
@@ -528,7 +556,11 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     free_class(ci);
   }
   mark_stale();
-  if (!std::is_sorted(done.begin(), done.end())) std::sort(done.begin(), done.end());
+  if (!std::is_sorted(done.begin(), done.end())) {
+    // done_ is free until the callbacks run (a re-entrant completion takes it then).
+    sort_by_key(done, done_, [](const std::pair<std::uint64_t, FlowId>& e) { return e.first; });
+    done_.clear();
+  }
   for (const auto& [seq, id] : done) {
     Done d = std::move(members_[id].done);
     members_[id].done = nullptr;
