@@ -557,9 +557,7 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
   }
   mark_stale();
   if (!std::is_sorted(done.begin(), done.end())) {
-    // done_ is free until the callbacks run (a re-entrant completion takes it then).
-    sort_by_key(done, done_, [](const std::pair<std::uint64_t, FlowId>& e) { return e.first; });
-    done_.clear();
+    sort_by_key(done, done_scratch_, [](const std::pair<std::uint64_t, FlowId>& e) { return e.first; });
   }
   for (const auto& [seq, id] : done) {
     Done d = std::move(members_[id].done);

@@ -184,6 +184,7 @@ class FlowNetwork {
   std::vector<Due> later_;
   std::vector<std::vector<Due>> spare_buckets_;  ///< emptied bucket vectors, reused
   std::vector<std::pair<std::uint64_t, FlowId>> done_;
+  std::vector<std::pair<std::uint64_t, FlowId>> done_scratch_;  ///< for sorting an instant's callbacks
   Buckets due_;                      ///< completions by instant (stale entries skipped)
   std::size_t due_count_ = 0;        ///< entries in due_, stale ones included
   Buckets::iterator last_bucket_{};  ///< where the last completion went (valid if has_last_bucket_)
