@@ -2,6 +2,7 @@
 #include "commsim/sim/flow_network.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -10,6 +11,30 @@
 namespace commsim::sim {
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// Sorts `v` by an unsigned key: least-significant-digit radix sort (stable), 8 bits a pass and only as many
+/// passes as the keys' range needs; `scratch` is swapped with `v`. The flows that end at one instant can
+/// number thousands, where this costs a fraction of a comparison sort. Short lists use std::sort.
+template <typename T, typename Key>
+void sort_by_key(std::vector<T>& v, std::vector<T>& scratch, Key key) {
+  if (v.size() < 64) {
+    std::sort(v.begin(), v.end(), [&](const T& a, const T& b) { return key(a) < key(b); });
+    return;
+  }
+  std::uint64_t lo = std::numeric_limits<std::uint64_t>::max(), hi = 0;
+  for (const T& x : v) {
+    lo = std::min<std::uint64_t>(lo, key(x));
+    hi = std::max<std::uint64_t>(hi, key(x));
+  }
+  scratch.resize(v.size());
+  for (int shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += 8) {
+    std::size_t count[257] = {};
+    for (const T& x : v) ++count[((key(x) - lo) >> shift & 255) + 1];
+    for (std::size_t i = 1; i < 257; ++i) count[i] += count[i - 1];
+    for (const T& x : v) scratch[count[(key(x) - lo) >> shift & 255]++] = x;
+    v.swap(scratch);
+  }
+}
 }  // namespace
 
 FlowNetwork::ResourceId FlowNetwork::add_resource(double capacity, std::string name, double saturation) {
@@ -17,8 +42,8 @@ FlowNetwork::ResourceId FlowNetwork::add_resource(double capacity, std::string n
   Resource res;
   res.capacity = capacity;
   res.saturation = saturation;
-  res.name = std::move(name);
   resources_.push_back(std::move(res));
+  names_.push_back(std::move(name));
   return static_cast<ResourceId>(resources_.size() - 1);
 }
 
@@ -27,14 +52,35 @@ FlowNetwork::FlowId FlowNetwork::start(std::vector<ResourceId> path, double byte
   return start_on(owned_paths_.back(), bytes, cap, std::move(done));
 }
 
+void FlowNetwork::free_class(int cls) {
+  const auto slot = static_cast<std::size_t>(cls);
+  const std::size_t word = slot >> 6, summary = slot >> 12;
+  if (word >= free_bits_.size()) free_bits_.resize(word + 1, 0);
+  if (summary >= free_summary_.size()) free_summary_.resize(summary + 1, 0);
+  free_bits_[word] |= std::uint64_t{1} << (slot & 63);
+  free_summary_[summary] |= std::uint64_t{1} << (word & 63);
+  free_low_ = std::min(free_low_, summary);
+  ++free_count_;
+}
+
+int FlowNetwork::pop_free_class() {
+  std::size_t summary = free_low_;
+  while (free_summary_[summary] == 0) ++summary;
+  free_low_ = summary;
+  const std::size_t word = summary * 64 + static_cast<std::size_t>(std::countr_zero(free_summary_[summary]));
+  const std::size_t slot = word * 64 + static_cast<std::size_t>(std::countr_zero(free_bits_[word]));
+  free_bits_[word] &= free_bits_[word] - 1;
+  if (free_bits_[word] == 0) free_summary_[summary] &= free_summary_[summary] - 1;
+  --free_count_;
+  return static_cast<int>(slot);
+}
+
 int FlowNetwork::new_class() {
   int id;
-  if (!free_classes_.empty()) {
+  if (free_count_ > 0) {
     // The lowest free slot: flows started one after another get increasing slots, so flows that end together
-    // leave the completion heap (ordered by time, then slot) nearly in start order.
-    std::pop_heap(free_classes_.begin(), free_classes_.end(), std::greater<>());
-    id = free_classes_.back();
-    free_classes_.pop_back();
+    // come out of their instant's bucket (sorted by slot) nearly in start order.
+    id = pop_free_class();
   } else {
     id = static_cast<int>(classes_.size());
     classes_.emplace_back();
@@ -234,8 +280,31 @@ void FlowNetwork::set_rate(Class& c, double rate) {
     return;
   }
   c.finish = now + std::max<Picoseconds>(static_cast<Picoseconds>(std::ceil(t * 1e12 - 1e-6)), 0);
-  due_.push_back({c.finish, static_cast<int>(&c - classes_.data()), c.version});
-  std::push_heap(due_.begin(), due_.end(), std::greater<>());
+  add_due(c.finish, static_cast<int>(&c - classes_.data()), c.version);
+}
+
+void FlowNetwork::add_due(Picoseconds when, int cls, std::uint32_t version) {
+  // Flows solved together mostly finish together: the last bucket is the likely one.
+  if (!has_last_bucket_ || last_bucket_->first != when) {
+    auto [it, fresh] = due_.try_emplace(when);
+    if (fresh && !spare_buckets_.empty()) {
+      it->second.items.swap(spare_buckets_.back());
+      spare_buckets_.pop_back();
+    }
+    last_bucket_ = it;
+    has_last_bucket_ = true;
+  }
+  last_bucket_->second.items.push_back({cls, version});
+  ++due_count_;
+}
+
+FlowNetwork::Buckets::iterator FlowNetwork::erase_bucket(Buckets::iterator it) {
+  if (has_last_bucket_ && last_bucket_ == it) has_last_bucket_ = false;
+  Bucket& b = it->second;
+  due_count_ -= b.items.size() - b.head;
+  b.items.clear();
+  spare_buckets_.push_back(std::move(b.items));
+  return due_.erase(it);
 }
 
 void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<ResourceId>& comp_res) {
@@ -405,44 +474,70 @@ void FlowNetwork::schedule_next() {
     const Class& c = classes_[d.cls];
     return !c.active || c.version != d.version;
   };
-  while (!due_.empty() && stale(due_.front())) {
-    std::pop_heap(due_.begin(), due_.end(), std::greater<>());
-    due_.pop_back();
+  // Stale entries accumulate while rates change; drop them all once they dominate.
+  if (due_count_ > 2 * active_classes_ + 1024) {
+    for (auto it = due_.begin(); it != due_.end();) {
+      Bucket& b = it->second;
+      b.items.erase(b.items.begin(), b.items.begin() + static_cast<std::ptrdiff_t>(b.head));
+      b.head = 0;
+      const std::size_t before = b.items.size();
+      b.items.erase(std::remove_if(b.items.begin(), b.items.end(), stale), b.items.end());
+      due_count_ -= before - b.items.size();
+      it = b.items.empty() ? erase_bucket(it) : std::next(it);
+    }
   }
-  // Stale entries accumulate while rates change; rebuild once they dominate.
-  if (due_.size() > 2 * active_classes_ + 1024) {
-    due_.erase(std::remove_if(due_.begin(), due_.end(), stale), due_.end());
-    std::make_heap(due_.begin(), due_.end(), std::greater<>());
+  // The earliest instant with a live completion.
+  while (!due_.empty()) {
+    Bucket& b = due_.begin()->second;
+    while (b.head < b.items.size() && stale(b.items[b.head])) {
+      ++b.head;
+      --due_count_;
+    }
+    if (b.head < b.items.size()) break;
+    erase_bucket(due_.begin());
   }
   if (due_.empty()) return;
   const std::uint64_t gen = generation_;
-  events_.at(std::max(due_.front().when, events_.now()), [this, gen] { on_completion(gen); });
+  events_.at(std::max(due_.begin()->first, events_.now()), [this, gen] { on_completion(gen); });
 }
 
 void FlowNetwork::on_completion(std::uint64_t generation) {
   if (generation != generation_) return;  // rates changed since this was scheduled
   const Picoseconds now = events_.now();
-  // Done when less than a picosecond of transfer is left (the completion time was rounded up).
+  // Done when less than a picosecond of transfer is left (the completion time was rounded up). Instants in
+  // time order, each instant's flows by slot.
   std::vector<int>& finished = finished_;
   std::vector<Due>& later = later_;
   finished.clear();
-  later.clear();
-  while (!due_.empty() && due_.front().when <= now + 2) {
-    const Due d = due_.front();
-    std::pop_heap(due_.begin(), due_.end(), std::greater<>());
-    due_.pop_back();
-    Class& c = classes_[d.cls];
-    if (!c.active || c.version != d.version) continue;
-    const double left = c.remaining - c.rate * (static_cast<double>(now - c.since) / 1e12);
-    if (d.when <= now || left <= c.rate * 1e-12 + 1e-9) {
-      finished.push_back(d.cls);
-    } else {
-      later.push_back(d);
+  for (auto it = due_.begin(); it != due_.end() && it->first <= now + 2;) {
+    const Picoseconds when = it->first;
+    Bucket& b = it->second;
+    auto by_slot = [](const Due& x, const Due& y) { return x.cls < y.cls; };
+    if (!std::is_sorted(b.items.begin() + static_cast<std::ptrdiff_t>(b.head), b.items.end(), by_slot)) {
+      b.items.erase(b.items.begin(), b.items.begin() + static_cast<std::ptrdiff_t>(b.head));
+      b.head = 0;
+      sort_by_key(b.items, later, [](const Due& d) { return static_cast<std::uint64_t>(d.cls); });
     }
-  }
-  for (const Due& d : later) {
-    due_.push_back(d);
-    std::push_heap(due_.begin(), due_.end(), std::greater<>());
+    const auto first = b.items.begin() + static_cast<std::ptrdiff_t>(b.head);
+    later.clear();
+    for (auto d = first; d != b.items.end(); ++d) {
+      Class& c = classes_[d->cls];
+      if (!c.active || c.version != d->version) continue;
+      const double left = c.remaining - c.rate * (static_cast<double>(now - c.since) / 1e12);
+      if (when <= now || left <= c.rate * 1e-12 + 1e-9) {
+        finished.push_back(d->cls);
+      } else {
+        later.push_back(*d);
+      }
+    }
+    if (later.empty()) {
+      it = erase_bucket(it);
+    } else {
+      due_count_ -= b.items.size() - b.head - later.size();
+      b.items.assign(later.begin(), later.end());
+      b.head = 0;
+      ++it;
+    }
   }
   std::vector<std::pair<std::uint64_t, FlowId>> done;
   done.swap(done_);  // callbacks may end flows re-entrantly: this instant keeps its own list
@@ -458,11 +553,12 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
       dirty_resources_.push_back(r);
     }
     for (int m = c.head; m >= 0; m = members_[m].next) done.emplace_back(members_[m].seq, m);
-    free_classes_.push_back(ci);
-    std::push_heap(free_classes_.begin(), free_classes_.end(), std::greater<>());
+    free_class(ci);
   }
   mark_stale();
-  if (!std::is_sorted(done.begin(), done.end())) std::sort(done.begin(), done.end());
+  if (!std::is_sorted(done.begin(), done.end())) {
+    sort_by_key(done, done_scratch_, [](const std::pair<std::uint64_t, FlowId>& e) { return e.first; });
+  }
   for (const auto& [seq, id] : done) {
     Done d = std::move(members_[id].done);
     members_[id].done = nullptr;

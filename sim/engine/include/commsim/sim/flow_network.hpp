@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,7 @@ class FlowNetwork {
   /// D / (1 + (D/C)^k)^(1/k), a smooth minimum of D and C that tends to the hard one as k grows.
   ResourceId add_resource(double capacity, std::string name, double saturation = 0);
   double capacity(ResourceId r) const { return resources_[r].capacity; }
-  const std::string& resource_name(ResourceId r) const { return resources_[r].name; }
+  const std::string& resource_name(ResourceId r) const { return names_[r]; }
   std::size_t resource_count() const { return resources_.size(); }
 
   /// Starts a flow of `bytes` over `path` now; `cap` limits its rate (0 = no own limit). `done` runs when the
@@ -70,38 +71,40 @@ class FlowNetwork {
   void set_load_observer(LoadObserver obs) { observer_ = std::move(obs); }
 
  private:
+  /// Hot fields first, within one cache line (a resource is touched once per flow start and per solve);
+  /// names live apart (names_).
   struct Resource {
-    double capacity = 0;
-    double saturation = 0;
-    std::string name;
-    double load = 0;  ///< sum of rates of active flows (kept while an observer is set)
     /// Active weighted flows crossing it, as (class, incarnation); entries of ended classes are dropped
     /// lazily.
     std::vector<std::pair<int, std::uint32_t>> classes;
-    int dead = 0;               ///< ended entries still in `classes`
+    std::uint64_t visit = 0;  ///< scratch: component search stamp
+    double capacity = 0;
+    double saturation = 0;
     double residual = 0;        ///< scratch for water-filling
-    double initial = 0;         ///< scratch: usable capacity before filling
     std::int64_t unfrozen = 0;  ///< scratch: weight of unfrozen flows
+    double initial = 0;         ///< scratch: usable capacity before filling
     std::uint32_t version = 0;  ///< scratch: heap entry validity
-    std::uint64_t visit = 0;    ///< scratch: component search stamp
+    int dead = 0;               ///< ended entries still in `classes`
+    double load = 0;            ///< sum of rates of active flows (kept while an observer is set)
     bool in_loaded = false;     ///< in loaded_ (observer mode)
   };
   /// A weighted flow: `weight` identical flows that started together.
   struct Class {
+    // What the component search reads first, together.
     const std::vector<ResourceId>* path = nullptr;  ///< in owned_paths_, or a caller's path (start_on)
-    double remaining = 0;                           ///< bytes each member still has to move at time `since`
-    double cap = 0;
-    double rate = 0;  ///< bytes/s of each member
-    Picoseconds since = 0;
-    Picoseconds finish = 0;  ///< when the last byte arrives at the current rate
-    std::uint64_t seq = 0;   ///< start order of its first member
     std::uint64_t visit = 0;
     std::uint32_t incarnation = 0;  ///< bumped when the slot is reused
-    std::uint32_t version = 0;      ///< completion heap entry validity
     std::uint32_t weight = 0;
-    int head = -1, tail = -1;  ///< its members, in start order
     bool active = false;
     bool frozen = false;  ///< scratch for water-filling
+    double cap = 0;
+    double remaining = 0;  ///< bytes each member still has to move at time `since`
+    double rate = 0;       ///< bytes/s of each member
+    Picoseconds since = 0;
+    Picoseconds finish = 0;     ///< when the last byte arrives at the current rate
+    std::uint64_t seq = 0;      ///< start order of its first member
+    std::uint32_t version = 0;  ///< completion entry validity
+    int head = -1, tail = -1;   ///< its members, in start order
   };
   struct Member {
     int cls = -1;
@@ -109,14 +112,18 @@ class FlowNetwork {
     std::uint64_t seq = 0;
     Done done;
   };
-  /// A scheduled completion (16 bytes: the heap is the hottest memory when many flows end together). Ties
-  /// pop by slot; flows that end at one instant are sorted by start order before their callbacks run.
+  /// A scheduled completion. Completions are kept in buckets, one per instant (many flows end together, and a
+  /// heap of all of them was the hottest memory of a run); an instant's entries pop by slot, and flows that
+  /// end at one instant are sorted by start order before their callbacks run.
   struct Due {
-    Picoseconds when;
     int cls;
     std::uint32_t version;
-    bool operator>(const Due& o) const { return when != o.when ? when > o.when : cls > o.cls; }
   };
+  struct Bucket {
+    std::vector<Due> items;  ///< in insertion order; sorted by slot when the instant comes
+    std::size_t head = 0;    ///< items before it are stale and dropped
+  };
+  using Buckets = std::map<Picoseconds, Bucket>;
 
   int new_class();
   void solve(const std::vector<int>& classes, const std::vector<ResourceId>& resources);
@@ -135,8 +142,14 @@ class FlowNetwork {
   EventQueue& events_;
   std::deque<std::vector<ResourceId>> owned_paths_;  ///< paths given by value to start(); never move
   std::vector<Resource> resources_;
+  std::vector<std::string> names_;
   std::vector<Class> classes_;
-  std::vector<int> free_classes_;  ///< min-heap of free slots
+  /// Free class slots as a two-level bitmap (bit set = free), popped lowest first.
+  std::vector<std::uint64_t> free_bits_, free_summary_;
+  std::size_t free_count_ = 0;
+  std::size_t free_low_ = 0;  ///< no summary word below it has a bit set
+  void free_class(int cls);
+  int pop_free_class();
   std::vector<Member> members_;
   std::vector<FlowId> free_members_;
   std::size_t active_members_ = 0;
@@ -169,8 +182,15 @@ class FlowNetwork {
   std::vector<Share> shares_;
   std::vector<std::pair<int, double>> rates_;
   std::vector<Due> later_;
+  std::vector<std::vector<Due>> spare_buckets_;  ///< emptied bucket vectors, reused
   std::vector<std::pair<std::uint64_t, FlowId>> done_;
-  std::vector<Due> due_;            ///< min-heap of completions (stale entries skipped)
+  std::vector<std::pair<std::uint64_t, FlowId>> done_scratch_;  ///< for sorting an instant's callbacks
+  Buckets due_;                      ///< completions by instant (stale entries skipped)
+  std::size_t due_count_ = 0;        ///< entries in due_, stale ones included
+  Buckets::iterator last_bucket_{};  ///< where the last completion went (valid if has_last_bucket_)
+  bool has_last_bucket_ = false;
+  void add_due(Picoseconds when, int cls, std::uint32_t version);
+  Buckets::iterator erase_bucket(Buckets::iterator it);
   std::vector<ResourceId> loaded_;  ///< resources with load after the last recomputation (observer mode)
   std::uint64_t next_seq_ = 0;
   std::uint64_t visit_ = 0;
