@@ -125,7 +125,7 @@ fi
 # Wall-clock figures and versions differ from run to run: drop the lines and fields that carry them.
 for f in "$out"/*.out "$out"/*.err "$out"/*.md "$out"/*.json; do
   [ -f "$f" ] || continue
-  sed -i -E -e 's/"commsim_version": "[^"]*"/"commsim_version": "-"/' \
+  sed -i -E -e 's/"commsim_version": "[^"]*"/"commsim_version": "-"/' -e "s|$out|OUT|g" \
     -e '/wall|elapsed|seconds on this|ETA/d' "$f"
 done
 echo "$n commands -> $out"
