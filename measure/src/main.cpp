@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "commsim/core/args.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/core/units.hpp"
@@ -85,42 +86,12 @@ std::string shell(const std::string& cmd) {
 }
 
 std::vector<int> parse_list(const std::string& s, int count) {
-  std::vector<int> out;
-  if (s.empty() || s == "all") {
-    for (int g = 0; g < count; ++g) out.push_back(g);
-    return out;
-  }
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const auto dash = item.find('-');
-    try {
-      const int lo = std::stoi(item.substr(0, dash));
-      const int hi = dash == std::string::npos ? lo : std::stoi(item.substr(dash + 1));
-      for (int g = lo; g <= hi; ++g) out.push_back(g);
-    } catch (const std::logic_error&) {
-      throw UsageError("GPU list '" + s + "': '" + item + "' is not a GPU index or range");
-    }
-  }
-  return out;
+  return parse_gpu_list(s.empty() ? "all" : s, count);
 }
 
 std::vector<std::uint64_t> sizes(const Options& o) {
-  std::uint64_t lo = 0, hi = 0;
-  try {
-    lo = parse_size(o.min_bytes);
-    hi = parse_size(o.max_bytes);
-  } catch (const ValueError& e) {
-    throw UsageError(std::string("size: ") + e.what());
-  }
-  if (lo == 0 || hi < lo || !(o.factor > 1))
-    throw UsageError("sizes need 1B <= --min-bytes <= --max-bytes and --factor > 1");
-  std::vector<std::uint64_t> out;
-  for (double s = static_cast<double>(lo); s <= static_cast<double>(hi) * (1 + 1e-12); s *= o.factor) {
-    const auto b = static_cast<std::uint64_t>(std::llround(s));
-    if (out.empty() || b != out.back()) out.push_back(b);
-  }
-  return out;
+  return size_sweep(parse_size_flag("--min-bytes", o.min_bytes), parse_size_flag("--max-bytes", o.max_bytes),
+                    o.factor);
 }
 
 /// Every process's JSON array, concatenated in rank order on rank 0 (empty elsewhere).
@@ -234,12 +205,7 @@ int run(const Options& o, const World& world, int argc, char** argv) {
     }
     if (o.activation_bytes.empty()) throw UsageError("pipeline needs --activation-bytes SIZE[,SIZE...]");
     for (const auto& s : o.activation_bytes) {
-      try {
-        p.sizes.push_back(parse_size(s));
-      } catch (const ValueError& e) {
-        throw UsageError("--activation-bytes " + s + ": " + e.what());
-      }
-      if (p.sizes.back() == 0) throw UsageError("--activation-bytes must be at least 1B");
+      p.sizes.push_back(parse_size_flag("--activation-bytes", s));
     }
     p.microbatches = o.microbatches;
     p.modes = o.modes;

@@ -8,7 +8,7 @@
 #include "commsim/core/embedded.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
-#include "commsim/models/toml_fields.hpp"
+#include "commsim/core/toml_fields.hpp"
 
 namespace commsim::models {
 

@@ -28,7 +28,7 @@ topo::Topology load(const std::string& rel, const std::string& gpu = "") {
 void BM_P2pAllPairsHgxH100(benchmark::State& state) {
   const auto t = load("topologies/library/real/hgx-h100.topo", "H100");
   const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
-  const auto sizes = sim::size_sweep(1, 1ULL << 30, 2);
+  const auto sizes = size_sweep(1, 1ULL << 30, 2);
   std::uint64_t events = 0, runs = 0;
   for (auto _ : state) {
     sim::Runtime rt(t, *model);

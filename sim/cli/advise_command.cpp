@@ -77,7 +77,7 @@ void run_advise(const AdviseOptions& o) {
 
   std::vector<int> gpus;
   if (!o.gpus.empty()) {
-    gpus = sim::parse_gpu_list(o.gpus, n);
+    gpus = parse_gpu_list(o.gpus, n);
   } else {
     if (o.stages < 2) throw UsageError("advise pipeline needs --stages P (at least 2) or --gpus LIST");
     if (o.stages > n)
@@ -85,7 +85,7 @@ void run_advise(const AdviseOptions& o) {
                        std::to_string(n) + " GPUs");
     for (int i = 0; i < o.stages; ++i) gpus.push_back(i);
   }
-  const std::uint64_t act = sim::parse_size_flag("--activation-bytes", o.activation_bytes);
+  const std::uint64_t act = parse_size_flag("--activation-bytes", o.activation_bytes);
   if (!(o.fwd_us >= 0) || !(o.bwd_us >= 0) || o.fwd_us > 1e9 || o.bwd_us > 1e9)
     throw UsageError("--fwd-us and --bwd-us must be between 0 and 1e9 microseconds");
   std::vector<sim::Framework> frameworks;

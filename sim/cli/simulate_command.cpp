@@ -75,18 +75,6 @@ struct SimOptions {
   std::vector<std::string> baseline_nccl_env;
 };
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    std::size_t end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 /// PyTorch's per-call overhead on every launch that issues communication (--framework torch for the
 /// point-to-point workloads).
 void apply_framework(sim::Program& p, sim::Framework f) {
@@ -288,7 +276,7 @@ void run_pipeline(const SimOptions& o, sim::ResultTable& table, int n,
   if (interleaved && o.chunks < 2) throw UsageError("--schedule interleaved needs --chunks V (at least 2)");
   std::vector<int> gpus;
   if (o.gpus != "all") {
-    gpus = sim::parse_gpu_list(o.gpus, n);
+    gpus = parse_gpu_list(o.gpus, n);
     if (o.stages > 0 && static_cast<int>(gpus.size()) != o.stages)
       throw UsageError("--stages " + std::to_string(o.stages) + " but --gpus lists " +
                        std::to_string(gpus.size()) + " GPUs");
@@ -312,7 +300,7 @@ void run_pipeline(const SimOptions& o, sim::ResultTable& table, int n,
   }
   std::vector<std::uint64_t> acts;
   for (const std::string& a : split_list(o.activation_bytes))
-    acts.push_back(sim::parse_size_flag("--activation-bytes", a));
+    acts.push_back(parse_size_flag("--activation-bytes", a));
   std::vector<sim::ExchangeMode> modes;
   for (const std::string& m : split_list(o.mode.empty() ? "sequential,overlapped,batched" : o.mode))
     modes.push_back(sim::parse_exchange_mode(m));
@@ -373,14 +361,14 @@ bool thread_per_gpu(const SimOptions& o, const topo::Topology& t, const std::vec
 std::uint64_t bucket_flag(const SimOptions& o, std::uint64_t fallback) {
   if (o.bucket_bytes.empty()) return fallback;
   if (o.bucket_bytes == "0" || o.bucket_bytes == "0B") return 0;
-  return sim::parse_size_flag("--bucket-bytes", o.bucket_bytes);
+  return parse_size_flag("--bucket-bytes", o.bucket_bytes);
 }
 
 void run_model_broadcast(const SimOptions& o, sim::ResultTable& table, const topo::Topology& topology,
                          sim::Framework framework, const std::function<sim::RunResult(sim::Program)>& run) {
   const int n = static_cast<int>(topology.gpus.size());
   const models::ModelSpec& spec = models::model_spec(o.model_name);
-  std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
+  std::vector<int> gpus = parse_gpu_list(o.gpus, n);
   if (o.root < 0 || o.root >= static_cast<int>(gpus.size()))
     throw UsageError("--root " + std::to_string(o.root) + " is not a rank of --gpus");
   std::rotate(gpus.begin(), gpus.begin() + o.root, gpus.end());  // the program broadcasts from its first GPU
@@ -407,9 +395,9 @@ void run_weight_sync(const SimOptions& o, sim::ResultTable& table, const models:
   if (o.model_name.empty()) throw UsageError("weight-sync needs --model NAME (`commsim model list`)");
   const models::ModelSpec& spec = models::model_spec(o.model_name);
   if (o.from.empty()) throw UsageError("weight-sync needs --from GPU[S] (the trainers)");
-  const std::vector<int> from = sim::parse_gpu_list(o.from, n);
+  const std::vector<int> from = parse_gpu_list(o.from, n);
   if (o.to.empty()) throw UsageError("weight-sync needs --to LIST (the rollout GPUs)");
-  const std::vector<int> to = sim::parse_gpu_list(o.to, n);
+  const std::vector<int> to = parse_gpu_list(o.to, n);
   const std::vector<std::vector<int>> groups = sim::rollout_groups(from, to);
   if (o.method != "broadcast" && o.method != "p2p-engine")
     throw UsageError("--method must be broadcast or p2p-engine");
@@ -500,7 +488,7 @@ void run_grad_sync(const SimOptions& o, sim::ResultTable& table, sim::Runtime& r
   std::vector<Case> cases;
   auto one = [&](sim::Runtime& rt, const std::function<sim::RunResult(sim::Program)>& runner,
                  const std::string& name, const std::string& topology) {
-    const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, static_cast<int>(rt.topology().gpus.size()));
+    const std::vector<int> gpus = parse_gpu_list(o.gpus, static_cast<int>(rt.topology().gpus.size()));
     sim::Program p = sim::grad_sync_program(gpus, buckets, framework);
     p.warmup = 0;
     p.iterations = 1;
@@ -534,9 +522,9 @@ void run_workload(const std::string& workload, const SimOptions& o) {
   if (!o.gpu.empty()) hw.gpu(o.gpu);
   if (o.iterations < 1 || o.iterations > 1000) throw UsageError("--iterations must be between 1 and 1000");
   if (o.warmup < 0 || o.warmup > 100) throw UsageError("--warmup must be between 0 and 100");
-  const std::uint64_t min_b = sim::parse_size_flag("--min-bytes", o.min_bytes);
-  const std::uint64_t max_b = sim::parse_size_flag("--max-bytes", o.max_bytes);
-  const auto sizes = sim::size_sweep(min_b, max_b, o.factor);
+  const std::uint64_t min_b = parse_size_flag("--min-bytes", o.min_bytes);
+  const std::uint64_t max_b = parse_size_flag("--max-bytes", o.max_bytes);
+  const auto sizes = size_sweep(min_b, max_b, o.factor);
   const auto setup = load_setup(o.topology, o.gpu, o.params, o.model, o.nccl_env);
   const models::NcclEnv& env = setup->env;
   const models::ModelParams& params = setup->params;
@@ -602,8 +590,8 @@ void run_workload(const std::string& workload, const SimOptions& o) {
       }
     } else {
       if (o.src < 0 || o.dst < 0) throw UsageError("p2p needs --src A --dst B, or --pairs all");
-      sim::parse_gpu_list(std::to_string(o.src), n);
-      sim::parse_gpu_list(std::to_string(o.dst), n);
+      parse_gpu_list(std::to_string(o.src), n);
+      parse_gpu_list(std::to_string(o.dst), n);
       pairs.push_back({o.src, o.dst});
     }
     table.columns = {"src",        "dst",       "bytes",    "time_us", "algbw_gbps",
@@ -617,7 +605,7 @@ void run_workload(const std::string& workload, const SimOptions& o) {
       }
     }
   } else if (workload == "sendrecv" || workload == "alltoall") {
-    const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
+    const std::vector<int> gpus = parse_gpu_list(o.gpus, n);
     const bool alltoall = workload == "alltoall";
     const bool per_gpu = thread_per_gpu(o, topology, gpus);
     table.columns = {"bytes", "time_us",   "algbw_gbps", "busbw_gbps",
@@ -638,7 +626,7 @@ void run_workload(const std::string& workload, const SimOptions& o) {
       progress.step();
     }
   } else if (workload == "exchange") {
-    const std::vector<int> pr = sim::parse_gpu_list(o.pair, n);
+    const std::vector<int> pr = parse_gpu_list(o.pair, n);
     if (pr.size() != 2) throw UsageError("--pair takes two GPUs, e.g. --pair 0,1");
     if (o.mode.empty()) throw UsageError("exchange needs --mode sequential|overlapped|batched");
     const sim::ExchangeMode mode = sim::parse_exchange_mode(o.mode);
@@ -663,7 +651,7 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     run_model_broadcast(o, table, topology, framework, run_raw(runtime, trace.get(), engine));
   } else {
     const models::CollOp op = sim::parse_coll_op(workload);
-    const std::vector<int> gpus = sim::parse_gpu_list(o.gpus, n);
+    const std::vector<int> gpus = parse_gpu_list(o.gpus, n);
     const bool per_gpu = thread_per_gpu(o, topology, gpus);
     const double factor = models::busbw_factor(workload, static_cast<int>(gpus.size()));
     table.columns = {"bytes", "time_us",   "algbw_gbps", "busbw_gbps",

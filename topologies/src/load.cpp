@@ -9,7 +9,7 @@
 
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
-#include "commsim/models/toml_fields.hpp"
+#include "commsim/core/toml_fields.hpp"
 #include "commsim/topo/nvlink_status.hpp"
 #include "commsim/topo/topo_matrix.hpp"
 
@@ -20,7 +20,7 @@ std::span<const EmbeddedFile> embedded_library();  // generated from topologies/
 namespace {
 
 namespace fs = std::filesystem;
-using models::TomlFields;
+using commsim::TomlFields;
 
 /// The `nvidia-smi nvlink -s` capture beside a topology file: NAME.nvlink, or nvlink.txt beside topo.txt (the
 /// layout commsim-measure writes into every output folder). Empty when there is none.
@@ -177,7 +177,7 @@ std::string_view library_file(std::string_view path) {
 const std::vector<Preset>& presets() {
   static const std::vector<Preset> list = [] {
     const std::string file = "topologies/library/presets.toml";
-    const toml::table root = models::parse_toml(library_file("presets.toml"), file);
+    const toml::table root = parse_toml(library_file("presets.toml"), file);
     std::vector<Preset> out;
     for (const auto& [k, v] : root) {
       if (!v.is_table())
@@ -195,7 +195,7 @@ const std::vector<Preset>& presets() {
 Topology load_whatif(std::string_view text, const std::string& file, const std::string& base_dir,
                      const LoadOptions& options, Diagnostics& diag, const models::HardwareCatalog& hw) {
   require_text(text, file, "a TOML what-if topology");
-  const toml::table root = models::parse_toml(text, file);
+  const toml::table root = parse_toml(text, file);
   TomlFields top(root, file, "");
   top.reject_unknown_keys({"name", "description", "nodes", "fabric"});
   Topology topo;

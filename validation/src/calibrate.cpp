@@ -12,7 +12,7 @@
 
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
-#include "commsim/models/toml_fields.hpp"
+#include "commsim/core/toml_fields.hpp"
 #include "commsim/sim/runtime.hpp"
 
 namespace commsim::validation {
@@ -375,7 +375,7 @@ std::string fitted_params_toml(const CalibrateResult& res, const std::string& st
                                const std::string& name, const CalibrateOptions& o) {
   toml::table root;
   if (!start_file.empty()) {
-    root = models::parse_toml(read_file(start_file), start_file);
+    root = parse_toml(read_file(start_file), start_file);
   }
   std::string data, workloads;
   for (const auto& d : o.measured) data += (data.empty() ? "" : ", ") + d;

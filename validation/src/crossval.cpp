@@ -107,7 +107,7 @@ std::vector<ManifestEntry> load_manifest(const std::string& path) {
     check_nccl_tests_op(e.workload, {path, l.number, cell("workload").column});
     try {
       if (cell("gpus").text == "all") throw UsageError("name the GPUs, e.g. 0-3 or \"0,2\"");
-      e.gpus = sim::parse_gpu_list(cell("gpus").text, 1 << 20);
+      e.gpus = parse_gpu_list(cell("gpus").text, 1 << 20);
     } catch (const UsageError& err) {
       throw fail("gpus", std::string("bad GPU list '") + cell("gpus").text + "': " + err.what());
     }

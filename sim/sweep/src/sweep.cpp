@@ -19,7 +19,7 @@
 #include "commsim/core/units.hpp"
 #include "commsim/models/nccl_env.hpp"
 #include "commsim/models/params.hpp"
-#include "commsim/models/toml_fields.hpp"
+#include "commsim/core/toml_fields.hpp"
 #include "commsim/models/transfer.hpp"
 #include "commsim/sim/runtime.hpp"
 #include "commsim/sim/schedules.hpp"
@@ -30,7 +30,7 @@ namespace commsim::sim {
 namespace {
 
 namespace fs = std::filesystem;
-using models::TomlFields;
+using commsim::TomlFields;
 
 const std::set<std::string> kWorkloads = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
                                           "reduce",     "alltoall",   "sendrecv",       "p2p"};
@@ -113,7 +113,7 @@ struct Loaded {
 }  // namespace
 
 SweepSpec SweepSpec::parse(std::string_view text, const std::string& file) {
-  const toml::table root = models::parse_toml(text, file);
+  const toml::table root = parse_toml(text, file);
   TomlFields top(root, file, "");
   top.reject_unknown_keys({"name", "grid", "iterations", "warmup"});
   SweepSpec s;

@@ -10,16 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "commsim/core/args.hpp"
 #include "commsim/sim/runtime.hpp"
 
 namespace commsim::sim {
 
-/// Sizes min, min*factor, ... up to max (bytes). Throws UsageError for zero sizes, min > max or factor < 1.
-std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor);
-/// Parses a size flag ("1GiB", "8B"); zero, negative, unit-less or overflowing values throw UsageError.
-std::uint64_t parse_size_flag(const std::string& flag, const std::string& value);
-/// "0-7,12", "all": GPU indices, checked against the topology's GPU count. Throws UsageError.
-std::vector<int> parse_gpu_list(std::string_view spec, int gpu_count);
 
 /// How many machines the GPUs live on (more than one: no host thread can drive them all, so NCCL runs one
 /// process per GPU, as under mpirun).

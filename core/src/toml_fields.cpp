@@ -1,9 +1,9 @@
 // Implementation of located, unit-checked TOML field access.
-#include "commsim/models/toml_fields.hpp"
+#include "commsim/core/toml_fields.hpp"
 
 #include <sstream>
 
-namespace commsim::models {
+namespace commsim {
 
 SourceLocation TomlFields::where(std::string_view key) const {
   const toml::source_region* region = &table_.source();
@@ -126,4 +126,4 @@ toml::table parse_toml(std::string_view text, const std::string& file) {
   }
 }
 
-}  // namespace commsim::models
+}  // namespace commsim

@@ -11,7 +11,7 @@
 #include "commsim/core/error.hpp"
 #include "commsim/core/units.hpp"
 
-namespace commsim::models {
+namespace commsim {
 
 /// Wraps a toml++ table with the file name it came from so errors can point at line and column.
 class TomlFields {
@@ -53,4 +53,4 @@ class TomlFields {
 /// Parses TOML text; syntax errors become InputError with the file, line and column toml++ reports.
 toml::table parse_toml(std::string_view text, const std::string& file);
 
-}  // namespace commsim::models
+}  // namespace commsim
