@@ -22,7 +22,7 @@
 #include "commsim/core/units.hpp"
 #include "commsim/measure/plan.hpp"
 #include "commsim/measure/results.hpp"
-#include "commsim/models/model_spec.hpp"
+#include "commsim/workloads/model_spec.hpp"
 #include "gpu/check.hpp"
 #include "gpu/kernels.hpp"
 #include "gpu/nvml.hpp"
@@ -468,7 +468,7 @@ int run(const Options& o, const World& world, int argc, char** argv) {
 /// `commsim-measure weight-sync`: one-shot phases, not a size sweep; results.json and results.csv in --out.
 int run_weight_sync_command(const WeightSyncOptions& w, const std::string& out, int argc, char** argv) {
   if (out.empty()) throw UsageError("--out DIR is required");
-  commsim::models::model_spec(w.model);  // an unknown name fails before any GPU work
+  commsim::workloads::model_spec(w.model);  // an unknown name fails before any GPU work
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) throw UsageError("no GPU available");
   for (int g : w.to) {

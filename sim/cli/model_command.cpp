@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "commsim/models/model_spec.hpp"
+#include "commsim/workloads/model_spec.hpp"
 
 namespace commsim::cli {
 
@@ -18,7 +18,7 @@ void add_model_command(CLI::App& app) {
       model->add_subcommand("list", "List the bundled model specs with parameter counts and bytes");
   list->callback([] {
     std::printf("%-14s %16s %10s %8s  %s\n", "model", "parameters", "size", "tensors", "description");
-    for (const auto& m : models::model_specs()) {
+    for (const auto& m : workloads::model_specs()) {
       std::printf("%-14s %16llu %7.1f GB %8zu  %s\n", m.name.c_str(),
                   static_cast<unsigned long long>(m.parameters()), static_cast<double>(m.bytes()) / 1e9,
                   m.tensors().size(), m.description.c_str());
@@ -38,7 +38,7 @@ void add_model_command(CLI::App& app) {
       ->capture_default_str();
   show->add_flag("--tensors", o->tensors, "List every tensor (text format)");
   show->callback([o] {
-    const auto& m = models::model_spec(o->name);
+    const auto& m = workloads::model_spec(o->name);
     const auto tensors = m.tensors();
     if (o->format == "json") {
       nlohmann::json j = {{"name", m.name},

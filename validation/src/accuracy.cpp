@@ -299,7 +299,7 @@ sim::Program pipeline_of(const std::vector<int>& gpus, std::uint64_t bytes, int 
 std::vector<Comparison> compare_weight_sync(const MeasuredRun& run, sim::Runtime& runtime) {
   const auto& doc = run.doc;
   const std::string method = doc.at("method").get<std::string>();
-  const models::ModelSpec& spec = models::model_spec(doc.at("model").get<std::string>());
+  const workloads::ModelSpec& spec = workloads::model_spec(doc.at("model").get<std::string>());
   const int from = doc.at("from").get<int>();
   const auto to = doc.at("to").get<std::vector<int>>();
   std::vector<double> totals;
@@ -373,7 +373,7 @@ std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& run
       out.push_back(c);
     }
   } else if (tool.find("weight_sync") != std::string::npos) {
-    const models::ModelSpec& spec = models::model_spec(meta.at("model").get<std::string>());
+    const workloads::ModelSpec& spec = workloads::model_spec(meta.at("model").get<std::string>());
     const int ranks = meta.at("ranks").get<int>();
     if (ranks > n_gpus) throw InputError({file, 1, 1}, "measured on more GPUs than the topology has");
     std::vector<double> totals;

@@ -1,7 +1,7 @@
 // The measurement loop: per-GPU threads, back-to-back NCCL calls, events between iterations, a watchdog.
 #include "runner.hpp"
 
-#include "commsim/sim/megatron.hpp"
+#include "commsim/workloads/megatron.hpp"
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -296,15 +296,15 @@ void Runner::pipeline_step(const Config& c, int r, const std::vector<ncclComm_t>
       dv.step_kinds.emplace_back(kind);
     }
   };
-  for (const sim::PipelineStep& step : sim::megatron_steps(n, r, c.microbatches, c.chunks)) {
+  for (const workloads::PipelineStep& step : workloads::megatron_steps(n, r, c.microbatches, c.chunks)) {
     switch (step.kind) {
-      case sim::PipelineStep::Kind::Forward:
+      case workloads::PipelineStep::Kind::Forward:
         compute(fwd_ns, "forward");
         break;
-      case sim::PipelineStep::Kind::Backward:
+      case workloads::PipelineStep::Kind::Backward:
         compute(bwd_ns, "backward");
         break;
-      case sim::PipelineStep::Kind::Communicate:
+      case workloads::PipelineStep::Kind::Communicate:
         communicate(step.send_next, step.send_prev, step.recv_prev, step.recv_next);
         break;
     }

@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "check.hpp"
-#include "commsim/models/model_spec.hpp"
+#include "commsim/workloads/model_spec.hpp"
 #include "kernels.hpp"
 
 namespace commsim::measure {
@@ -18,7 +18,7 @@ using Clock = std::chrono::steady_clock;
 }  // namespace
 
 nlohmann::json run_weight_sync(const WeightSyncOptions& o) {
-  const models::ModelSpec& spec = models::model_spec(o.model);
+  const workloads::ModelSpec& spec = workloads::model_spec(o.model);
   const auto tensors = spec.tensors();
   std::vector<std::size_t> offset;
   std::size_t total = 0;

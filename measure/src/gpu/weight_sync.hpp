@@ -11,7 +11,7 @@
 namespace commsim::measure {
 
 struct WeightSyncOptions {
-  std::string model;    ///< a name from models/specs/models.toml
+  std::string model;    ///< a name from workloads/specs/models.toml
   int from = 0;         ///< trainer GPU (the source)
   std::vector<int> to;  ///< rollout GPUs
   std::string method;   ///< broadcast | p2p-engine

@@ -5,9 +5,12 @@
 #include <string>
 
 #include "commsim/core/error.hpp"
-#include "commsim/sim/megatron.hpp"
+#include "commsim/workloads/megatron.hpp"
 
 namespace commsim::sim {
+
+using workloads::megatron_steps;
+using workloads::PipelineStep;
 
 Framework parse_framework(std::string_view name) {
   if (name == "nccl") return Framework::Nccl;
@@ -226,7 +229,7 @@ Program pipeline_program(const PipelineSpec& s) {
   return p;
 }
 
-std::vector<std::uint64_t> tensor_pieces(const models::ModelSpec& spec, std::uint64_t bucket_bytes,
+std::vector<std::uint64_t> tensor_pieces(const workloads::ModelSpec& spec, std::uint64_t bucket_bytes,
                                          bool reverse) {
   auto tensors = spec.tensors();
   if (reverse) std::reverse(tensors.begin(), tensors.end());

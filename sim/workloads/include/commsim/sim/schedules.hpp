@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "commsim/models/model_spec.hpp"
+#include "commsim/workloads/model_spec.hpp"
 #include "commsim/sim/runtime.hpp"
 #include "commsim/sim/workloads.hpp"
 
@@ -54,7 +54,7 @@ Program pipeline_program(const PipelineSpec& spec);
 /// Tensors of a model split into pieces as a weight push or gradient sync sends them: per tensor
 /// (bucket_bytes 0) or consecutive tensors coalesced up to bucket_bytes (a tensor larger than a bucket goes
 /// alone). `reverse`: from the last tensor to the first (gradients become ready in backward order).
-std::vector<std::uint64_t> tensor_pieces(const models::ModelSpec& spec, std::uint64_t bucket_bytes,
+std::vector<std::uint64_t> tensor_pieces(const workloads::ModelSpec& spec, std::uint64_t bucket_bytes,
                                          bool reverse = false);
 
 /// A trainer-to-rollout weight push over NCCL broadcast from gpus[0]: one broadcast per piece, issued by one

@@ -1,4 +1,4 @@
-// Model architectures (models/specs/models.toml) and the tensor lists derived from them.
+// Model architectures (workloads/specs/models.toml) and the tensor lists derived from them.
 #pragma once
 
 #include <cstdint>
@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace commsim::models {
+namespace commsim::workloads {
 
 struct TensorSpec {
   std::string name;  ///< Hugging Face style, e.g. "model.layers.3.mlp.up_proj.weight"
@@ -43,9 +43,9 @@ struct ModelSpec {
 /// Parses a spec file; inconsistent shapes (hidden not divisible by heads, heads by kv_heads, non-positive
 /// sizes, a derived count that differs from `parameters`) throw InputError naming file, line and column.
 std::vector<ModelSpec> parse_model_specs(std::string_view toml_text, const std::string& file);
-/// The bundled specs (models/specs/models.toml, embedded).
+/// The bundled specs (workloads/specs/models.toml, embedded).
 const std::vector<ModelSpec>& model_specs();
 /// By name; UsageError listing the known names otherwise.
 const ModelSpec& model_spec(std::string_view name);
 
-}  // namespace commsim::models
+}  // namespace commsim::workloads

@@ -1,13 +1,13 @@
 // Model specs: parsing, consistency checks, and tensor lists derived from the architecture.
-#include "commsim/models/model_spec.hpp"
+#include "commsim/workloads/model_spec.hpp"
 
 #include "commsim/core/embedded.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/toml_fields.hpp"
 
-namespace commsim::models {
+namespace commsim::workloads {
 
-std::span<const EmbeddedFile> embedded_specs();  // generated from models/specs
+std::span<const EmbeddedFile> embedded_specs();  // generated from workloads/specs
 
 std::vector<TensorSpec> ModelSpec::tensors() const {
   std::vector<TensorSpec> out;
@@ -125,9 +125,9 @@ std::vector<ModelSpec> parse_model_specs(std::string_view toml_text, const std::
 const std::vector<ModelSpec>& model_specs() {
   static const std::vector<ModelSpec> specs = [] {
     for (const auto& f : embedded_specs()) {
-      if (f.path == "models.toml") return parse_model_specs(f.contents, "models/specs/models.toml");
+      if (f.path == "models.toml") return parse_model_specs(f.contents, "workloads/specs/models.toml");
     }
-    throw Error("models/specs/models.toml was not embedded in this build");
+    throw Error("workloads/specs/models.toml was not embedded in this build");
   }();
   return specs;
 }
@@ -142,4 +142,4 @@ const ModelSpec& model_spec(std::string_view name) {
   throw UsageError("unknown model '" + std::string(name) + "'; known models: " + known);
 }
 
-}  // namespace commsim::models
+}  // namespace commsim::workloads

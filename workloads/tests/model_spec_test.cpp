@@ -2,10 +2,10 @@
 #include <doctest/doctest.h>
 
 #include "commsim/core/error.hpp"
-#include "commsim/models/model_spec.hpp"
+#include "commsim/workloads/model_spec.hpp"
 
 using namespace commsim;
-using namespace commsim::models;
+using namespace commsim::workloads;
 
 TEST_CASE("model_spec: derived parameter counts match the published ones") {
   CHECK(model_spec("qwen2.5-32b").parameters() == 32763876352ULL);

@@ -1,12 +1,12 @@
 // Megatron-LM's 1F1B and interleaved 1F1B schedules, step by step (forward_backward_pipelining_*).
-#include "commsim/sim/megatron.hpp"
+#include "commsim/workloads/megatron.hpp"
 
 #include <algorithm>
 #include <string>
 
 #include "commsim/core/error.hpp"
 
-namespace commsim::sim {
+namespace commsim::workloads {
 namespace {
 
 using Kind = PipelineStep::Kind;
@@ -110,4 +110,4 @@ std::vector<PipelineStep> megatron_steps(int stages, int rank, int microbatches,
   return interleaved(stages, rank, microbatches, chunks);
 }
 
-}  // namespace commsim::sim
+}  // namespace commsim::workloads

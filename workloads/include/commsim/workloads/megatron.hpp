@@ -3,7 +3,7 @@
 
 #include <vector>
 
-namespace commsim::sim {
+namespace commsim::workloads {
 
 /// One step of a rank's schedule: a forward or backward compute of one (virtual) microbatch, or one call of
 /// Megatron's p2p_communication._communicate with the directions it carries.
@@ -23,4 +23,4 @@ struct PipelineStep {
 /// whose microbatches are not a multiple of the stages.
 std::vector<PipelineStep> megatron_steps(int stages, int rank, int microbatches, int chunks = 1);
 
-}  // namespace commsim::sim
+}  // namespace commsim::workloads

@@ -1,0 +1,140 @@
+// The simulator's workload lookup and the helpers its workload files share (rows, launch, ring and collective sweeps).
+#include "commsim/sim/sim_workload.hpp"
+
+#include <algorithm>
+
+#include "commsim/core/args.hpp"
+#include "commsim/core/error.hpp"
+#include "commsim/models/transfer.hpp"
+
+namespace commsim::sim {
+
+/// Generated from the file names in workloads/sim/ (sim/workloads/CMakeLists.txt): one entry per file.
+std::vector<const SimWorkload*> sim_workload_files();
+
+const std::vector<const SimWorkload*>& sim_workloads() {
+  static const std::vector<const SimWorkload*> ordered = [] {
+    std::vector<const SimWorkload*> files = sim_workload_files();
+    std::vector<const SimWorkload*> out;
+    for (const workloads::WorkloadSpec& spec : workloads::registry()) {
+      for (const SimWorkload* w : files) {
+        if (w->name == spec.name) out.push_back(w);
+      }
+    }
+    // Files for names the registry does not know go last, so that the registry test can name them.
+    for (const SimWorkload* w : files) {
+      if (!workloads::lookup_workload(w->name)) out.push_back(w);
+    }
+    return out;
+  }();
+  return ordered;
+}
+
+const SimWorkload& sim_workload(std::string_view name) {
+  for (const SimWorkload* w : sim_workloads()) {
+    if (w->name == name) return *w;
+  }
+  std::string valid;
+  for (const SimWorkload* w : sim_workloads()) valid += (valid.empty() ? "" : ", ") + w->name;
+  throw UsageError("unknown workload '" + std::string(name) + "'; the simulator runs: " + valid);
+}
+
+bool thread_per_gpu(const std::string& launch, const topo::Topology& topology, const std::vector<int>& gpus) {
+  const std::size_t machines = machine_count(topology, gpus);
+  if (launch == "single-thread" && machines > 1) {
+    throw UsageError("--launch single-thread: one host thread cannot drive GPUs on " + std::to_string(machines) +
+                     " machines; use --launch thread-per-gpu (one process per GPU, as under mpirun) or auto");
+  }
+  return launch == "thread-per-gpu" || (launch == "auto" && machines > 1);
+}
+
+void add_transfer_row(ResultTable& table, std::vector<ResultTable::Cell> prefix, std::uint64_t bytes,
+                      const RunResult& r, std::vector<ResultTable::Cell> middle) {
+  const double t_us = static_cast<double>(r.per_iteration) / 1e6;
+  const double algbw = t_us > 0 ? static_cast<double>(bytes) / (t_us * 1e3) : 0.0;
+  const OpRecord op = r.ops.empty() ? OpRecord{} : r.ops.front();
+  std::vector<ResultTable::Cell> row = std::move(prefix);
+  row.emplace_back(static_cast<std::int64_t>(bytes));
+  row.emplace_back(t_us);
+  row.emplace_back(algbw);
+  row.emplace_back(algbw);
+  row.insert(row.end(), middle.begin(), middle.end());
+  row.emplace_back(std::in_place_type<std::string>, models::transport_name(op.transport));
+  row.emplace_back(std::in_place_type<std::string>, models::protocol_name(op.protocol));
+  row.emplace_back(std::in_place_type<std::int64_t>, op.channels);
+  table.rows.push_back(std::move(row));  // busbw = algbw for point-to-point workloads
+}
+
+namespace {
+
+/// The columns and units of a size sweep over --gpus, and the GPUs and launch in the metadata.
+std::vector<int> start_sweep(const SimContext& ctx, const WorkloadArgs& args, ResultTable& table,
+                             std::string_view name, bool& per_gpu) {
+  const std::vector<int> gpus =
+      parse_gpu_list(args.str("--gpus"), static_cast<int>(ctx.topology.gpus.size()));
+  per_gpu = thread_per_gpu(args.str("--launch"), ctx.topology, gpus);
+  table.columns = workloads::find_workload(name).columns;
+  table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
+  table.metadata["gpus"] = gpus;
+  table.metadata["launch"] = per_gpu ? "thread-per-gpu" : "single-thread";
+  return gpus;
+}
+
+}  // namespace
+
+void simulate_ring(const SimContext& ctx, const WorkloadArgs& args, ResultTable& table,
+                   Program (*program)(const RowRequest&)) {
+  bool per_gpu = false;
+  const std::vector<int> gpus = start_sweep(ctx, args, table, ctx.workload, per_gpu);
+  const double factor = workloads::find_workload(ctx.workload).busbw_factor(static_cast<int>(gpus.size()));
+  ctx.progress_start(ctx.sizes.size());
+  for (std::uint64_t bytes : ctx.sizes) {
+    RowRequest row;
+    row.gpus = gpus;
+    row.bytes = bytes;
+    row.thread_per_gpu = per_gpu;
+    add_transfer_row(table, {}, bytes, ctx.run(program(row)), {static_cast<std::int64_t>(gpus.size())});
+    auto& cells = table.rows.back();
+    cells[3] = std::get<double>(cells[2]) * factor;
+    ctx.progress_step();
+  }
+}
+
+Program collective_row_program(models::CollOp op, const RowRequest& row) {
+  return collective_program(row.gpus, op, row.bytes, row.root, row.thread_per_gpu, row.framework);
+}
+
+void simulate_collective(const SimContext& ctx, const WorkloadArgs& args, ResultTable& table, models::CollOp op) {
+  const std::string name = models::coll_op_name(op);
+  bool per_gpu = false;
+  const std::vector<int> gpus = start_sweep(ctx, args, table, name, per_gpu);
+  const int root = args.integer("--root");
+  table.metadata["root"] = root;
+  const double factor = workloads::find_workload(name).busbw_factor(static_cast<int>(gpus.size()));
+  ctx.progress_start(ctx.sizes.size());
+  for (std::uint64_t bytes : ctx.sizes) {
+    RowRequest row;
+    row.gpus = gpus;
+    row.bytes = bytes;
+    row.root = root;
+    row.thread_per_gpu = per_gpu;
+    row.framework = ctx.framework;
+    const RunResult r = ctx.run(collective_row_program(op, row));
+    const double t_us = static_cast<double>(r.per_iteration) / 1e6;
+    const double algbw = t_us > 0 ? static_cast<double>(bytes) / (t_us * 1e3) : 0.0;
+    const CollectiveRecord c = r.collectives.empty() ? CollectiveRecord{} : r.collectives.front();
+    table.rows.push_back({static_cast<std::int64_t>(bytes), t_us, algbw, algbw * factor,
+                          static_cast<std::int64_t>(gpus.size()), std::string(models::algorithm_name(c.algorithm)),
+                          std::string(models::protocol_name(c.protocol)), std::int64_t{c.channels}});
+    ctx.progress_step();
+  }
+}
+
+std::uint64_t bucket_flag(const WorkloadArgs& args, std::uint64_t fallback) {
+  const std::string& b = args.str("--bucket-bytes");
+  if (b.empty()) return fallback;
+  if (b == "0" || b == "0B") return 0;
+  return parse_size_flag("--bucket-bytes", b);
+}
+
+}  // namespace commsim::sim

@@ -1,0 +1,8 @@
+// reduce on the simulator's side: nccl-tests reduce_perf as NCCL's tuner runs it (algorithm, protocol, channels).
+#include "commsim/sim/sim_workload.hpp"
+
+namespace commsim::sim {
+
+const SimWorkload& sim_workload_reduce() { return collective_workload<models::CollOp::Reduce>(); }
+
+}  // namespace commsim::sim
