@@ -10,6 +10,8 @@
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/sim/schedules.hpp"
+#include "commsim/sim/sim_workload.hpp"
+#include "commsim/workloads/registry.hpp"
 #include "commsim/sim/workloads.hpp"
 
 #include <nlohmann/json.hpp>
@@ -210,22 +212,26 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
   return out;
 }
 
+/// nccl-tests runs a workload commsim simulates when its name is a Ring or Collective workload.
+bool nccl_tests_op(const workloads::WorkloadSpec& w) {
+  return w.family == workloads::Family::Ring || w.family == workloads::Family::Collective;
+}
+
 void check_nccl_tests_op(const std::string& op, const SourceLocation& where) {
-  if (op == "sendrecv" || op == "alltoall") return;
-  try {
-    sim::parse_coll_op(op);
-  } catch (const UsageError&) {
-    throw InputError(where, "commsim cannot simulate nccl-tests '" + op +
-                                "' (supported: sendrecv, alltoall, all_reduce, all_gather, reduce_scatter, "
-                                "broadcast, reduce)");
-  }
+  const workloads::WorkloadSpec* w = workloads::lookup_workload(op);
+  if (w && nccl_tests_op(*w)) return;
+  throw InputError(where, "commsim cannot simulate nccl-tests '" + op +
+                              "' (supported: " + workloads::workload_names(nccl_tests_op) + ")");
 }
 
 sim::Program nccl_tests_program(const std::string& op, const std::vector<int>& gpus, std::uint64_t bytes,
                                 bool thread_per_gpu) {
-  if (op == "alltoall") return sim::alltoall_program(gpus, bytes, thread_per_gpu);
-  if (op == "sendrecv") return sim::sendrecv_program(gpus, bytes, thread_per_gpu);
-  return sim::collective_program(gpus, sim::parse_coll_op(op), bytes, 0, thread_per_gpu);
+  sim::RowRequest row;
+  row.gpus = gpus;
+  row.bytes = bytes;
+  row.thread_per_gpu = thread_per_gpu;
+  row.args = workloads::WorkloadArgs::defaults(workloads::find_workload(op), workloads::Side::Simulate);
+  return sim::sim_workload(op).program(row);
 }
 
 void check_device_model(const NcclTestsDevice& d, const std::string& model, int gpu,
@@ -440,8 +446,16 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
     c.timing = row.value("timing", "");
     if (c.timing.empty()) c.timing = run_timing;
     if (c.runs == 0) continue;  // every repetition failed: nothing to compare, and the file says so
-    sim::Program p;
-    if (c.workload == "p2p") {
+    const workloads::WorkloadSpec* spec = workloads::lookup_workload(c.workload);
+    if (!spec || !sim::sim_workload(c.workload).program) {
+      throw InputError({file, 0, 0}, "commsim cannot simulate measured '" + c.workload + "' (supported: " +
+                                         workloads::workload_names([](const workloads::WorkloadSpec& w) {
+                                           return w.measured || w.family == workloads::Family::ModelPush;
+                                         }) +
+                                         ")");
+    }
+    const workloads::Family family = spec->family;
+    if (family == workloads::Family::PointToPoint) {
       c.gpus = {row.at("src").get<int>(), row.at("dst").get<int>()};
     } else {
       c.gpus = row.at("gpus").get<std::vector<int>>();
@@ -450,44 +464,33 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
       if (g < 0 || g >= n_gpus)
         throw InputError({file, 0, 0}, "GPU " + std::to_string(g) + " is not in the topology");
     }
-    if (c.workload == "p2p") {
-      if (!thread_per_gpu)
-        throw InputError({file, 0, 0}, "p2p measured with --launch single-thread: not simulated yet");
-      p = sim::p2p_program(c.gpus[0], c.gpus[1], c.bytes);
-    } else if (c.workload == "sendrecv") {
+    // Point-to-point and pair workloads are simulated with one host thread per GPU only.
+    if (!thread_per_gpu && (family == workloads::Family::PointToPoint || family == workloads::Family::Pair))
+      throw InputError({file, 0, 0}, c.workload + " measured with --launch single-thread: not simulated yet");
+    sim::RowRequest req;
+    req.gpus = c.gpus;
+    req.bytes = c.bytes;
+    req.thread_per_gpu = thread_per_gpu;
+    req.mode = c.mode;
+    req.args = workloads::WorkloadArgs::defaults(*spec, workloads::Side::Simulate);
+    if (family == workloads::Family::Ring || family == workloads::Family::Collective) {
       c.mode = thread_per_gpu ? "thread-per-gpu" : "single-thread";
-      p = sim::sendrecv_program(c.gpus, c.bytes, thread_per_gpu);
-    } else if (c.workload == "alltoall") {
-      c.mode = thread_per_gpu ? "thread-per-gpu" : "single-thread";
-      p = sim::alltoall_program(c.gpus, c.bytes, thread_per_gpu);
-    } else if (c.workload == "exchange") {
-      if (!thread_per_gpu)
-        throw InputError({file, 0, 0}, "exchange measured with --launch single-thread: not simulated yet");
-      p = sim::exchange_program(c.gpus[0], c.gpus[1], sim::parse_exchange_mode(c.mode), c.bytes);
-    } else if (c.workload == "pipeline") {
-      const int mb = row.at("microbatches").get<int>();
-      const int chunks = row.value("chunks", 1);
-      const double fwd = pipeline_flag(doc, row, "fwd_us", "--fwd-us", file);
-      const double bwd = pipeline_flag(doc, row, "bwd_us", "--bwd-us", file);
-      p = pipeline_of(c.gpus, c.bytes, mb, c.mode, fwd, bwd, sim::Framework::Nccl, chunks);
-      c.mode += " mb " + std::to_string(mb) + (chunks > 1 ? " v" + std::to_string(chunks) : "") + " nccl";
-    } else if (c.workload == "all_reduce" || c.workload == "all_gather" || c.workload == "reduce_scatter" ||
-               c.workload == "broadcast" || c.workload == "reduce") {
-      c.mode = thread_per_gpu ? "thread-per-gpu" : "single-thread";
-      p = sim::collective_program(c.gpus, sim::parse_coll_op(c.workload), c.bytes, 0, thread_per_gpu);
-    } else {
-      throw InputError({file, 0, 0},
-                       "commsim cannot simulate measured '" + c.workload +
-                           "' (supported: p2p, sendrecv, alltoall, exchange, pipeline, all_reduce, "
-                           "all_gather, reduce_scatter, broadcast, reduce, weight-sync)");
+    } else if (family == workloads::Family::Pipeline) {
+      req.microbatches = row.at("microbatches").get<int>();
+      req.chunks = row.value("chunks", 1);
+      req.fwd = static_cast<Picoseconds>(std::llround(pipeline_flag(doc, row, "fwd_us", "--fwd-us", file) * 1e6));
+      req.bwd = static_cast<Picoseconds>(std::llround(pipeline_flag(doc, row, "bwd_us", "--bwd-us", file) * 1e6));
+      c.mode += " mb " + std::to_string(req.microbatches) +
+                (req.chunks > 1 ? " v" + std::to_string(req.chunks) : "") + " nccl";
     }
+    sim::Program p = sim::sim_workload(c.workload).program(req);
     p.iterations = iterations;
     p.warmup = warmup;
     c.predicted_us = static_cast<double>(runtime.run(p).per_iteration) / 1e6;
     // commsim predicts nccl-tests' pipelined time (pipeline steps: one step from its launch). A timing event
     // between iterations adds its GPU time to each; an operation timed alone adds launch and completion
     // latencies that are not modelled, so such rows are refused rather than compared.
-    const bool step = c.workload == "pipeline";
+    const bool step = family == workloads::Family::Pipeline;
     if (c.timing == "per-iteration") {
       c.predicted_us += static_cast<double>(runtime.model().timing_event_time()) / 1e6;
     } else if (c.timing != (step ? "per-op" : "pipelined")) {

@@ -72,9 +72,9 @@ const std::vector<Accessor>& accessors() {
                      [i](const P& p) { return gbps(p.coll.channel_bandwidth[i]); },
                      false});
     }
-    const char* ops[5] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"};
-    for (int i = 0; i < 5; ++i) {
-      out.push_back({{std::string("collective.") + ops[i] + "_efficiency", "", 0.5, 1.5},
+    for (int i = 0; i < models::kCollOpCount; ++i) {
+      const char* op = models::coll_op_name(static_cast<models::CollOp>(i));
+      out.push_back({{std::string("collective.") + op + "_efficiency", "", 0.5, 1.5},
                      [i](const P& p) { return p.coll.efficiency[i]; },
                      false});
     }

@@ -23,6 +23,7 @@
 #include "commsim/models/transfer.hpp"
 #include "commsim/sim/runtime.hpp"
 #include "commsim/sim/schedules.hpp"
+#include "commsim/sim/sim_workload.hpp"
 #include "commsim/sim/workloads.hpp"
 #include "commsim/topo/load.hpp"
 
@@ -32,8 +33,11 @@ namespace {
 namespace fs = std::filesystem;
 using commsim::TomlFields;
 
-const std::set<std::string> kWorkloads = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
-                                          "reduce",     "alltoall",   "sendrecv",       "p2p"};
+/// A sweep point is one size of one workload over a GPU list: the workloads whose rows are sizes over GPUs.
+bool sweepable(const workloads::WorkloadSpec& w) {
+  return w.family == workloads::Family::PointToPoint || w.family == workloads::Family::Ring ||
+         w.family == workloads::Family::Collective;
+}
 
 std::vector<std::string> string_list(const TomlFields& f, std::string_view key, bool required) {
   std::vector<std::string> out;
@@ -138,11 +142,9 @@ SweepSpec SweepSpec::parse(std::string_view text, const std::string& file) {
   if (s.gpus.empty()) s.gpus.push_back("all");
   s.workloads = string_list(g, "workloads", true);
   for (const auto& w : s.workloads) {
-    if (!kWorkloads.count(w)) {
-      std::string valid;
-      for (const auto& k : kWorkloads) valid += (valid.empty() ? "" : ", ") + k;
-      g.fail("workloads", "unknown workload '" + w + "'; valid: " + valid);
-    }
+    const workloads::WorkloadSpec* spec = workloads::lookup_workload(w);
+    if (!spec || !sweepable(*spec))
+      g.fail("workloads", "unknown workload '" + w + "'; valid: " + workloads::workload_names(sweepable));
   }
   for (const auto& z : string_list(g, "sizes", true)) {
     try {
@@ -292,24 +294,20 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
         const std::vector<int> gpus = parse_gpu_list(r.gpus, static_cast<int>(topology.gpus.size()));
         r.ngpus = static_cast<int>(gpus.size());
         const bool per_gpu = machine_count(topology, gpus) > 1;  // one process per GPU, as --launch auto
-        Program prog;
-        if (r.workload == "p2p") {
-          if (gpus.size() < 2) throw UsageError("p2p needs two GPUs in the list");
-          prog = p2p_program(gpus[0], gpus[1], r.bytes);
-          r.ngpus = 2;
-        } else if (r.workload == "sendrecv") {
-          prog = sendrecv_program(gpus, r.bytes, per_gpu);
-        } else if (r.workload == "alltoall") {
-          prog = alltoall_program(gpus, r.bytes, per_gpu);
-        } else {
-          prog = collective_program(gpus, parse_coll_op(r.workload), r.bytes, 0, per_gpu);
-        }
+        const workloads::WorkloadSpec& spec_w = workloads::find_workload(r.workload);
+        RowRequest row;
+        row.gpus = gpus;
+        row.bytes = r.bytes;
+        row.thread_per_gpu = per_gpu;
+        row.args = workloads::WorkloadArgs::defaults(spec_w, workloads::Side::Simulate);
+        Program prog = sim_workload(r.workload).program(row);
+        if (spec_w.family == workloads::Family::PointToPoint) r.ngpus = 2;
         prog.iterations = spec.iterations;
         prog.warmup = spec.warmup;
         const RunResult res = loaded.runtime->run(prog);
         r.time_us = static_cast<double>(res.per_iteration) / 1e6;
         r.algbw_gbps = r.time_us > 0 ? static_cast<double>(r.bytes) / (r.time_us * 1e3) : 0;
-        r.busbw_gbps = r.algbw_gbps * models::busbw_factor(r.workload, r.ngpus);
+        r.busbw_gbps = r.algbw_gbps * spec_w.busbw_factor(r.ngpus);
         if (!res.collectives.empty()) {
           r.algorithm = models::algorithm_name(res.collectives.front().algorithm);
           r.protocol = models::protocol_name(res.collectives.front().protocol);

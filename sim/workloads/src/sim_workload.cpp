@@ -93,6 +93,7 @@ void simulate_ring(const SimContext& ctx, const WorkloadArgs& args, ResultTable&
     row.gpus = gpus;
     row.bytes = bytes;
     row.thread_per_gpu = per_gpu;
+    row.args = args;
     add_transfer_row(table, {}, bytes, ctx.run(program(row)), {static_cast<std::int64_t>(gpus.size())});
     auto& cells = table.rows.back();
     cells[3] = std::get<double>(cells[2]) * factor;

@@ -41,7 +41,6 @@ const char* exchange_mode_name(ExchangeMode m) {
   return "?";
 }
 
-namespace {
 OpSpec send(int peer, std::uint64_t bytes) {
   return {OpSpec::Kind::Send, peer, bytes};
 }
@@ -49,9 +48,7 @@ OpSpec recv(int peer, std::uint64_t bytes) {
   return {OpSpec::Kind::Recv, peer, bytes};
 }
 
-// One kernel per rank, launched either as one ncclGroup from a single thread or one launch per rank thread.
-Program collective_program(const std::vector<int>& gpus, std::vector<KernelSpec> kernels,
-                           bool thread_per_gpu) {
+Program grouped_program(const std::vector<int>& gpus, std::vector<KernelSpec> kernels, bool thread_per_gpu) {
   Program p;
   p.comms.push_back({gpus});
   if (thread_per_gpu) {
@@ -63,7 +60,6 @@ Program collective_program(const std::vector<int>& gpus, std::vector<KernelSpec>
   return p;
 }
 
-}  // namespace
 
 Program p2p_program(int src, int dst, std::uint64_t bytes) {
   if (src == dst) throw UsageError("--src and --dst are the same GPU");
@@ -82,7 +78,7 @@ Program sendrecv_program(const std::vector<int>& gpus, std::uint64_t bytes, bool
     kernels.push_back(p2p_kernel(
         gpus[r], 0, 0, {send(gpus[(r + 1) % n], bytes), recv(gpus[(r + n - 1) % n], bytes)}, "sendrecv"));
   }
-  return collective_program(gpus, std::move(kernels), thread_per_gpu);
+  return grouped_program(gpus, std::move(kernels), thread_per_gpu);
 }
 
 Program alltoall_program(const std::vector<int>& gpus, std::uint64_t bytes, bool thread_per_gpu) {
@@ -98,7 +94,7 @@ Program alltoall_program(const std::vector<int>& gpus, std::uint64_t bytes, bool
     }
     kernels.push_back(std::move(k));
   }
-  return collective_program(gpus, std::move(kernels), thread_per_gpu);
+  return grouped_program(gpus, std::move(kernels), thread_per_gpu);
 }
 
 Program exchange_program(int a, int b, ExchangeMode mode, std::uint64_t bytes) {

@@ -23,6 +23,7 @@ const char* protocol_name(Protocol p);
 
 /// NCCL collectives commsim models (alltoall is grouped send/recv and goes through plan()).
 enum class CollOp { AllReduce, AllGather, ReduceScatter, Broadcast, Reduce };
+inline constexpr int kCollOpCount = 5;  ///< CollOp's values are 0 .. kCollOpCount - 1
 /// Collective algorithms commsim models (NVLS, CollNet and PAT are off or absent on the modelled machines).
 enum class Algorithm { Ring, Tree };
 const char* coll_op_name(CollOp op);  ///< "all_reduce", as nccl-tests and commsim name them

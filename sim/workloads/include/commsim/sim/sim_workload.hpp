@@ -57,7 +57,7 @@ struct RowRequest {
   int chunks = 1;              ///< pipeline: model chunks per stage
   Picoseconds fwd = 0;         ///< pipeline: forward compute per stage and microbatch
   Picoseconds bwd = 0;
-  const std::vector<std::uint64_t>* peer_bytes = nullptr;  ///< alltoallv: bytes rank r sends rank p, r*n+p
+  WorkloadArgs args;           ///< the workload's own flags (defaults where the row does not say)
 };
 
 /// The simulator's side of one workload.

@@ -24,6 +24,13 @@ enum class ExchangeMode { Sequential, Overlapped, Batched };
 ExchangeMode parse_exchange_mode(std::string_view name);
 const char* exchange_mode_name(ExchangeMode m);
 
+/// A send of `bytes` to GPU `peer` / a receive from it, as one operation of a send/recv kernel.
+OpSpec send(int peer, std::uint64_t bytes);
+OpSpec recv(int peer, std::uint64_t bytes);
+/// One kernel per rank of one communicator over `gpus`, launched as one ncclGroup from a single host thread
+/// (nccl-tests -g N), or one launch per rank from its own thread (`thread_per_gpu`).
+Program grouped_program(const std::vector<int>& gpus, std::vector<KernelSpec> kernels, bool thread_per_gpu);
+
 /// One unidirectional send from `src` to `dst`; each GPU is driven by its own host thread.
 Program p2p_program(int src, int dst, std::uint64_t bytes);
 /// nccl-tests sendrecv_perf: every rank sends to the next and receives from the previous in one group. By
