@@ -215,241 +215,25 @@ KernelSpec p2p_kernel(int gpu, int stream, int comm, std::vector<OpSpec> ops, st
   return k;
 }
 
-RunResult Runtime::run(const Program& program, Trace* trace) {
-  if (program.iterations < 1 || program.warmup < 0)
-    throw UsageError("a run needs at least one measured iteration");
-  EventQueue q;
-  FlowNetwork net(q);
-  // Names stay here (the trace reads them): a 16,384-GPU cluster has hundreds of thousands of links, and the
-  // network of every run would copy them.
-  for (const ResourceDef& r : impl_->resources)
-    net.add_resource(r.capacity, r.capacity > 0 ? std::string() : r.name, r.saturation);
-  if (trace) {
-    for (const topo::GpuInfo& g : topo_.gpus) trace->name_gpu(g.index, g.name);
-    net.set_load_observer([&](Picoseconds t, FlowNetwork::ResourceId r, double load) {
-      trace->counter(impl_->resources[r].name, t, 100.0 * load / net.capacity(r));
-    });
-  }
-  const int n_gpus = static_cast<int>(topo_.gpus.size());
-  auto check_gpu = [&](int g, const std::string& what) {
-    if (g < 0 || g >= n_gpus) {
-      throw UsageError(what + " names GPU " + std::to_string(g) + ", but the topology has GPUs 0-" +
-                       std::to_string(n_gpus - 1));
-    }
-  };
+/// One run of one program: the state its events share and the steps that change it. Runtime::run builds one,
+/// calls run() once and drops it. Simulated times are integer picoseconds.
+///
+/// The steps, in order: add the runtime's link resources to a fresh flow network, describe the communicators
+/// to the model, let the host threads issue every iteration's kernels (each ready after the launch latency),
+/// start every stream, run the events, then check that every kernel finished and sum what was measured.
+/// While the events run, a kernel starts on its stream (try_start, kernel_start) once its stream and the
+/// streams it waits on are free; its operations post sends and receives (matched ones become a transfer of
+/// channel flows), start copies, or meet the other ranks of a collective; it ends when its last operation
+/// does (kernel_op_done), which wakes its GPU's streams.
+class Runtime::Execution {
+ public:
+  Execution(Runtime& runtime, const Program& program, Trace* trace);
+  /// Runs the program to its end; throws UsageError, SimulationError (deadlock, mismatch) or Interrupted.
+  RunResult run();
 
-  // Communicators.
-  std::vector<models::CommInfo> comms;
-  std::vector<std::vector<int>> comm_nodes;  ///< machine of each rank
-  for (const CommSpec& c : program.comms) {
-    std::vector<models::PairInfo> pairs;
-    std::set<int> nodes;
-    for (int a : c.gpus) check_gpu(a, "a communicator");
-    // The pairs NCCL takes its minima over: every pair inside each machine, and between machines one pair
-    // per machine to the next (cross-machine pairs differ only in what the fabric gives them, which the
-    // flows see anyway). Linear in the ranks, not quadratic: a 16,384-GPU communicator stays cheap.
-    std::map<int, std::vector<int>> by_node;
-    for (int a : c.gpus) by_node[topo_.gpus[a].node].push_back(a);
-    for (const auto& [node, members] : by_node) {
-      nodes.insert(node);
-      for (int a : members) {
-        for (int b : members) {
-          if (a != b) pairs.push_back(pair(a, b));
-        }
-      }
-    }
-    if (by_node.size() > 1) {
-      for (auto it = by_node.begin(); it != by_node.end(); ++it) {
-        auto next = std::next(it) == by_node.end() ? by_node.begin() : std::next(it);
-        pairs.push_back(pair(it->second.front(), next->second.front()));
-      }
-    }
-    models::CommInfo info =
-        model_.comm_info(static_cast<int>(c.gpus.size()), static_cast<int>(nodes.size()), pairs);
-    if (nodes.size() > 1) {
-      double worst = 0;
-      for (int node : nodes) {
-        double sum = 0;
-        for (const topo::NicInfo& nic : topo_.nics) {
-          if (nic.node == node) sum += nic.bandwidth;
-        }
-        if (worst == 0 || sum < worst) worst = sum;
-      }
-      info.node_net_bandwidth = worst;
-    }
-    comms.push_back(info);
-    std::vector<int> rank_node;
-    for (int a : c.gpus) rank_node.push_back(topo_.gpus[a].node);
-    comm_nodes.push_back(std::move(rank_node));
-  }
-
-  // Host threads issue every iteration's launches back to back; kernels become ready after the launch
-  // latency.
-  std::vector<KernelInstance> kernels;
-  std::vector<int> deps_pool;  ///< KernelInstance dependencies
-  {
-    std::size_t per_iteration = 0;
-    for (const LaunchSpec& l : program.launches) per_iteration += l.kernels.size();
-    kernels.reserve(per_iteration *
-                    static_cast<std::size_t>(std::max(0, program.warmup + program.iterations)));
-  }
-  std::map<int, Picoseconds> thread_time;
-  // Streams are numbered in order of first use (sid); per-stream state lives in vectors indexed by sid.
-  std::unordered_map<std::uint64_t, int> sid_of;                 ///< (gpu, stream) -> sid
-  std::vector<std::pair<int, int>> stream_key;                   ///< sid -> (gpu, stream)
-  std::vector<std::deque<int>> streams;                          ///< sid -> kernels not yet started, in order
-  std::vector<int> last_enqueued;                                ///< sid -> last kernel enqueued
-  std::unordered_map<std::uint64_t, int> coll_count;             ///< (comm, gpu) -> collectives issued
-  std::vector<std::vector<int>> gpu_streams(topo_.gpus.size());  ///< gpu -> its sids
-  std::vector<std::vector<int>> sorted_members;  ///< per communicator, its GPUs in order (membership tests)
-  for (const CommSpec& c : program.comms) {
-    sorted_members.push_back(c.gpus);
-    std::sort(sorted_members.back().begin(), sorted_members.back().end());
-  }
-  const int total_iterations = program.warmup + program.iterations;
-  std::vector<Picoseconds> issue_end(total_iterations, 0);
-  for (int it = 0; it < total_iterations; ++it) {
-    for (const LaunchSpec& l : program.launches) {
-      std::vector<int> gpus;
-      int ops = 0, colls = 0;
-      bool comm_kernel = false, compute_kernel = false;
-      for (const KernelSpec& k : l.kernels) {
-        if (!k.ops.empty() || k.collective) {
-          gpus.push_back(k.gpu);
-          comm_kernel = true;
-        }
-        if (k.compute > 0) compute_kernel = true;
-        ops += static_cast<int>(k.ops.size());
-        colls += k.collective ? 1 : 0;
-      }
-      std::sort(gpus.begin(), gpus.end());
-      gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
-      Picoseconds& t = thread_time[l.thread];
-      if (comm_kernel) t += model_.host_launch_time(static_cast<int>(gpus.size()), ops, colls);
-      if (compute_kernel) t += model_.compute_launch_time();
-      t += l.framework_calls * model_.framework_call_time();
-      for (const KernelSpec& k : l.kernels) {
-        check_gpu(k.gpu, "a kernel");
-        if (k.comm < 0 || static_cast<std::size_t>(k.comm) >= comms.size())
-          throw UsageError("kernel on an unknown communicator");
-        KernelInstance ki;
-        ki.spec = &k;
-        ki.iteration = it;
-        ki.marker = is_marker(k);
-        ki.ready = ki.marker ? t : t + model_.kernel_launch_latency();
-        ki.pending = static_cast<int>(k.ops.size());
-        bool has_send = false, has_recv = false;
-        for (const OpSpec& op : k.ops) {
-          check_gpu(op.peer, "an operation");
-          if (op.peer == k.gpu) throw UsageError("GPU " + std::to_string(k.gpu) + " sends to itself");
-          has_send = has_send || op.kind == OpSpec::Kind::Send;
-          has_recv = has_recv || op.kind == OpSpec::Kind::Recv;
-        }
-        ki.shared = has_send && has_recv;
-        if (k.collective) {
-          const auto& members = program.comms[k.comm].gpus;
-          const auto& sorted = sorted_members[k.comm];
-          if (!std::binary_search(sorted.begin(), sorted.end(), k.gpu)) {
-            throw UsageError("GPU " + std::to_string(k.gpu) +
-                             " issues a collective on a communicator it is not in");
-          }
-          if (k.collective->root < 0 || static_cast<std::size_t>(k.collective->root) >= members.size())
-            throw UsageError("collective root is not a rank of the communicator");
-          ki.coll_seq = coll_count[pair_key(k.comm, k.gpu)]++;
-        }
-        for (int ws : k.wait_streams) {
-          auto le = sid_of.find(pair_key(k.gpu, ws));
-          if (le != sid_of.end()) {
-            if (ki.deps_count == 0) ki.deps_at = static_cast<int>(deps_pool.size());
-            deps_pool.push_back(last_enqueued[le->second]);
-            ++ki.deps_count;
-          }
-        }
-        const int id = static_cast<int>(kernels.size());
-        auto [sit, fresh] = sid_of.try_emplace(pair_key(k.gpu, k.stream), static_cast<int>(streams.size()));
-        if (fresh) {
-          gpu_streams[k.gpu].push_back(sit->second);
-          stream_key.emplace_back(k.gpu, k.stream);
-          streams.emplace_back();
-          last_enqueued.push_back(-1);
-        }
-        ki.sid = sit->second;
-        streams[ki.sid].push_back(id);
-        last_enqueued[ki.sid] = id;
-        kernels.push_back(std::move(ki));
-      }
-    }
-    for (const auto& [thread, t] : thread_time) issue_end[it] = std::max(issue_end[it], t);
-  }
-
-  RunResult result;
-  result.iteration_end.assign(total_iterations, 0);
-  result.issue_end = std::move(issue_end);
-  std::map<int, std::vector<std::pair<Picoseconds, Picoseconds>>> moving;  ///< per GPU, measured iterations
-  auto note_moving = [&](int iteration, int gpu, Picoseconds from) {
-    if (iteration >= program.warmup) moving[gpu].push_back({from, q.now()});
-  };
-  std::vector<char> busy(streams.size(), 0);
-  constexpr Picoseconds kNever = std::numeric_limits<Picoseconds>::min();
-  std::vector<Picoseconds> last_end(streams.size(), kNever);  ///< sid -> end of its last non-marker kernel
-  // Pending posts per (comm, src, dst): sends waiting for receives and receives waiting for sends. A key
-  // lives only while posts wait on it (an all-to-all over 1,024 GPUs has a million keys, each used once).
-  std::unordered_map<PostKey, PostQueue, PostKeyHash> sends, recvs;
-  // Plans depend on the pair only through what the model sees of it (PairInfo): pairs alike share a plan.
-  std::map<std::tuple<int, std::uint64_t, bool, int, int, double, bool, bool, Picoseconds, double>,
-           models::TransferPlan>
-      plans;
-
-  std::function<void(int)> try_start;
-  std::function<void(int)> kernel_op_done = [&](int k) {
-    KernelInstance& ki = kernels[k];
-    if (--ki.pending > 0) return;
-    ki.end = q.now();
-    busy[ki.sid] = 0;
-    if (!ki.marker) last_end[ki.sid] = ki.end;
-    result.iteration_end[ki.iteration] = std::max(result.iteration_end[ki.iteration], ki.end);
-    if (ki.spec->compute > 0 && ki.iteration == program.warmup)
-      result.compute.push_back({ki.spec->gpu, ki.spec->name, ki.start, ki.end});
-    if (!ki.marker && ki.spec->stream == 0 && ki.iteration == program.warmup - 1) {
-      Picoseconds& at = result.iteration_start[ki.spec->gpu];
-      at = std::max(at, ki.end);
-    }
-    if (ki.spec->compute > 0 && ki.iteration >= program.warmup)
-      result.busy[ki.spec->gpu].compute += ki.end - ki.start;
-    if (trace && !ki.marker) {
-      trace->span(ki.spec->gpu, "stream " + std::to_string(ki.spec->stream), ki.spec->name, ki.start, ki.end,
-                  {{"iteration", ki.iteration}});
-    }
-    for (int other : gpu_streams[ki.spec->gpu]) try_start(other);
-  };
-
-  // The links a transfer of `transport` from src to dst crosses.
-  auto route = [&](int src, int dst, Transport transport) -> const std::vector<int>& {
-    const models::PairInfo& info = pair(src, dst);
-    Impl::PairCache& pc = impl_->pairs.at(Impl::key(src, dst));
-    if (transport == Transport::Shm) {
-      if (!pc.shm_done) {
-        // Through host memory: up to the sender's CPU, then (across the socket link if need be) down to dst.
-        pc.shm = via_nearest(src, dst, topo::VertexKind::Cpu, "no CPU is reachable");
-        if (impl_->shm_out[src] >= 0) pc.shm.push_back(impl_->shm_out[src]);
-        if (impl_->shm_in[dst] >= 0) pc.shm.push_back(impl_->shm_in[dst]);
-        pc.shm_done = true;
-      }
-      return pc.shm;
-    }
-    if (transport == Transport::Net && info.same_node) {
-      if (!pc.net_done) {
-        pc.net = via_nearest(src, dst, topo::VertexKind::Nic,
-                             "P2P and SHM are disabled and the machine has no NIC for the NET transport");
-        pc.net_done = true;
-      }
-      return pc.net;
-    }
-    return pc.p2p;
-  };
-
+ private:
   // In-flight transfers and collectives live in slots (reused); completion callbacks carry a slot number
-  // and a reference, so they fit std::function's inline storage: no allocation per flow.
+  // and `this`, so they fit std::function's inline storage: no allocation per flow.
   struct TransferState {
     Posted s{}, r{};
     int src = 0, dst = 0;
@@ -461,130 +245,6 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     const models::TransferPlan* plan = nullptr;
     const std::vector<int>* path = nullptr;
   };
-  std::vector<TransferState> transfers;
-  std::vector<int> free_transfers;
-  auto finish_transfer = [&](int t) {
-    TransferState& ts = transfers[t];
-    if (--ts.remaining > 0) return;
-    const TransferState done = ts;
-    free_transfers.push_back(t);
-    if (done.recorded) result.ops[done.record].end = q.now();
-    note_moving(kernels[done.s.kernel].iteration, done.src, done.start);
-    note_moving(kernels[done.s.kernel].iteration, done.dst, done.start);
-    if (trace) {
-      trace->span(done.src, "send to GPU" + std::to_string(done.dst), "send " + format_size(done.bytes),
-                  done.start, q.now());
-    }
-    kernel_op_done(done.s.kernel);
-    kernel_op_done(done.r.kernel);
-  };
-  // A channel part has arrived: the transfer ends after the part's fixed overhead.
-  auto part_done = [&](int t, int part) {
-    q.after(transfers[t].plan->parts[part].overhead, [&finish_transfer, t] { finish_transfer(t); });
-  };
-  auto start_parts = [&](int t) {
-    const TransferState& ts = transfers[t];
-    const models::TransferPlan& plan = *ts.plan;
-    for (std::size_t i = 0; i < plan.parts.size(); ++i) {
-      ++result.flows;
-      const int part = static_cast<int>(i);
-      net.start_on(*ts.path, plan.parts[i].wire_bytes, plan.channel_rate,
-                   [&part_done, t, part] { part_done(t, part); });
-    }
-  };
-
-  auto begin_transfer = [&](Posted s, Posted r) {
-    const KernelInstance& sk = kernels[s.kernel];
-    const OpSpec& op = sk.spec->ops[s.op];
-    const int src = sk.spec->gpu, dst = op.peer;
-    const int comm = sk.spec->comm;
-    const std::uint64_t bytes = op.bytes;
-    if (kernels[r.kernel].spec->ops[r.op].bytes != bytes) {
-      throw SimulationError("GPU " + std::to_string(src) + " sends " + std::to_string(bytes) +
-                            " bytes to GPU " + std::to_string(dst) + ", which expects " +
-                            std::to_string(kernels[r.kernel].spec->ops[r.op].bytes));
-    }
-    const models::PairInfo& info = pair(src, dst);
-    const bool shared = sk.shared || kernels[r.kernel].shared;
-    auto pk =
-        std::make_tuple(comm, bytes, shared, static_cast<int>(info.path), info.nvlinks, info.nvlink_bandwidth,
-                        info.same_node, info.tcp, info.path_latency, info.route_bandwidth);
-    auto pit = plans.find(pk);
-    if (pit == plans.end()) pit = plans.emplace(pk, model_.plan(bytes, info, comms[comm], shared)).first;
-    const models::TransferPlan& plan = pit->second;
-    TransferState ts;
-    ts.s = s;
-    ts.r = r;
-    ts.src = src;
-    ts.dst = dst;
-    ts.bytes = bytes;
-    ts.plan = &plan;
-    ts.path = &route(src, dst, plan.transport);
-    ts.start = q.now();
-    ts.remaining = static_cast<int>(plan.parts.size());
-    ts.recorded = kernels[s.kernel].iteration == program.warmup;
-    if (ts.recorded) {
-      result.ops.push_back({src, dst, bytes, plan.transport, plan.protocol, plan.channels, ts.start, 0});
-    }
-    ts.record = result.ops.size() - 1;
-    int t;
-    if (!free_transfers.empty()) {
-      t = free_transfers.back();
-      free_transfers.pop_back();
-      transfers[t] = ts;
-    } else {
-      t = static_cast<int>(transfers.size());
-      transfers.push_back(ts);
-    }
-    q.after(plan.base_latency, [&start_parts, t] { start_parts(t); });
-  };
-
-  auto post = [&](int k, int op_index) {
-    const KernelInstance& ki = kernels[k];
-    const OpSpec& op = ki.spec->ops[op_index];
-    const bool is_send = op.kind == OpSpec::Kind::Send;
-    const int src = is_send ? ki.spec->gpu : op.peer;
-    const int dst = is_send ? op.peer : ki.spec->gpu;
-    const PostKey key{ki.spec->comm, src, dst};
-    auto& theirs = is_send ? recvs : sends;
-    auto it = theirs.find(key);
-    if (it != theirs.end()) {
-      PostQueue& pq = it->second;
-      const Posted other = pq.items[pq.head++];
-      if (pq.head == pq.items.size()) theirs.erase(it);
-      if (is_send) {
-        begin_transfer({k, op_index}, other);
-      } else {
-        begin_transfer(other, {k, op_index});
-      }
-    } else {
-      (is_send ? sends : recvs)[key].items.push_back({k, op_index});
-    }
-  };
-
-  // Copy-engine transfers: no partner, the model's copy plan on the P2P route.
-  auto start_copy = [&](int k, int op_index) {
-    const KernelInstance& ki = kernels[k];
-    const OpSpec& op = ki.spec->ops[op_index];
-    const int src = op.peer, dst = ki.spec->gpu;
-    const models::TransferPlan plan = model_.copy_plan(op.bytes, pair(src, dst));
-    const std::vector<int>* path = &route(src, dst, Transport::P2p);
-    const double wire = plan.parts.empty() ? 0.0 : plan.parts.front().wire_bytes;
-    const double rate = plan.channel_rate;
-    const Picoseconds start = q.now();
-    q.after(plan.base_latency, [&, k, path, wire, rate, src, dst, start] {
-      ++result.flows;
-      net.start_on(*path, wire, rate, [&, k, src, dst, start] {
-        note_moving(kernels[k].iteration, src, start);
-        note_moving(kernels[k].iteration, dst, start);
-        kernel_op_done(k);
-      });
-    });
-  };
-
-  // Collectives: the k-th collective of every rank of a communicator meets; then the model's plan runs.
-  std::map<std::pair<int, int>, std::vector<int>> rendezvous;  ///< (comm, seq) -> kernels arrived
-  std::map<std::tuple<int, int, std::uint64_t, int>, models::CollectivePlan> coll_plans;
   struct CollState {
     std::vector<int> group;
     int remaining = 0;  ///< flows still moving
@@ -594,216 +254,774 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
     const models::CollectivePlan* plan = nullptr;
     int comm = 0;
   };
-  std::vector<CollState> colls;
-  std::vector<int> free_colls;
-  auto finish_coll = [&](int c_id) {
-    if (--colls[c_id].remaining > 0) return;
-    CollState done = std::move(colls[c_id]);
-    free_colls.push_back(c_id);
-    if (done.recorded) result.collectives[done.record].end = q.now();
-    for (int k : done.group) note_moving(kernels[k].iteration, kernels[k].spec->gpu, done.start);
-    for (int k : done.group) kernel_op_done(k);
-  };
-  auto start_coll_flows = [&](int c_id) {
-    const models::CollectivePlan& plan = *colls[c_id].plan;
-    if (plan.flows.empty()) {
-      colls[c_id].remaining = 1;
-      finish_coll(c_id);
-      return;
-    }
-    const std::vector<int>& gpus = program.comms[colls[c_id].comm].gpus;
-    for (const models::CollFlow& f : plan.flows) {
-      const int src = gpus[f.src], dst = gpus[f.dst];
-      ++result.flows;
-      net.start_on(route(src, dst, model_.transport(pair(src, dst))), f.wire_bytes, plan.flow_rate,
-                   [&finish_coll, c_id] { finish_coll(c_id); });
-    }
-  };
-  auto begin_collective = [&](const std::vector<int>& group) {
-    const KernelInstance& first = kernels[group.front()];
-    const int comm = first.spec->comm;
-    const CollectiveSpec& c = *first.spec->collective;
-    for (int k : group) {
-      const CollectiveSpec& o = *kernels[k].spec->collective;
-      if (o.op != c.op || o.bytes != c.bytes || o.root != c.root) {
-        throw SimulationError("collective mismatch on communicator " + std::to_string(comm) + ": GPU " +
-                              std::to_string(first.spec->gpu) + " issues " + models::coll_op_name(c.op) +
-                              " of " + std::to_string(c.bytes) + " bytes, GPU " +
-                              std::to_string(kernels[k].spec->gpu) + " issues " + models::coll_op_name(o.op) +
-                              " of " + std::to_string(o.bytes) + " bytes at the same position");
-      }
-    }
-    auto pk = std::make_tuple(comm, static_cast<int>(c.op), c.bytes, c.root);
-    auto pit = coll_plans.find(pk);
-    if (pit == coll_plans.end())
-      pit = coll_plans.emplace(pk, model_.collective(c.op, c.bytes, c.root, comms[comm], comm_nodes[comm]))
-                .first;
-    const models::CollectivePlan& plan = pit->second;
-    const Picoseconds start = q.now();
-    const bool recorded = first.iteration == program.warmup;
-    const std::size_t record = result.collectives.size();
-    if (recorded) {
-      result.collectives.push_back({c.op, c.bytes, plan.algorithm, plan.protocol, plan.channels, start, 0});
-    }
-    // One slot per collective, shared by every flow's completion callback (a 16,384-rank collective starts
-    // ~300,000 flows).
-    CollState cs;
-    cs.group = group;
-    cs.remaining = static_cast<int>(plan.flows.size());
-    cs.recorded = recorded;
-    cs.record = record;
-    cs.start = start;
-    cs.plan = &plan;
-    cs.comm = comm;
-    int c_id;
-    if (!free_colls.empty()) {
-      c_id = free_colls.back();
-      free_colls.pop_back();
-      colls[c_id] = std::move(cs);
-    } else {
-      c_id = static_cast<int>(colls.size());
-      colls.push_back(std::move(cs));
-    }
-    q.after(plan.latency, [&start_coll_flows, c_id] { start_coll_flows(c_id); });
-  };
+  /// What a transfer plan depends on: communicator, bytes, shared, and the pair as the model sees it.
+  using PlanKey = std::tuple<int, std::uint64_t, bool, int, int, double, bool, bool, Picoseconds, double>;
+  /// (communicator, op, bytes, root)
+  using CollPlanKey = std::tuple<int, int, std::uint64_t, int>;
+  static constexpr Picoseconds kNever = std::numeric_limits<Picoseconds>::min();
 
-  // A kernel starts on its stream (scheduled by try_start; the event carries only the kernel's index).
-  auto kernel_start = [&](int k) {
-    KernelInstance& ki = kernels[k];
-    ki.start = q.now();
-    if (ki.spec->collective) {
-      ki.pending = 1;
-      auto& arrived = rendezvous[{ki.spec->comm, ki.coll_seq}];
-      arrived.push_back(k);
-      if (arrived.size() == program.comms[ki.spec->comm].gpus.size()) {
-        const std::vector<int> group = std::move(arrived);
-        rendezvous.erase({ki.spec->comm, ki.coll_seq});
-        begin_collective(group);
+  // Set-up, before any event.
+  void add_resources();
+  void check_gpu(int g, const std::string& what) const;
+  void set_up_communicators();
+  models::CommInfo comm_info(const CommSpec& c);
+  double weakest_node_network(const std::set<int>& nodes) const;
+  void issue_iterations();
+  void issue_launch(const LaunchSpec& l, int iteration);
+  void issue_kernel(const KernelSpec& k, int iteration, Picoseconds issued);
+  bool check_ops(const KernelSpec& k) const;
+  int collective_seq(const KernelSpec& k);
+  void add_stream_waits(const KernelSpec& k, KernelInstance& ki);
+  int stream_of(int gpu, int stream);
+  void start_streams();
+
+  // Kernels on streams.
+  void try_start(int sid);
+  void kernel_start(int k);
+  void kernel_op_done(int k);
+  void note_moving(int iteration, int gpu, Picoseconds from);
+
+  // Send/recv transfers and copies.
+  const std::vector<int>& route(int src, int dst, Transport transport);
+  void post(int k, int op_index);
+  void begin_transfer(Posted s, Posted r);
+  const models::TransferPlan& transfer_plan(int comm, std::uint64_t bytes, const models::PairInfo& info,
+                                            bool shared);
+  void start_parts(int t);
+  void part_done(int t, int part);
+  void finish_transfer(int t);
+  void start_copy(int k, int op_index);
+
+  // Collectives.
+  void arrive(int k);
+  void begin_collective(const std::vector<int>& group);
+  void check_same_collective(const std::vector<int>& group) const;
+  const models::CollectivePlan& collective_plan(int comm, const CollectiveSpec& c);
+  void start_coll_flows(int c_id);
+  void finish_coll(int c_id);
+
+  // The event loop and what follows it.
+  void run_events();
+  void run_events_polled();
+  void report_deadlock() const;
+  void describe_wait(const KernelInstance& ki, std::ostream& waits) const;
+  void sum_transfer_busy();
+
+  Runtime& runtime_;
+  Impl& impl_;
+  const topo::Topology& topo_;
+  const models::TransferModel& model_;
+  const RunHooks& hooks_;
+  const Program& program_;
+  Trace* trace_;
+  EventQueue q_;
+  FlowNetwork net_;  ///< after q_, which it schedules on
+  const int n_gpus_;
+  RunResult result_;
+
+  // Communicators.
+  std::vector<models::CommInfo> comms_;
+  std::vector<std::vector<int>> comm_nodes_;      ///< machine of each rank
+  std::vector<std::vector<int>> sorted_members_;  ///< per communicator, its GPUs in order (membership tests)
+
+  // Kernels, in issue order; host thread -> time its next launch starts.
+  std::vector<KernelInstance> kernels_;
+  std::vector<int> deps_pool_;  ///< KernelInstance dependencies
+  std::map<int, Picoseconds> thread_time_;
+  std::unordered_map<std::uint64_t, int> coll_count_;  ///< (comm, gpu) -> collectives issued
+
+  // Streams are numbered in order of first use (sid); per-stream state lives in vectors indexed by sid.
+  std::unordered_map<std::uint64_t, int> sid_of_;  ///< (gpu, stream) -> sid
+  std::vector<std::pair<int, int>> stream_key_;    ///< sid -> (gpu, stream)
+  std::vector<std::deque<int>> streams_;           ///< sid -> kernels not yet started, in order
+  std::vector<int> last_enqueued_;                 ///< sid -> last kernel enqueued
+  std::vector<std::vector<int>> gpu_streams_;      ///< gpu -> its sids
+  std::vector<char> busy_;                         ///< sid -> a kernel runs on it
+  std::vector<Picoseconds> last_end_;              ///< sid -> end of its last non-marker kernel
+
+  /// Per GPU, [from, to) spans of the measured iterations during which its data moved.
+  std::map<int, std::vector<std::pair<Picoseconds, Picoseconds>>> moving_;
+
+  // Pending posts per (comm, src, dst): sends waiting for receives and receives waiting for sends. A key
+  // lives only while posts wait on it (an all-to-all over 1,024 GPUs has a million keys, each used once).
+  std::unordered_map<PostKey, PostQueue, PostKeyHash> sends_, recvs_;
+  // Plans depend on the pair only through what the model sees of it (PairInfo): pairs alike share a plan.
+  std::map<PlanKey, models::TransferPlan> plans_;
+  std::vector<TransferState> transfers_;
+  std::vector<int> free_transfers_;
+
+  // Collectives: the k-th collective of every rank of a communicator meets; then the model's plan runs.
+  std::map<std::pair<int, int>, std::vector<int>> rendezvous_;  ///< (comm, seq) -> kernels arrived
+  std::map<CollPlanKey, models::CollectivePlan> coll_plans_;
+  std::vector<CollState> colls_;
+  std::vector<int> free_colls_;
+};
+
+Runtime::Execution::Execution(Runtime& runtime, const Program& program, Trace* trace)
+    : runtime_(runtime),
+      impl_(*runtime.impl_),
+      topo_(runtime.topo_),
+      model_(runtime.model_),
+      hooks_(runtime.hooks_),
+      program_(program),
+      trace_(trace),
+      net_(q_),
+      n_gpus_(static_cast<int>(runtime.topo_.gpus.size())) {}
+
+RunResult Runtime::Execution::run() {
+  if (program_.iterations < 1 || program_.warmup < 0)
+    throw UsageError("a run needs at least one measured iteration");
+  add_resources();
+  set_up_communicators();
+  issue_iterations();
+  start_streams();
+  run_events();
+  result_.recomputations = net_.recomputations();
+  result_.solved_flows = net_.solved_flows();
+  result_.flow_classes = net_.coalesced_flows();
+  report_deadlock();
+  sum_transfer_busy();
+  const Picoseconds first = program_.warmup > 0 ? result_.iteration_end[program_.warmup - 1] : 0;
+  result_.per_iteration = (result_.iteration_end.back() - first) / program_.iterations;
+  return std::move(result_);
+}
+
+// ---- Set-up ----
+
+void Runtime::Execution::add_resources() {
+  // Names stay in the runtime (the trace reads them): a 16,384-GPU cluster has hundreds of thousands of
+  // links, and the network of every run would copy them.
+  for (const ResourceDef& r : impl_.resources)
+    net_.add_resource(r.capacity, r.capacity > 0 ? std::string() : r.name, r.saturation);
+  if (trace_) {
+    for (const topo::GpuInfo& g : topo_.gpus) trace_->name_gpu(g.index, g.name);
+    net_.set_load_observer([this](Picoseconds t, FlowNetwork::ResourceId r, double load) {
+      trace_->counter(impl_.resources[r].name, t, 100.0 * load / net_.capacity(r));
+    });
+  }
+}
+
+void Runtime::Execution::check_gpu(int g, const std::string& what) const {
+  if (g < 0 || g >= n_gpus_) {
+    throw UsageError(what + " names GPU " + std::to_string(g) + ", but the topology has GPUs 0-" +
+                     std::to_string(n_gpus_ - 1));
+  }
+}
+
+void Runtime::Execution::set_up_communicators() {
+  for (const CommSpec& c : program_.comms) {
+    comms_.push_back(comm_info(c));
+    std::vector<int> rank_node;
+    for (int a : c.gpus) rank_node.push_back(topo_.gpus[a].node);
+    comm_nodes_.push_back(std::move(rank_node));
+  }
+}
+
+/// What the model needs to know of one communicator.
+models::CommInfo Runtime::Execution::comm_info(const CommSpec& c) {
+  std::vector<models::PairInfo> pairs;
+  std::set<int> nodes;
+  for (int a : c.gpus) check_gpu(a, "a communicator");
+  // The pairs NCCL takes its minima over: every pair inside each machine, and between machines one pair
+  // per machine to the next (cross-machine pairs differ only in what the fabric gives them, which the
+  // flows see anyway). Linear in the ranks, not quadratic: a 16,384-GPU communicator stays cheap.
+  std::map<int, std::vector<int>> by_node;
+  for (int a : c.gpus) by_node[topo_.gpus[a].node].push_back(a);
+  for (const auto& [node, members] : by_node) {
+    nodes.insert(node);
+    for (int a : members) {
+      for (int b : members) {
+        if (a != b) pairs.push_back(runtime_.pair(a, b));
       }
-      return;
     }
-    if (ki.spec->compute > 0) {
-      ki.pending = 1;
-      q.after(ki.spec->compute, [&kernel_op_done, k] { kernel_op_done(k); });
-      return;
+  }
+  if (by_node.size() > 1) {
+    for (auto it = by_node.begin(); it != by_node.end(); ++it) {
+      auto next = std::next(it) == by_node.end() ? by_node.begin() : std::next(it);
+      pairs.push_back(runtime_.pair(it->second.front(), next->second.front()));
     }
-    if (ki.spec->ops.empty()) {
-      ki.pending = 1;
-      kernel_op_done(k);
-      return;
+  }
+  models::CommInfo info =
+      model_.comm_info(static_cast<int>(c.gpus.size()), static_cast<int>(nodes.size()), pairs);
+  if (nodes.size() > 1) info.node_net_bandwidth = weakest_node_network(nodes);
+  return info;
+}
+
+/// The smallest sum of NIC bandwidths (bytes/s) over `nodes`.
+double Runtime::Execution::weakest_node_network(const std::set<int>& nodes) const {
+  double worst = 0;
+  for (int node : nodes) {
+    double sum = 0;
+    for (const topo::NicInfo& nic : topo_.nics) {
+      if (nic.node == node) sum += nic.bandwidth;
     }
-    for (std::size_t i = 0; i < ki.spec->ops.size(); ++i) {
-      if (ki.spec->ops[i].kind == OpSpec::Kind::Copy) {
-        start_copy(k, static_cast<int>(i));
-      } else {
-        post(k, static_cast<int>(i));
-      }
+    if (worst == 0 || sum < worst) worst = sum;
+  }
+  return worst;
+}
+
+/// Host threads issue every iteration's launches back to back; kernels become ready after the launch
+/// latency.
+void Runtime::Execution::issue_iterations() {
+  std::size_t per_iteration = 0;
+  for (const LaunchSpec& l : program_.launches) per_iteration += l.kernels.size();
+  const int total_iterations = program_.warmup + program_.iterations;
+  kernels_.reserve(per_iteration * static_cast<std::size_t>(std::max(0, total_iterations)));
+  gpu_streams_.resize(topo_.gpus.size());
+  for (const CommSpec& c : program_.comms) {
+    sorted_members_.push_back(c.gpus);
+    std::sort(sorted_members_.back().begin(), sorted_members_.back().end());
+  }
+  result_.issue_end.assign(total_iterations, 0);
+  for (int it = 0; it < total_iterations; ++it) {
+    for (const LaunchSpec& l : program_.launches) issue_launch(l, it);
+    for (const auto& [thread, t] : thread_time_) result_.issue_end[it] = std::max(result_.issue_end[it], t);
+  }
+  result_.iteration_end.assign(total_iterations, 0);
+  busy_.assign(streams_.size(), 0);
+  last_end_.assign(streams_.size(), kNever);
+}
+
+/// Charges one launch's host time to its thread, then issues its kernels.
+void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration) {
+  std::vector<int> gpus;
+  int ops = 0, colls = 0;
+  bool comm_kernel = false, compute_kernel = false;
+  for (const KernelSpec& k : l.kernels) {
+    if (!k.ops.empty() || k.collective) {
+      gpus.push_back(k.gpu);
+      comm_kernel = true;
     }
-  };
-  try_start = [&](int sid) {
-    auto& queue = streams[sid];
-    if (busy[sid] || queue.empty()) return;
-    const int k = queue.front();
-    for (int i = 0; i < kernels[k].deps_count; ++i) {
-      const int d = deps_pool[kernels[k].deps_at + i];
-      if (kernels[d].end < 0) return;  // woken again when that kernel ends
+    if (k.compute > 0) compute_kernel = true;
+    ops += static_cast<int>(k.ops.size());
+    colls += k.collective ? 1 : 0;
+  }
+  std::sort(gpus.begin(), gpus.end());
+  gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+  Picoseconds& t = thread_time_[l.thread];
+  if (comm_kernel) t += model_.host_launch_time(static_cast<int>(gpus.size()), ops, colls);
+  if (compute_kernel) t += model_.compute_launch_time();
+  t += l.framework_calls * model_.framework_call_time();
+  for (const KernelSpec& k : l.kernels) issue_kernel(k, iteration, t);
+}
+
+/// Checks `k` and queues an instance of it on its stream; `issued` is when its host thread issued it.
+void Runtime::Execution::issue_kernel(const KernelSpec& k, int iteration, Picoseconds issued) {
+  check_gpu(k.gpu, "a kernel");
+  if (k.comm < 0 || static_cast<std::size_t>(k.comm) >= comms_.size())
+    throw UsageError("kernel on an unknown communicator");
+  KernelInstance ki;
+  ki.spec = &k;
+  ki.iteration = iteration;
+  ki.marker = is_marker(k);
+  ki.ready = ki.marker ? issued : issued + model_.kernel_launch_latency();
+  ki.pending = static_cast<int>(k.ops.size());
+  ki.shared = check_ops(k);
+  if (k.collective) ki.coll_seq = collective_seq(k);
+  add_stream_waits(k, ki);
+  const int id = static_cast<int>(kernels_.size());
+  ki.sid = stream_of(k.gpu, k.stream);
+  streams_[ki.sid].push_back(id);
+  last_enqueued_[ki.sid] = id;
+  kernels_.push_back(std::move(ki));
+}
+
+/// Checks the peers of `k`'s operations; returns whether it both sends and receives.
+bool Runtime::Execution::check_ops(const KernelSpec& k) const {
+  bool has_send = false, has_recv = false;
+  for (const OpSpec& op : k.ops) {
+    check_gpu(op.peer, "an operation");
+    if (op.peer == k.gpu) throw UsageError("GPU " + std::to_string(k.gpu) + " sends to itself");
+    has_send = has_send || op.kind == OpSpec::Kind::Send;
+    has_recv = has_recv || op.kind == OpSpec::Kind::Recv;
+  }
+  return has_send && has_recv;
+}
+
+/// Checks collective kernel `k`; returns its position among its GPU's collectives on its communicator.
+int Runtime::Execution::collective_seq(const KernelSpec& k) {
+  const auto& members = program_.comms[k.comm].gpus;
+  const auto& sorted = sorted_members_[k.comm];
+  if (!std::binary_search(sorted.begin(), sorted.end(), k.gpu)) {
+    throw UsageError("GPU " + std::to_string(k.gpu) + " issues a collective on a communicator it is not in");
+  }
+  if (k.collective->root < 0 || static_cast<std::size_t>(k.collective->root) >= members.size())
+    throw UsageError("collective root is not a rank of the communicator");
+  return coll_count_[pair_key(k.comm, k.gpu)]++;
+}
+
+/// `ki` waits for the last kernel issued so far on each stream `k` waits on (streams not used yet: none).
+void Runtime::Execution::add_stream_waits(const KernelSpec& k, KernelInstance& ki) {
+  for (int ws : k.wait_streams) {
+    auto le = sid_of_.find(pair_key(k.gpu, ws));
+    if (le != sid_of_.end()) {
+      if (ki.deps_count == 0) ki.deps_at = static_cast<int>(deps_pool_.size());
+      deps_pool_.push_back(last_enqueued_[le->second]);
+      ++ki.deps_count;
     }
-    queue.pop_front();
-    busy[sid] = 1;
-    Picoseconds when = kernels[k].ready;
-    if (last_end[sid] != kNever && !kernels[k].marker)
-      when = std::max(when, last_end[sid] + model_.kernel_gap());
-    q.at(std::max(when, q.now()), [&kernel_start, k] { kernel_start(k); });
-  };
+  }
+}
+
+/// The sid of (gpu, stream), numbering the stream on its first use.
+int Runtime::Execution::stream_of(int gpu, int stream) {
+  auto [sit, fresh] = sid_of_.try_emplace(pair_key(gpu, stream), static_cast<int>(streams_.size()));
+  if (fresh) {
+    gpu_streams_[gpu].push_back(sit->second);
+    stream_key_.emplace_back(gpu, stream);
+    streams_.emplace_back();
+    last_enqueued_.push_back(-1);
+  }
+  return sit->second;
+}
+
+void Runtime::Execution::start_streams() {
   // In (gpu, stream) order, as before streams were numbered: equal-time events keep their order.
-  std::vector<int> by_key(streams.size());
+  std::vector<int> by_key(streams_.size());
   for (std::size_t i = 0; i < by_key.size(); ++i) by_key[i] = static_cast<int>(i);
-  std::sort(by_key.begin(), by_key.end(), [&](int a, int b) { return stream_key[a] < stream_key[b]; });
+  std::sort(by_key.begin(), by_key.end(), [&](int a, int b) { return stream_key_[a] < stream_key_[b]; });
   for (int sid : by_key) try_start(sid);
-  if (hooks_.cancel || hooks_.progress) {
-    // Poll every 4,096 events: cheap next to the events themselves, and well under a millisecond apart.
-    const auto wall_start = std::chrono::steady_clock::now();
-    auto last_report = wall_start;
-    auto poll = [&] {
-      if (hooks_.cancel && hooks_.cancel->load(std::memory_order_relaxed)) return false;
-      if (hooks_.progress) {
-        const auto now = std::chrono::steady_clock::now();
-        if (std::chrono::duration<double>(now - last_report).count() >= hooks_.progress_interval_s) {
-          last_report = now;
-          RunProgress p;
-          p.now = q.now();
-          p.events = q.events_run();
-          p.flows = result.flows;
-          p.active_flows = net.active_flows();
-          p.wall_seconds = std::chrono::duration<double>(now - wall_start).count();
-          hooks_.progress(p);
-        }
-      }
-      return true;
-    };
-    result.events = q.run(poll, 4096);
-    if (!q.empty()) {
-      throw Interrupted("interrupted at " + std::to_string(static_cast<double>(q.now()) / 1e6) +
-                        " us of simulated time, after " + std::to_string(result.events) + " events and " +
-                        std::to_string(result.flows) + " flows");
+}
+
+// ---- Kernels on streams ----
+
+/// Schedules the next kernel of stream `sid` if the stream is free and the kernel's dependencies have ended;
+/// it starts at its ready time, but not before the stream's last kernel ended plus the model's kernel gap.
+void Runtime::Execution::try_start(int sid) {
+  auto& queue = streams_[sid];
+  if (busy_[sid] || queue.empty()) return;
+  const int k = queue.front();
+  for (int i = 0; i < kernels_[k].deps_count; ++i) {
+    const int d = deps_pool_[kernels_[k].deps_at + i];
+    if (kernels_[d].end < 0) return;  // woken again when that kernel ends
+  }
+  queue.pop_front();
+  busy_[sid] = 1;
+  Picoseconds when = kernels_[k].ready;
+  if (last_end_[sid] != kNever && !kernels_[k].marker)
+    when = std::max(when, last_end_[sid] + model_.kernel_gap());
+  q_.at(std::max(when, q_.now()), [this, k] { kernel_start(k); });
+}
+
+/// Kernel `k` starts on its stream (scheduled by try_start; the event carries only the kernel's index).
+void Runtime::Execution::kernel_start(int k) {
+  KernelInstance& ki = kernels_[k];
+  ki.start = q_.now();
+  if (ki.spec->collective) {
+    ki.pending = 1;
+    arrive(k);
+    return;
+  }
+  if (ki.spec->compute > 0) {
+    ki.pending = 1;
+    q_.after(ki.spec->compute, [this, k] { kernel_op_done(k); });
+    return;
+  }
+  if (ki.spec->ops.empty()) {
+    ki.pending = 1;
+    kernel_op_done(k);
+    return;
+  }
+  for (std::size_t i = 0; i < ki.spec->ops.size(); ++i) {
+    if (ki.spec->ops[i].kind == OpSpec::Kind::Copy) {
+      start_copy(k, static_cast<int>(i));
+    } else {
+      post(k, static_cast<int>(i));
+    }
+  }
+}
+
+/// One operation of kernel `k` has finished; after its last one the kernel ends: its stream frees, the
+/// result and the trace record it, and its GPU's streams may start their next kernels.
+void Runtime::Execution::kernel_op_done(int k) {
+  KernelInstance& ki = kernels_[k];
+  if (--ki.pending > 0) return;
+  ki.end = q_.now();
+  busy_[ki.sid] = 0;
+  if (!ki.marker) last_end_[ki.sid] = ki.end;
+  result_.iteration_end[ki.iteration] = std::max(result_.iteration_end[ki.iteration], ki.end);
+  if (ki.spec->compute > 0 && ki.iteration == program_.warmup)
+    result_.compute.push_back({ki.spec->gpu, ki.spec->name, ki.start, ki.end});
+  if (!ki.marker && ki.spec->stream == 0 && ki.iteration == program_.warmup - 1) {
+    Picoseconds& at = result_.iteration_start[ki.spec->gpu];
+    at = std::max(at, ki.end);
+  }
+  if (ki.spec->compute > 0 && ki.iteration >= program_.warmup)
+    result_.busy[ki.spec->gpu].compute += ki.end - ki.start;
+  if (trace_ && !ki.marker) {
+    trace_->span(ki.spec->gpu, "stream " + std::to_string(ki.spec->stream), ki.spec->name, ki.start, ki.end,
+                 {{"iteration", ki.iteration}});
+  }
+  for (int other : gpu_streams_[ki.spec->gpu]) try_start(other);
+}
+
+/// Data of `gpu` moved from `from` until now (counted in the measured iterations only).
+void Runtime::Execution::note_moving(int iteration, int gpu, Picoseconds from) {
+  if (iteration >= program_.warmup) moving_[gpu].push_back({from, q_.now()});
+}
+
+// ---- Send/recv transfers and copies ----
+
+/// The links a transfer of `transport` from src to dst crosses.
+const std::vector<int>& Runtime::Execution::route(int src, int dst, Transport transport) {
+  const models::PairInfo& info = runtime_.pair(src, dst);
+  Impl::PairCache& pc = impl_.pairs.at(Impl::key(src, dst));
+  if (transport == Transport::Shm) {
+    if (!pc.shm_done) {
+      // Through host memory: up to the sender's CPU, then (across the socket link if need be) down to dst.
+      pc.shm = runtime_.via_nearest(src, dst, topo::VertexKind::Cpu, "no CPU is reachable");
+      if (impl_.shm_out[src] >= 0) pc.shm.push_back(impl_.shm_out[src]);
+      if (impl_.shm_in[dst] >= 0) pc.shm.push_back(impl_.shm_in[dst]);
+      pc.shm_done = true;
+    }
+    return pc.shm;
+  }
+  if (transport == Transport::Net && info.same_node) {
+    if (!pc.net_done) {
+      pc.net =
+          runtime_.via_nearest(src, dst, topo::VertexKind::Nic,
+                               "P2P and SHM are disabled and the machine has no NIC for the NET transport");
+      pc.net_done = true;
+    }
+    return pc.net;
+  }
+  return pc.p2p;
+}
+
+/// Posts send or receive `op_index` of kernel `k`: it begins a transfer with the oldest matching post of the
+/// other side, or waits for one.
+void Runtime::Execution::post(int k, int op_index) {
+  const KernelInstance& ki = kernels_[k];
+  const OpSpec& op = ki.spec->ops[op_index];
+  const bool is_send = op.kind == OpSpec::Kind::Send;
+  const int src = is_send ? ki.spec->gpu : op.peer;
+  const int dst = is_send ? op.peer : ki.spec->gpu;
+  const PostKey key{ki.spec->comm, src, dst};
+  auto& theirs = is_send ? recvs_ : sends_;
+  auto it = theirs.find(key);
+  if (it != theirs.end()) {
+    PostQueue& pq = it->second;
+    const Posted other = pq.items[pq.head++];
+    if (pq.head == pq.items.size()) theirs.erase(it);
+    if (is_send) {
+      begin_transfer({k, op_index}, other);
+    } else {
+      begin_transfer(other, {k, op_index});
     }
   } else {
-    result.events = q.run();
+    (is_send ? sends_ : recvs_)[key].items.push_back({k, op_index});
   }
-  result.recomputations = net.recomputations();
-  result.solved_flows = net.solved_flows();
-  result.flow_classes = net.coalesced_flows();
+}
 
-  // Anything left means a send or receive without a partner: report who waits on what.
+/// Send `s` has met receive `r`: after the plan's base latency its channel parts start moving.
+void Runtime::Execution::begin_transfer(Posted s, Posted r) {
+  const KernelInstance& sk = kernels_[s.kernel];
+  const OpSpec& op = sk.spec->ops[s.op];
+  const int src = sk.spec->gpu, dst = op.peer;
+  const std::uint64_t bytes = op.bytes;
+  if (kernels_[r.kernel].spec->ops[r.op].bytes != bytes) {
+    throw SimulationError("GPU " + std::to_string(src) + " sends " + std::to_string(bytes) +
+                          " bytes to GPU " + std::to_string(dst) + ", which expects " +
+                          std::to_string(kernels_[r.kernel].spec->ops[r.op].bytes));
+  }
+  const models::PairInfo& info = runtime_.pair(src, dst);
+  const bool shared = sk.shared || kernels_[r.kernel].shared;
+  const models::TransferPlan& plan = transfer_plan(sk.spec->comm, bytes, info, shared);
+  TransferState ts;
+  ts.s = s;
+  ts.r = r;
+  ts.src = src;
+  ts.dst = dst;
+  ts.bytes = bytes;
+  ts.plan = &plan;
+  ts.path = &route(src, dst, plan.transport);
+  ts.start = q_.now();
+  ts.remaining = static_cast<int>(plan.parts.size());
+  ts.recorded = kernels_[s.kernel].iteration == program_.warmup;
+  if (ts.recorded) {
+    result_.ops.push_back({src, dst, bytes, plan.transport, plan.protocol, plan.channels, ts.start, 0});
+  }
+  ts.record = result_.ops.size() - 1;
+  int t;
+  if (!free_transfers_.empty()) {
+    t = free_transfers_.back();
+    free_transfers_.pop_back();
+    transfers_[t] = ts;
+  } else {
+    t = static_cast<int>(transfers_.size());
+    transfers_.push_back(ts);
+  }
+  q_.after(plan.base_latency, [this, t] { start_parts(t); });
+}
+
+/// The model's plan for a transfer, shared by every pair the model sees alike.
+const models::TransferPlan& Runtime::Execution::transfer_plan(int comm, std::uint64_t bytes,
+                                                              const models::PairInfo& info, bool shared) {
+  auto pk =
+      std::make_tuple(comm, bytes, shared, static_cast<int>(info.path), info.nvlinks, info.nvlink_bandwidth,
+                      info.same_node, info.tcp, info.path_latency, info.route_bandwidth);
+  auto pit = plans_.find(pk);
+  if (pit == plans_.end()) pit = plans_.emplace(pk, model_.plan(bytes, info, comms_[comm], shared)).first;
+  return pit->second;
+}
+
+/// Transfer `t` starts one flow per channel part on its path.
+void Runtime::Execution::start_parts(int t) {
+  const TransferState& ts = transfers_[t];
+  const models::TransferPlan& plan = *ts.plan;
+  for (std::size_t i = 0; i < plan.parts.size(); ++i) {
+    ++result_.flows;
+    const int part = static_cast<int>(i);
+    net_.start_on(*ts.path, plan.parts[i].wire_bytes, plan.channel_rate,
+                  [this, t, part] { part_done(t, part); });
+  }
+}
+
+/// A channel part has arrived: the transfer ends after the part's fixed overhead.
+void Runtime::Execution::part_done(int t, int part) {
+  q_.after(transfers_[t].plan->parts[part].overhead, [this, t] { finish_transfer(t); });
+}
+
+/// One part of transfer `t` is done; after the last, the transfer ends and so do its send and receive.
+void Runtime::Execution::finish_transfer(int t) {
+  TransferState& ts = transfers_[t];
+  if (--ts.remaining > 0) return;
+  const TransferState done = ts;
+  free_transfers_.push_back(t);
+  if (done.recorded) result_.ops[done.record].end = q_.now();
+  note_moving(kernels_[done.s.kernel].iteration, done.src, done.start);
+  note_moving(kernels_[done.s.kernel].iteration, done.dst, done.start);
+  if (trace_) {
+    trace_->span(done.src, "send to GPU" + std::to_string(done.dst), "send " + format_size(done.bytes),
+                 done.start, q_.now());
+  }
+  kernel_op_done(done.s.kernel);
+  kernel_op_done(done.r.kernel);
+}
+
+/// Copy-engine transfers: no partner, the model's copy plan on the P2P route.
+void Runtime::Execution::start_copy(int k, int op_index) {
+  const KernelInstance& ki = kernels_[k];
+  const OpSpec& op = ki.spec->ops[op_index];
+  const int src = op.peer, dst = ki.spec->gpu;
+  const models::TransferPlan plan = model_.copy_plan(op.bytes, runtime_.pair(src, dst));
+  const std::vector<int>* path = &route(src, dst, Transport::P2p);
+  const double wire = plan.parts.empty() ? 0.0 : plan.parts.front().wire_bytes;
+  const double rate = plan.channel_rate;
+  const Picoseconds start = q_.now();
+  q_.after(plan.base_latency, [this, k, path, wire, rate, src, dst, start] {
+    ++result_.flows;
+    net_.start_on(*path, wire, rate, [this, k, src, dst, start] {
+      note_moving(kernels_[k].iteration, src, start);
+      note_moving(kernels_[k].iteration, dst, start);
+      kernel_op_done(k);
+    });
+  });
+}
+
+// ---- Collectives ----
+
+/// Collective kernel `k` arrives; the last rank of its communicator to arrive begins the collective.
+void Runtime::Execution::arrive(int k) {
+  const KernelInstance& ki = kernels_[k];
+  auto& arrived = rendezvous_[{ki.spec->comm, ki.coll_seq}];
+  arrived.push_back(k);
+  if (arrived.size() == program_.comms[ki.spec->comm].gpus.size()) {
+    const std::vector<int> group = std::move(arrived);
+    rendezvous_.erase({ki.spec->comm, ki.coll_seq});
+    begin_collective(group);
+  }
+}
+
+/// Every rank has arrived (`group`: their kernels): after the plan's latency its flows start.
+void Runtime::Execution::begin_collective(const std::vector<int>& group) {
+  const KernelInstance& first = kernels_[group.front()];
+  const int comm = first.spec->comm;
+  const CollectiveSpec& c = *first.spec->collective;
+  check_same_collective(group);
+  const models::CollectivePlan& plan = collective_plan(comm, c);
+  const Picoseconds start = q_.now();
+  const bool recorded = first.iteration == program_.warmup;
+  const std::size_t record = result_.collectives.size();
+  if (recorded) {
+    result_.collectives.push_back({c.op, c.bytes, plan.algorithm, plan.protocol, plan.channels, start, 0});
+  }
+  // One slot per collective, shared by every flow's completion callback (a 16,384-rank collective starts
+  // ~300,000 flows).
+  CollState cs;
+  cs.group = group;
+  cs.remaining = static_cast<int>(plan.flows.size());
+  cs.recorded = recorded;
+  cs.record = record;
+  cs.start = start;
+  cs.plan = &plan;
+  cs.comm = comm;
+  int c_id;
+  if (!free_colls_.empty()) {
+    c_id = free_colls_.back();
+    free_colls_.pop_back();
+    colls_[c_id] = std::move(cs);
+  } else {
+    c_id = static_cast<int>(colls_.size());
+    colls_.push_back(std::move(cs));
+  }
+  q_.after(plan.latency, [this, c_id] { start_coll_flows(c_id); });
+}
+
+/// Throws unless every kernel of `group` issues the same operation, size and root.
+void Runtime::Execution::check_same_collective(const std::vector<int>& group) const {
+  const KernelInstance& first = kernels_[group.front()];
+  const int comm = first.spec->comm;
+  const CollectiveSpec& c = *first.spec->collective;
+  for (int k : group) {
+    const CollectiveSpec& o = *kernels_[k].spec->collective;
+    if (o.op != c.op || o.bytes != c.bytes || o.root != c.root) {
+      throw SimulationError("collective mismatch on communicator " + std::to_string(comm) + ": GPU " +
+                            std::to_string(first.spec->gpu) + " issues " + models::coll_op_name(c.op) +
+                            " of " + std::to_string(c.bytes) + " bytes, GPU " +
+                            std::to_string(kernels_[k].spec->gpu) + " issues " + models::coll_op_name(o.op) +
+                            " of " + std::to_string(o.bytes) + " bytes at the same position");
+    }
+  }
+}
+
+/// The model's plan for collective `c` on communicator `comm`, made once per (comm, op, bytes, root).
+const models::CollectivePlan& Runtime::Execution::collective_plan(int comm, const CollectiveSpec& c) {
+  auto pk = std::make_tuple(comm, static_cast<int>(c.op), c.bytes, c.root);
+  auto pit = coll_plans_.find(pk);
+  if (pit == coll_plans_.end())
+    pit = coll_plans_.emplace(pk, model_.collective(c.op, c.bytes, c.root, comms_[comm], comm_nodes_[comm]))
+              .first;
+  return pit->second;
+}
+
+/// Collective `c_id` starts its plan's flows (a plan without flows ends at once).
+void Runtime::Execution::start_coll_flows(int c_id) {
+  const models::CollectivePlan& plan = *colls_[c_id].plan;
+  if (plan.flows.empty()) {
+    colls_[c_id].remaining = 1;
+    finish_coll(c_id);
+    return;
+  }
+  const std::vector<int>& gpus = program_.comms[colls_[c_id].comm].gpus;
+  for (const models::CollFlow& f : plan.flows) {
+    const int src = gpus[f.src], dst = gpus[f.dst];
+    ++result_.flows;
+    net_.start_on(route(src, dst, model_.transport(runtime_.pair(src, dst))), f.wire_bytes, plan.flow_rate,
+                  [this, c_id] { finish_coll(c_id); });
+  }
+}
+
+/// One flow of collective `c_id` is done; after the last, the collective ends on every rank.
+void Runtime::Execution::finish_coll(int c_id) {
+  if (--colls_[c_id].remaining > 0) return;
+  CollState done = std::move(colls_[c_id]);
+  free_colls_.push_back(c_id);
+  if (done.recorded) result_.collectives[done.record].end = q_.now();
+  for (int k : done.group) note_moving(kernels_[k].iteration, kernels_[k].spec->gpu, done.start);
+  for (int k : done.group) kernel_op_done(k);
+}
+
+// ---- The event loop and what follows it ----
+
+void Runtime::Execution::run_events() {
+  if (hooks_.cancel || hooks_.progress) {
+    run_events_polled();
+  } else {
+    result_.events = q_.run();
+  }
+}
+
+/// Runs the events, polling the hooks every 4,096 events: cheap next to the events themselves, and well
+/// under a millisecond apart. Throws Interrupted when the cancel flag stopped the run.
+void Runtime::Execution::run_events_polled() {
+  const auto wall_start = std::chrono::steady_clock::now();
+  auto last_report = wall_start;
+  auto poll = [&] {
+    if (hooks_.cancel && hooks_.cancel->load(std::memory_order_relaxed)) return false;
+    if (hooks_.progress) {
+      const auto now = std::chrono::steady_clock::now();
+      if (std::chrono::duration<double>(now - last_report).count() >= hooks_.progress_interval_s) {
+        last_report = now;
+        RunProgress p;
+        p.now = q_.now();
+        p.events = q_.events_run();
+        p.flows = result_.flows;
+        p.active_flows = net_.active_flows();
+        p.wall_seconds = std::chrono::duration<double>(now - wall_start).count();
+        hooks_.progress(p);
+      }
+    }
+    return true;
+  };
+  result_.events = q_.run(poll, 4096);
+  if (!q_.empty()) {
+    throw Interrupted("interrupted at " + std::to_string(static_cast<double>(q_.now()) / 1e6) +
+                      " us of simulated time, after " + std::to_string(result_.events) + " events and " +
+                      std::to_string(result_.flows) + " flows");
+  }
+}
+
+/// Anything left unfinished means a send or receive without a partner: throws, saying who waits on what
+/// (the first 8 such kernels).
+void Runtime::Execution::report_deadlock() const {
   std::ostringstream waits;
   int stuck = 0;
-  for (const KernelInstance& ki : kernels) {
+  for (const KernelInstance& ki : kernels_) {
     if (ki.end >= 0) continue;
     if (++stuck > 8) continue;
     waits << "\n  GPU " << ki.spec->gpu << " stream " << ki.spec->stream << " '" << ki.spec->name
           << "' (iteration " << ki.iteration << ")";
-    if (ki.start < 0) {
-      bool dep_waiting = false;
-      for (int i = 0; i < ki.deps_count; ++i)
-        dep_waiting = dep_waiting || kernels[deps_pool[ki.deps_at + i]].end < 0;
-      waits << (dep_waiting ? " never started: it waits for another stream of its GPU that did not finish"
-                            : " never started: an earlier kernel on its stream did not finish");
-      continue;
-    }
-    if (ki.spec->collective) {
-      const auto& members = program.comms[ki.spec->comm].gpus;
-      std::set<int> arrived;
-      auto rit = rendezvous.find({ki.spec->comm, ki.coll_seq});
-      if (rit != rendezvous.end()) {
-        for (int k : rit->second) arrived.insert(kernels[k].spec->gpu);
-      }
-      waits << " waits in " << models::coll_op_name(ki.spec->collective->op) << " for GPU(s)";
-      for (int g : members) {
-        if (!arrived.count(g)) waits << " " << g;
-      }
-      waits << " on communicator " << ki.spec->comm;
-      continue;
-    }
-    for (const auto* table : {&sends, &recvs}) {
-      std::map<std::tuple<int, int, int>, const PostQueue*> sorted;  // in (comm, src, dst) order
-      for (const auto& [k, list] : *table) sorted[{k.comm, k.src, k.dst}] = &list;
-      for (const auto& [key, list] : sorted) {
-        for (std::size_t i = list->head; i < list->items.size(); ++i) {
-          const Posted& p = list->items[i];
-          if (&kernels[p.kernel] != &ki) continue;
-          const bool is_send = table == &sends;
-          waits << (is_send ? " waits for GPU " : " waits for a send from GPU ")
-                << (is_send ? std::get<2>(key) : std::get<1>(key)) << (is_send ? " to receive" : "")
-                << " on communicator " << std::get<0>(key);
-        }
-      }
-    }
+    describe_wait(ki, waits);
   }
   if (stuck > 0) {
     throw SimulationError("the schedule deadlocks: " + std::to_string(stuck) + " kernel(s) cannot finish" +
                           waits.str());
   }
-  for (auto& [gpu, spans] : moving) {
+}
+
+/// What unfinished kernel `ki` waits on.
+void Runtime::Execution::describe_wait(const KernelInstance& ki, std::ostream& waits) const {
+  if (ki.start < 0) {
+    bool dep_waiting = false;
+    for (int i = 0; i < ki.deps_count; ++i)
+      dep_waiting = dep_waiting || kernels_[deps_pool_[ki.deps_at + i]].end < 0;
+    waits << (dep_waiting ? " never started: it waits for another stream of its GPU that did not finish"
+                          : " never started: an earlier kernel on its stream did not finish");
+    return;
+  }
+  if (ki.spec->collective) {
+    const auto& members = program_.comms[ki.spec->comm].gpus;
+    std::set<int> arrived;
+    auto rit = rendezvous_.find({ki.spec->comm, ki.coll_seq});
+    if (rit != rendezvous_.end()) {
+      for (int k : rit->second) arrived.insert(kernels_[k].spec->gpu);
+    }
+    waits << " waits in " << models::coll_op_name(ki.spec->collective->op) << " for GPU(s)";
+    for (int g : members) {
+      if (!arrived.count(g)) waits << " " << g;
+    }
+    waits << " on communicator " << ki.spec->comm;
+    return;
+  }
+  for (const auto* table : {&sends_, &recvs_}) {
+    std::map<std::tuple<int, int, int>, const PostQueue*> sorted;  // in (comm, src, dst) order
+    for (const auto& [k, list] : *table) sorted[{k.comm, k.src, k.dst}] = &list;
+    for (const auto& [key, list] : sorted) {
+      for (std::size_t i = list->head; i < list->items.size(); ++i) {
+        const Posted& p = list->items[i];
+        if (&kernels_[p.kernel] != &ki) continue;
+        const bool is_send = table == &sends_;
+        waits << (is_send ? " waits for GPU " : " waits for a send from GPU ")
+              << (is_send ? std::get<2>(key) : std::get<1>(key)) << (is_send ? " to receive" : "")
+              << " on communicator " << std::get<0>(key);
+      }
+    }
+  }
+}
+
+/// Per GPU, the time its data was moving in the measured iterations: the length of the union of its spans.
+void Runtime::Execution::sum_transfer_busy() {
+  for (auto& [gpu, spans] : moving_) {
     std::sort(spans.begin(), spans.end());
     Picoseconds total = 0, lo = -1, hi = -1;
     for (const auto& [a, b] : spans) {
@@ -815,11 +1033,12 @@ RunResult Runtime::run(const Program& program, Trace* trace) {
         hi = std::max(hi, b);
       }
     }
-    result.busy[gpu].transfer = total + (hi - lo);
+    result_.busy[gpu].transfer = total + (hi - lo);
   }
-  const Picoseconds first = program.warmup > 0 ? result.iteration_end[program.warmup - 1] : 0;
-  result.per_iteration = (result.iteration_end.back() - first) / program.iterations;
-  return result;
+}
+
+RunResult Runtime::run(const Program& program, Trace* trace) {
+  return Execution(*this, program, trace).run();
 }
 
 }  // namespace commsim::sim

@@ -189,6 +189,7 @@ class Runtime {
   std::vector<int> via_nearest(int src, int dst, topo::VertexKind kind, const std::string& none);
 
   struct Impl;
+  class Execution;  ///< one run of one program (runtime.cpp)
   RunHooks hooks_;
   const topo::Topology& topo_;
   const models::TransferModel& model_;
