@@ -216,7 +216,7 @@ void add_matrix_node(Topology& topo, const TopoMatrix& full, const NodeBuildOpti
   info.source = source;
   info.gpu_model = spec.name;
   info.gpu_origin = origin;
-  info.codes.assign(g_count, std::vector<std::string>(g_count));
+  info.pairs.assign(g_count, std::vector<GpuPair>(g_count));
 
   // 3. GPU and NIC vertices.
   std::vector<Vertex> vtx(d_count);
@@ -258,7 +258,7 @@ void add_matrix_node(Topology& topo, const TopoMatrix& full, const NodeBuildOpti
   for (int a = 0; a < g_count; ++a) {
     for (int b = 0; b < g_count; ++b) {
       const MatrixCell& c = m.cell(a, b);
-      info.codes[a][b] = code_name(c.code, c.nvlinks);
+      info.pairs[a][b] = {c.code, c.code == PairCode::NvLink ? c.nvlinks : 0, nccl_path_type(c.code)};
       if (c.code == PairCode::NvLink && c.nvlinks > spec.nvlink_links && !ov.nvlink_links) {
         throw InputError(located(m, a, b).where, "NV" + std::to_string(c.nvlinks) +
                                                      " is more NVLinks than a " + spec.name + " has (" +
@@ -285,7 +285,7 @@ void add_matrix_node(Topology& topo, const TopoMatrix& full, const NodeBuildOpti
       gpu_info(a).nvlinks = links;
       gpu_info(a).nvlink_bandwidth = links * link_bw;
       for (int b = 0; b < g_count; ++b) {
-        if (a != b) info.codes[a][b] = "NV" + std::to_string(per_gpu);
+        if (a != b) info.pairs[a][b] = {PairCode::NvLink, per_gpu, nccl_path_type(PairCode::NvLink)};
       }
     }
   } else {
