@@ -207,26 +207,24 @@ class NcclModel final : public TransferModel {
     return t;
   }
 
-  double link_efficiency(LinkClass link) const override {
+  double link_efficiency(LinkKind link, bool tcp) const override {
     switch (link) {
-      case LinkClass::NvLink:
+      case LinkKind::NvLink:
         return p_.nvlink_efficiency;
-      case LinkClass::Pcie:
+      case LinkKind::Pcie:
         return p_.pcie_efficiency;
-      case LinkClass::Network:
-        return env_.ib_disable ? p_.net_tcp_efficiency : p_.net_nic_efficiency;
-      case LinkClass::NetworkTcp:
-        return p_.net_tcp_efficiency;
-      case LinkClass::Host:
-      case LinkClass::Smp:
+      case LinkKind::Network:
+        return tcp || env_.ib_disable ? p_.net_tcp_efficiency : p_.net_nic_efficiency;
+      case LinkKind::HostLink:
+      case LinkKind::Smp:
         return 1.0;
     }
     return 1.0;
   }
-  double link_saturation(LinkClass link) const override {
-    return link == LinkClass::NvLink ? p_.nvlink_saturation
-           : link == LinkClass::Pcie ? p_.pcie_saturation
-                                     : 0.0;
+  double link_saturation(LinkKind link) const override {
+    return link == LinkKind::NvLink ? p_.nvlink_saturation
+           : link == LinkKind::Pcie ? p_.pcie_saturation
+                                    : 0.0;
   }
   Picoseconds host_launch_time(int gpus, int ops, int colls) const override {
     return p_.launch_base + gpus * p_.launch_per_gpu + ops * p_.launch_per_op + colls * p_.launch_per_coll;
@@ -269,8 +267,8 @@ class IdealModel final : public TransferModel {
   TransferPlan copy_plan(std::uint64_t bytes, const PairInfo& pair) const override {
     return plan(bytes, pair, CommInfo{}, false);
   }
-  double link_efficiency(LinkClass) const override { return 1.0; }
-  double link_saturation(LinkClass) const override { return 0.0; }
+  double link_efficiency(LinkKind, bool) const override { return 1.0; }
+  double link_saturation(LinkKind) const override { return 0.0; }
   Picoseconds host_launch_time(int, int, int) const override { return 0; }
   Picoseconds compute_launch_time() const override { return 0; }
   Picoseconds framework_call_time() const override { return 0; }

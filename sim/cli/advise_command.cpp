@@ -55,7 +55,7 @@ std::string route_words(sim::Runtime& rt, int a, int b, const models::TransferMo
   const double gbps = p.route_bandwidth / 1e9;
   char buf[160];
   if (t == models::Transport::Net) {
-    const std::string fabric = rt.topology().fabric ? rt.topology().fabric->kind : "network";
+    const std::string fabric = rt.topology().fabric ? topo::kind_name(rt.topology().fabric->kind) : "network";
     std::snprintf(buf, sizeof buf, "the %s network (NET transport, %.0f GB/s peak per direction)",
                   fabric.c_str(), gbps);
   } else if (t == models::Transport::Shm) {

@@ -151,186 +151,255 @@ TopoMatrix first_nics(const TopoMatrix& m, int keep) {
   return out;
 }
 
-}  // namespace
+/// What the phases of add_matrix_node share: the machine's inputs, what earlier phases decided, and the node
+/// being filled in.
+struct NodeBuild {
+  Topology& topo;
+  const TopoMatrix& m;
+  const NodeBuildOptions& opt;
+  const HardwareCatalog& hw;
+  Diagnostics& diag;
+  std::string source;       ///< file or preset name, for messages
+  int node = 0;             ///< the machine's index in topo.nodes
+  int g_count = 0;          ///< GPUs in the matrix
+  int d_count = 0;          ///< devices in the matrix: GPUs, then NICs
+  GpuSpec spec;             ///< the chosen GPU, what-if overrides applied
+  std::string origin;       ///< how the GPU was chosen
+  double link_bw = 0;       ///< bytes/s per direction of one NVLink
+  std::vector<int> active;  ///< active NVLinks per GPU
+  NodeInfo info;
+  std::vector<Vertex> vtx;  ///< the vertex of each matrix device
 
-void add_matrix_node(Topology& topo, const TopoMatrix& full, const NodeBuildOptions& opt,
-                     const HardwareCatalog& hw, Diagnostics& diag) {
-  const TopoMatrix trimmed = opt.overrides.nics ? first_nics(full, *opt.overrides.nics) : TopoMatrix{};
-  const TopoMatrix& m = opt.overrides.nics ? trimmed : full;
-  const std::string source = opt.source.empty() ? m.file : opt.source;
-  // 1. Which GPU.
-  GpuSpec spec;
-  std::string origin;
+  NodeBuild(Topology& t, const TopoMatrix& matrix, const NodeBuildOptions& o, const HardwareCatalog& h,
+            Diagnostics& d)
+      : topo(t),
+        m(matrix),
+        opt(o),
+        hw(h),
+        diag(d),
+        source(o.source.empty() ? matrix.file : o.source),
+        node(static_cast<int>(t.nodes.size())),
+        g_count(matrix.gpu_count()),
+        d_count(static_cast<int>(matrix.devices.size())) {}
+  GpuInfo& gpu_info(int d) { return topo.gpus[info.gpus[d]]; }
+};
+
+/// Phase 1: which GPU (--gpu, nvlink -s or the default rule), with the what-if overrides applied.
+void choose_gpu(NodeBuild& nb) {
+  const NodeBuildOptions& opt = nb.opt;
+  const HardwareCatalog& hw = nb.hw;
   if (!opt.gpu.empty()) {
-    spec = hw.gpu(opt.gpu);
-    origin = opt.gpu_origin.empty() ? "--gpu" : opt.gpu_origin;
+    nb.spec = hw.gpu(opt.gpu);
+    nb.origin = opt.gpu_origin.empty() ? "--gpu" : opt.gpu_origin;
   } else if (opt.nvlink && hw.find_gpu(opt.nvlink->gpus.front().name)) {
-    spec = *hw.find_gpu(opt.nvlink->gpus.front().name);
-    origin = "nvidia-smi nvlink -s (" + opt.nvlink->file + ")";
+    nb.spec = *hw.find_gpu(opt.nvlink->gpus.front().name);
+    nb.origin = "nvidia-smi nvlink -s (" + opt.nvlink->file + ")";
   } else {
     if (opt.nvlink) {
-      diag.warn(opt.nvlink->file + ": GPU '" + opt.nvlink->gpus.front().name + "' is not in the catalogue");
+      nb.diag.warn(opt.nvlink->file + ": GPU '" + opt.nvlink->gpus.front().name +
+                   "' is not in the catalogue");
     }
-    auto [g, reason] = default_gpu_for(m, hw);
-    spec = *g;
-    origin = "default (" + reason + ")";
-    diag.warn(source + " does not say which GPU it has; assuming " + spec.name + " (" + reason +
-              "). Pass --gpu NAME to choose; known: " + hw.gpu_names());
+    auto [g, reason] = default_gpu_for(nb.m, hw);
+    nb.spec = *g;
+    nb.origin = "default (" + reason + ")";
+    nb.diag.warn(nb.source + " does not say which GPU it has; assuming " + nb.spec.name + " (" + reason +
+                 "). Pass --gpu NAME to choose; known: " + hw.gpu_names());
   }
   const NodeOverrides& ov = opt.overrides;
+  GpuSpec& spec = nb.spec;
   if (ov.nvlink_links) spec.nvlink_links = *ov.nvlink_links;
   if (ov.nvlink_link_bandwidth) spec.nvlink_link_bandwidth = *ov.nvlink_link_bandwidth;
   if (ov.pcie_gen) spec.pcie_gen = *ov.pcie_gen;
   if (ov.pcie_lanes) spec.pcie_lanes = *ov.pcie_lanes;
   if (ov.nic_bandwidth) spec.nic_bandwidth = *ov.nic_bandwidth;
-  const auto& lat = hw.latency();
-  const auto& host = hw.host();
+}
 
-  const int g_count = m.gpu_count();
-  const int d_count = static_cast<int>(m.devices.size());
-  const int node = static_cast<int>(topo.nodes.size());
-
-  // 2. nvlink -s: active links and measured link rate.
-  double link_bw = spec.nvlink_link_bandwidth;
-  std::vector<int> active(g_count, spec.nvlink_links);
-  if (opt.nvlink) {
-    const auto& st = *opt.nvlink;
-    if (static_cast<int>(st.gpus.size()) != g_count) {
-      diag.warn(st.file + " lists " + std::to_string(st.gpus.size()) + " GPUs but " + source + " has " +
-                std::to_string(g_count) + "; ignoring its link counts");
-    } else {
-      for (int i = 0; i < g_count; ++i) active[i] = st.gpus[i].active_links();
-      double rate = 0;
-      for (double r : st.gpus.front().link_rate) rate = std::max(rate, r);
-      if (rate > 0 && spec.nvlink_signaling_rate > 0 &&
-          std::fabs(rate / spec.nvlink_signaling_rate - 1.0) > 0.05 && !ov.nvlink_link_bandwidth) {
-        link_bw = spec.nvlink_link_bandwidth * rate / spec.nvlink_signaling_rate;
-        topo.notes.push_back(st.file + ": links run at " + std::to_string(rate / 1e9) + " GB/s, not the " +
-                             spec.name + " rate; NVLink bandwidth scaled to match");
-      }
-    }
+/// Phase 2: active links per GPU and the measured link rate from nvlink -s (the catalogue's without it).
+void read_nvlink_status(NodeBuild& nb) {
+  const GpuSpec& spec = nb.spec;
+  nb.link_bw = spec.nvlink_link_bandwidth;
+  nb.active.assign(nb.g_count, spec.nvlink_links);
+  if (!nb.opt.nvlink) return;
+  const auto& st = *nb.opt.nvlink;
+  if (static_cast<int>(st.gpus.size()) != nb.g_count) {
+    nb.diag.warn(st.file + " lists " + std::to_string(st.gpus.size()) + " GPUs but " + nb.source + " has " +
+                 std::to_string(nb.g_count) + "; ignoring its link counts");
+    return;
   }
+  for (int i = 0; i < nb.g_count; ++i) nb.active[i] = st.gpus[i].active_links();
+  double rate = 0;
+  for (double r : st.gpus.front().link_rate) rate = std::max(rate, r);
+  if (rate > 0 && spec.nvlink_signaling_rate > 0 &&
+      std::fabs(rate / spec.nvlink_signaling_rate - 1.0) > 0.05 && !nb.opt.overrides.nvlink_link_bandwidth) {
+    nb.link_bw = spec.nvlink_link_bandwidth * rate / spec.nvlink_signaling_rate;
+    nb.topo.notes.push_back(st.file + ": links run at " + std::to_string(rate / 1e9) + " GB/s, not the " +
+                            spec.name + " rate; NVLink bandwidth scaled to match");
+  }
+}
 
-  NodeInfo info;
-  info.name = opt.name_prefix.empty() ? "node0" : opt.name_prefix.substr(0, opt.name_prefix.size() - 1);
-  info.source = source;
-  info.gpu_model = spec.name;
-  info.gpu_origin = origin;
-  info.codes.assign(g_count, std::vector<std::string>(g_count));
-
-  // 3. GPU and NIC vertices.
-  std::vector<Vertex> vtx(d_count);
-  for (int d = 0; d < d_count; ++d) {
-    const MatrixDevice& dev = m.devices[d];
+/// Phase 3: the node's summary and a vertex per GPU and NIC, in matrix order, with their GpuInfo and NicInfo.
+void add_devices(NodeBuild& nb) {
+  const NodeBuildOptions& opt = nb.opt;
+  Topology& topo = nb.topo;
+  nb.info.name = opt.name_prefix.empty() ? "node0" : opt.name_prefix.substr(0, opt.name_prefix.size() - 1);
+  nb.info.source = nb.source;
+  nb.info.gpu_model = nb.spec.name;
+  nb.info.gpu_origin = nb.origin;
+  nb.vtx = std::vector<Vertex>(nb.d_count);
+  for (int d = 0; d < nb.d_count; ++d) {
+    const MatrixDevice& dev = nb.m.devices[d];
     if (dev.kind == MatrixDevice::Kind::Gpu) {
       GpuInfo g;
       g.index = static_cast<int>(topo.gpus.size());
-      g.node = node;
+      g.node = nb.node;
       g.local_index = dev.index;
       g.name = opt.name_prefix + dev.label;
-      g.model = spec.name;
+      g.model = nb.spec.name;
       g.cpu_affinity = dev.cpu_affinity;
       g.numa = numa_number(dev.numa_affinity).value_or(-1);
-      g.pcie_gen = spec.pcie_gen;
-      g.pcie_lanes = spec.pcie_lanes;
-      g.vertex = topo.add_vertex({VertexKind::Gpu, g.name, node, g.index});
-      vtx[d] = g.vertex;
-      info.gpus.push_back(g.index);
+      g.pcie_gen = nb.spec.pcie_gen;
+      g.pcie_lanes = nb.spec.pcie_lanes;
+      g.vertex = topo.add_vertex({VertexKind::Gpu, g.name, nb.node, g.index});
+      nb.vtx[d] = g.vertex;
+      nb.info.gpus.push_back(g.index);
       topo.gpus.push_back(g);
     } else {
       NicInfo n;
       n.index = static_cast<int>(topo.nics.size());
-      n.node = node;
+      n.node = nb.node;
       n.local_index = dev.index;
       n.name = opt.name_prefix + dev.label;
       n.device = dev.device;
-      n.bandwidth = spec.nic_bandwidth;
-      n.vertex = topo.add_vertex({VertexKind::Nic, n.name, node, n.index});
-      vtx[d] = n.vertex;
-      info.nics.push_back(n.index);
+      n.bandwidth = nb.spec.nic_bandwidth;
+      n.vertex = topo.add_vertex({VertexKind::Nic, n.name, nb.node, n.index});
+      nb.vtx[d] = n.vertex;
+      nb.info.nics.push_back(n.index);
       topo.nics.push_back(n);
     }
   }
-  auto gpu_info = [&](int d) -> GpuInfo& { return topo.gpus[info.gpus[d]]; };
+}
 
-  // 4. NVLink: one NVSwitch fabric, or direct bundles.
-  const NvShape shape = nv_shape(m);
-  for (int a = 0; a < g_count; ++a) {
-    for (int b = 0; b < g_count; ++b) {
+/// Phase 4: every GPU pair's code and NCCL path type; an NV count above the GPU's links is an InputError.
+void record_gpu_pairs(NodeBuild& nb) {
+  const GpuSpec& spec = nb.spec;
+  nb.info.pairs.assign(nb.g_count, std::vector<GpuPair>(nb.g_count));
+  for (int a = 0; a < nb.g_count; ++a) {
+    for (int b = 0; b < nb.g_count; ++b) {
+      const MatrixCell& c = nb.m.cell(a, b);
+      const bool nvlink = c.code == PairCode::NvLink;
+      nb.info.pairs[a][b] = {c.code, nvlink ? c.nvlinks : 0, nccl_path_type(c.code)};
+      if (nvlink && c.nvlinks > spec.nvlink_links && !nb.opt.overrides.nvlink_links) {
+        throw InputError(located(nb.m, a, b).where, "NV" + std::to_string(c.nvlinks) +
+                                                        " is more NVLinks than a " + spec.name + " has (" +
+                                                        std::to_string(spec.nvlink_links) +
+                                                        "); is the GPU (" + nb.origin + ") right?");
+      }
+    }
+  }
+}
+
+/// Phase 5a: one NVSwitch that each GPU reaches over its active links; every pair becomes NV<links per GPU>.
+void add_nvswitch(NodeBuild& nb, int per_gpu) {
+  nb.info.nvlink_fabric = "nvswitch";
+  const Vertex sw = nb.topo.add_vertex({VertexKind::NvSwitch, nb.opt.name_prefix + "nvswitch", nb.node, -1});
+  for (int a = 0; a < nb.g_count; ++a) {
+    const int links = std::min(per_gpu, nb.active[a]);
+    if (links < per_gpu) {
+      nb.diag.warn(nb.source + ": GPU" + std::to_string(a) + " has " + std::to_string(links) + " of " +
+                   std::to_string(per_gpu) + " NVLinks active");
+    }
+    nb.topo.add_link(nb.vtx[a], sw,
+                     {LinkKind::NvLink, links * nb.link_bw, nb.hw.latency().nvswitch, links, 0});
+    nb.gpu_info(a).nvlinks = links;
+    nb.gpu_info(a).nvlink_bandwidth = links * nb.link_bw;
+    for (int b = 0; b < nb.g_count; ++b) {
+      if (a != b) nb.info.pairs[a][b] = {PairCode::NvLink, per_gpu, nccl_path_type(PairCode::NvLink)};
+    }
+  }
+}
+
+/// Phase 5b: direct NVLink bundles between GPU pairs; more bundled links than the GPU has is an InputError.
+void add_nvlink_bundles(NodeBuild& nb) {
+  const GpuSpec& spec = nb.spec;
+  const TopoMatrix& m = nb.m;
+  nb.info.nvlink_fabric = "direct";
+  for (int a = 0; a < nb.g_count; ++a) {
+    int total = 0;
+    for (int b = 0; b < nb.g_count; ++b) {
       const MatrixCell& c = m.cell(a, b);
-      info.codes[a][b] = code_name(c.code, c.nvlinks);
-      if (c.code == PairCode::NvLink && c.nvlinks > spec.nvlink_links && !ov.nvlink_links) {
-        throw InputError(located(m, a, b).where, "NV" + std::to_string(c.nvlinks) +
-                                                     " is more NVLinks than a " + spec.name + " has (" +
-                                                     std::to_string(spec.nvlink_links) + "); is the GPU (" +
-                                                     origin + ") right?");
-      }
+      if (c.code != PairCode::NvLink) continue;
+      total += c.nvlinks;
+      if (a < b)
+        nb.topo.add_link(nb.vtx[a], nb.vtx[b],
+                         {LinkKind::NvLink, c.nvlinks * nb.link_bw, nb.hw.latency().nvlink, c.nvlinks, 0});
     }
-  }
-  if (!shape.any) {
-    info.nvlink_fabric = "none";
-  } else if (shape.all_pairs_same && (spec.nvswitch || ov.nvlink_links) &&
-             (shape.pair_links >= spec.nvlink_links || shape.pair_links * (g_count - 1) > spec.nvlink_links ||
-              ov.nvlink_links)) {
-    info.nvlink_fabric = "nvswitch";
-    const int per_gpu = ov.nvlink_links ? *ov.nvlink_links : shape.pair_links;
-    const Vertex sw = topo.add_vertex({VertexKind::NvSwitch, opt.name_prefix + "nvswitch", node, -1});
-    for (int a = 0; a < g_count; ++a) {
-      const int links = std::min(per_gpu, active[a]);
-      if (links < per_gpu) {
-        diag.warn(source + ": GPU" + std::to_string(a) + " has " + std::to_string(links) + " of " +
-                  std::to_string(per_gpu) + " NVLinks active");
-      }
-      topo.add_link(vtx[a], sw, {LinkKind::NvLink, links * link_bw, lat.nvswitch, links, 0});
-      gpu_info(a).nvlinks = links;
-      gpu_info(a).nvlink_bandwidth = links * link_bw;
-      for (int b = 0; b < g_count; ++b) {
-        if (a != b) info.codes[a][b] = "NV" + std::to_string(per_gpu);
-      }
-    }
-  } else {
-    info.nvlink_fabric = "direct";
-    for (int a = 0; a < g_count; ++a) {
-      int total = 0;
-      for (int b = 0; b < g_count; ++b) {
-        const MatrixCell& c = m.cell(a, b);
-        if (c.code != PairCode::NvLink) continue;
-        total += c.nvlinks;
-        if (a < b)
-          topo.add_link(vtx[a], vtx[b], {LinkKind::NvLink, c.nvlinks * link_bw, lat.nvlink, c.nvlinks, 0});
-      }
-      if (total > spec.nvlink_links) {
-        int first = a == 0 ? 1 : 0;
-        for (int b = 0; b < g_count; ++b) {
-          if (m.cell(a, b).code == PairCode::NvLink) {
-            first = b;
-            break;
-          }
+    if (total > spec.nvlink_links) {
+      int first = a == 0 ? 1 : 0;
+      for (int b = 0; b < nb.g_count; ++b) {
+        if (m.cell(a, b).code == PairCode::NvLink) {
+          first = b;
+          break;
         }
-        throw InputError(located(m, a, first).where, m.devices[a].label + " has " + std::to_string(total) +
-                                                         " NVLinks in bundles, more than a " + spec.name +
-                                                         " has (" + std::to_string(spec.nvlink_links) + ")");
       }
-      gpu_info(a).nvlinks = total;
-      gpu_info(a).nvlink_bandwidth = total * link_bw;
+      throw InputError(located(m, a, first).where, m.devices[a].label + " has " + std::to_string(total) +
+                                                       " NVLinks in bundles, more than a " + spec.name +
+                                                       " has (" + std::to_string(spec.nvlink_links) + ")");
     }
+    nb.gpu_info(a).nvlinks = total;
+    nb.gpu_info(a).nvlink_bandwidth = total * nb.link_bw;
   }
+}
 
-  // 5. PCIe tree: NUMA domains (not SYS), host bridges (not NODE), switch trees (PIX/PXB), leaf switches
-  // (PIX).
-  auto rank = [&](int a, int b) { return pcie_rank(m.cell(a, b).code); };
-  std::vector<int> all(d_count);
-  std::iota(all.begin(), all.end(), 0);
-  UnionFind numa_uf(d_count), hb_uf(d_count), tree_uf(d_count), leaf_uf(d_count);
-  std::vector<bool> informed(d_count, false);
+/// Phase 5: the NVLink fabric: none, one NVSwitch, or direct bundles.
+void add_nvlink(NodeBuild& nb) {
+  const NvShape shape = nv_shape(nb.m);
+  const NodeOverrides& ov = nb.opt.overrides;
+  const GpuSpec& spec = nb.spec;
+  if (!shape.any) {
+    nb.info.nvlink_fabric = "none";
+  } else if (shape.all_pairs_same && (spec.nvswitch || ov.nvlink_links) &&
+             (shape.pair_links >= spec.nvlink_links ||
+              shape.pair_links * (nb.g_count - 1) > spec.nvlink_links || ov.nvlink_links)) {
+    add_nvswitch(nb, ov.nvlink_links ? *ov.nvlink_links : shape.pair_links);
+  } else {
+    add_nvlink_bundles(nb);
+  }
+}
+
+/// The PCIe tree as built: which devices share a NUMA domain (not SYS), a host bridge (not NODE), a switch
+/// tree (PIX/PXB) and a leaf switch (PIX), and where the tree put each device, to check against the matrix.
+struct PcieTree {
+  UnionFind numa_uf, hb_uf, tree_uf, leaf_uf;
+  std::vector<bool> informed;  ///< the matrix or an affinity says where the device is
+  /// Per device: its leaf switch, switch tree, host bridge and NUMA domain in the built tree (-1: none).
+  std::vector<int> implied_leaf, implied_tree, implied_hb, implied_numa;
+  std::vector<Vertex> cpus;
+  int hb_count = 0, sw_count = 0;  ///< host bridges and PCIe switches so far, for their names
+
+  explicit PcieTree(int n)
+      : numa_uf(n),
+        hb_uf(n),
+        tree_uf(n),
+        leaf_uf(n),
+        informed(n, false),
+        implied_leaf(n, -1),
+        implied_tree(n, -1),
+        implied_hb(n, -1),
+        implied_numa(n, -1) {}
+};
+
+/// Phase 6a: groups the devices by the matrix's PCIe codes and their affinities; devices nothing is known
+/// about join the first NUMA domain.
+void group_pcie_devices(const TopoMatrix& m, PcieTree& t) {
+  const int d_count = static_cast<int>(m.devices.size());
   for (int a = 0; a < d_count; ++a) {
     for (int b = a + 1; b < d_count; ++b) {
-      const int r = rank(a, b);
-      if (r > 0) informed[a] = informed[b] = true;
-      if (r >= 1 && r <= 4) numa_uf.unite(a, b);
-      if (r >= 1 && r <= 3) hb_uf.unite(a, b);
-      if (r >= 1 && r <= 2) tree_uf.unite(a, b);
-      if (r == 1) leaf_uf.unite(a, b);
+      const int r = pcie_rank(m.cell(a, b).code);
+      if (r > 0) t.informed[a] = t.informed[b] = true;
+      if (r >= 1 && r <= 4) t.numa_uf.unite(a, b);
+      if (r >= 1 && r <= 3) t.hb_uf.unite(a, b);
+      if (r >= 1 && r <= 2) t.tree_uf.unite(a, b);
+      if (r == 1) t.leaf_uf.unite(a, b);
     }
   }
   std::map<std::string, int> first_with_key;
@@ -340,112 +409,138 @@ void add_matrix_node(Topology& topo, const TopoMatrix& full, const NodeBuildOpti
                       : !dev.cpu_affinity.empty()    ? "cpu:" + dev.cpu_affinity
                                                      : "";
     if (!key.empty()) {
-      informed[d] = true;
+      t.informed[d] = true;
       auto [it, fresh] = first_with_key.emplace(key, d);
-      if (!fresh) numa_uf.unite(it->second, d);
+      if (!fresh) t.numa_uf.unite(it->second, d);
     }
   }
   for (int d = 1; d < d_count; ++d) {
-    if (!informed[d]) numa_uf.unite(0, d);
+    if (!t.informed[d]) t.numa_uf.unite(0, d);
   }
+}
 
-  auto pcie_of = [&](int d) {
-    return m.devices[d].kind == MatrixDevice::Kind::Gpu ? std::pair{spec.pcie_gen, spec.pcie_lanes}
-                                                        : std::pair{spec.pcie_gen, host.nic_pcie_lanes};
-  };
-  auto attach = [&](int d, Vertex parent) {
-    auto [gen, lanes] = pcie_of(d);
-    topo.add_link(vtx[d], parent,
-                  {LinkKind::Pcie, hw.pcie_bandwidth(gen, lanes), lat.pcie + lat.pcie_switch, lanes, gen});
-  };
-  auto uplink = [&](const std::vector<int>& members, Vertex child, Vertex parent) {
-    int gen = 0;
-    for (int d : members) gen = std::max(gen, pcie_of(d).first);
-    topo.add_link(child, parent,
-                  {LinkKind::Pcie, hw.pcie_bandwidth(gen, 16), lat.pcie + lat.pcie_switch, 16, gen});
-  };
+/// A device's PCIe generation and lanes: the GPU's, or the platform's NIC lanes.
+std::pair<int, int> pcie_of(const NodeBuild& nb, int d) {
+  return nb.m.devices[d].kind == MatrixDevice::Kind::Gpu
+             ? std::pair{nb.spec.pcie_gen, nb.spec.pcie_lanes}
+             : std::pair{nb.spec.pcie_gen, nb.hw.host().nic_pcie_lanes};
+}
 
-  std::vector<int> implied_leaf(d_count, -1), implied_tree(d_count, -1), implied_hb(d_count, -1),
-      implied_numa(d_count, -1);
-  std::vector<Vertex> cpus;
-  int hb_count = 0, sw_count = 0;
-  const auto domains = groups_of(numa_uf, all);
-  for (std::size_t k = 0; k < domains.size(); ++k) {
-    const auto& dom = domains[k];
-    int numa_id = -1;  // unknown unless a device of the domain prints its NUMA affinity
-    for (int d : dom) {
-      if (auto v = numa_number(m.devices[d].numa_affinity)) {
-        numa_id = *v;
-        break;
-      }
+/// A device's PCIe link to `parent`.
+void attach(NodeBuild& nb, int d, Vertex parent) {
+  const auto& lat = nb.hw.latency();
+  auto [gen, lanes] = pcie_of(nb, d);
+  nb.topo.add_link(
+      nb.vtx[d], parent,
+      {LinkKind::Pcie, nb.hw.pcie_bandwidth(gen, lanes), lat.pcie + lat.pcie_switch, lanes, gen});
+}
+
+/// A switch's x16 link to `parent`, at the newest generation of the devices `members` below it.
+void uplink(NodeBuild& nb, const std::vector<int>& members, Vertex child, Vertex parent) {
+  const auto& lat = nb.hw.latency();
+  int gen = 0;
+  for (int d : members) gen = std::max(gen, pcie_of(nb, d).first);
+  nb.topo.add_link(child, parent,
+                   {LinkKind::Pcie, nb.hw.pcie_bandwidth(gen, 16), lat.pcie + lat.pcie_switch, 16, gen});
+}
+
+/// Phase 6c: one switch tree under `bridge`: a lone device hangs off the bridge, one leaf group shares one
+/// switch, several leaf groups get a switch each under a parent switch.
+void add_switch_tree(NodeBuild& nb, PcieTree& t, const std::vector<int>& tree, Vertex bridge) {
+  if (tree.size() == 1) {
+    attach(nb, tree[0], bridge);
+    return;
+  }
+  const auto leaves = groups_of(t.leaf_uf, tree);
+  auto new_switch = [&]() {
+    return nb.topo.add_vertex(
+        {VertexKind::PcieSwitch, nb.opt.name_prefix + "pcisw" + std::to_string(t.sw_count++), nb.node, -1});
+  };
+  const int tree_id = tree.front();
+  for (int d : tree) t.implied_tree[d] = tree_id;
+  if (leaves.size() == 1) {
+    const Vertex sw = new_switch();
+    uplink(nb, tree, sw, bridge);
+    for (int d : tree) {
+      attach(nb, d, sw);
+      t.implied_leaf[d] = tree_id;
     }
-    const Vertex cpu =
-        topo.add_vertex({VertexKind::Cpu, opt.name_prefix + "cpu" + std::to_string(k), node, numa_id});
-    for (const Vertex other : cpus) {
-      topo.add_link(cpu, other, {LinkKind::Smp, host.smp_bandwidth, lat.smp, 0, 0});
-    }
-    cpus.push_back(cpu);
-    for (int d : dom) {
-      implied_numa[d] = static_cast<int>(k);
-      if (m.devices[d].kind == MatrixDevice::Kind::Gpu) {
-        gpu_info(d).numa = numa_id;
-      } else {
-        topo.nics[info.nics[d - g_count]].numa = numa_id;
-      }
-    }
-    for (const auto& hb : groups_of(hb_uf, dom)) {
-      const Vertex bridge = topo.add_vertex(
-          {VertexKind::HostBridge, opt.name_prefix + "hostbridge" + std::to_string(hb_count), node, -1});
-      for (int d : hb) implied_hb[d] = hb_count;
-      ++hb_count;
-      topo.add_link(bridge, cpu, {LinkKind::HostLink, host.root_complex_bandwidth, lat.host_bridge, 0, 0});
-      for (const auto& tree : groups_of(tree_uf, hb)) {
-        if (tree.size() == 1) {
-          attach(tree[0], bridge);
-          continue;
-        }
-        const auto leaves = groups_of(leaf_uf, tree);
-        auto new_switch = [&]() {
-          return topo.add_vertex(
-              {VertexKind::PcieSwitch, opt.name_prefix + "pcisw" + std::to_string(sw_count++), node, -1});
-        };
-        const int tree_id = tree.front();
-        for (int d : tree) implied_tree[d] = tree_id;
-        if (leaves.size() == 1) {
-          const Vertex sw = new_switch();
-          uplink(tree, sw, bridge);
-          for (int d : tree) {
-            attach(d, sw);
-            implied_leaf[d] = tree_id;
-          }
-          continue;
-        }
-        const Vertex parent = new_switch();
-        uplink(tree, parent, bridge);
-        for (const auto& leaf : leaves) {
-          const Vertex sw = new_switch();
-          uplink(leaf, sw, parent);
-          for (int d : leaf) {
-            attach(d, sw);
-            implied_leaf[d] = leaf.front();
-          }
-        }
-      }
+    return;
+  }
+  const Vertex parent = new_switch();
+  uplink(nb, tree, parent, bridge);
+  for (const auto& leaf : leaves) {
+    const Vertex sw = new_switch();
+    uplink(nb, leaf, sw, parent);
+    for (int d : leaf) {
+      attach(nb, d, sw);
+      t.implied_leaf[d] = leaf.front();
     }
   }
+}
 
-  // 6. Check that the inferred tree reproduces the matrix's PCIe codes.
+/// Phase 6b: NUMA domain `k`: its CPU (SMP links to the CPUs before it), its host bridges and their trees.
+void add_numa_domain(NodeBuild& nb, PcieTree& t, const std::vector<int>& dom, int k) {
+  const auto& lat = nb.hw.latency();
+  const auto& host = nb.hw.host();
+  int numa_id = -1;  // unknown unless a device of the domain prints its NUMA affinity
+  for (int d : dom) {
+    if (auto v = numa_number(nb.m.devices[d].numa_affinity)) {
+      numa_id = *v;
+      break;
+    }
+  }
+  const Vertex cpu =
+      nb.topo.add_vertex({VertexKind::Cpu, nb.opt.name_prefix + "cpu" + std::to_string(k), nb.node, numa_id});
+  for (const Vertex other : t.cpus) {
+    nb.topo.add_link(cpu, other, {LinkKind::Smp, host.smp_bandwidth, lat.smp, 0, 0});
+  }
+  t.cpus.push_back(cpu);
+  for (int d : dom) {
+    t.implied_numa[d] = k;
+    if (nb.m.devices[d].kind == MatrixDevice::Kind::Gpu) {
+      nb.gpu_info(d).numa = numa_id;
+    } else {
+      nb.topo.nics[nb.info.nics[d - nb.g_count]].numa = numa_id;
+    }
+  }
+  for (const auto& hb : groups_of(t.hb_uf, dom)) {
+    const Vertex bridge =
+        nb.topo.add_vertex({VertexKind::HostBridge,
+                            nb.opt.name_prefix + "hostbridge" + std::to_string(t.hb_count), nb.node, -1});
+    for (int d : hb) t.implied_hb[d] = t.hb_count;
+    ++t.hb_count;
+    nb.topo.add_link(bridge, cpu, {LinkKind::HostLink, host.root_complex_bandwidth, lat.host_bridge, 0, 0});
+    for (const auto& tree : groups_of(t.tree_uf, hb)) add_switch_tree(nb, t, tree, bridge);
+  }
+}
+
+/// Phase 6: the PCIe tree: a CPU per NUMA domain, host bridges, switch trees and leaf switches.
+PcieTree add_pcie_tree(NodeBuild& nb) {
+  PcieTree t(nb.d_count);
+  group_pcie_devices(nb.m, t);
+  std::vector<int> all(nb.d_count);
+  std::iota(all.begin(), all.end(), 0);
+  const auto domains = groups_of(t.numa_uf, all);
+  for (std::size_t k = 0; k < domains.size(); ++k) add_numa_domain(nb, t, domains[k], static_cast<int>(k));
+  return t;
+}
+
+/// Phase 7: warns when the built tree does not reproduce the matrix's PCIe codes; notes when the matrix says
+/// nothing about PCIe or NUMA.
+void check_pcie_tree(NodeBuild& nb, const PcieTree& t) {
+  const TopoMatrix& m = nb.m;
   int mismatches = 0;
   std::string example;
-  for (int a = 0; a < d_count; ++a) {
-    for (int b = a + 1; b < d_count; ++b) {
-      const int r = rank(a, b);
+  for (int a = 0; a < nb.d_count; ++a) {
+    for (int b = a + 1; b < nb.d_count; ++b) {
+      const int r = pcie_rank(m.cell(a, b).code);
       if (r == 0) continue;
-      const int implied = implied_numa[a] != implied_numa[b]                          ? 5
-                          : implied_hb[a] != implied_hb[b]                            ? 4
-                          : implied_tree[a] < 0 || implied_tree[a] != implied_tree[b] ? 3
-                          : implied_leaf[a] != implied_leaf[b]                        ? 2
-                                                                                      : 1;
+      const int implied = t.implied_numa[a] != t.implied_numa[b]                            ? 5
+                          : t.implied_hb[a] != t.implied_hb[b]                              ? 4
+                          : t.implied_tree[a] < 0 || t.implied_tree[a] != t.implied_tree[b] ? 3
+                          : t.implied_leaf[a] != t.implied_leaf[b]                          ? 2
+                                                                                            : 1;
       if (implied != r) {
         if (mismatches++ == 0) {
           static const char* names[] = {"-", "PIX", "PXB", "PHB", "NODE", "SYS"};
@@ -456,13 +551,28 @@ void add_matrix_node(Topology& topo, const TopoMatrix& full, const NodeBuildOpti
     }
   }
   if (mismatches > 0) {
-    diag.warn(source + ": the inferred PCIe tree does not reproduce " + std::to_string(mismatches) +
-              " matrix cell(s), e.g. " + example + "; the matrix is not a tree");
+    nb.diag.warn(nb.source + ": the inferred PCIe tree does not reproduce " + std::to_string(mismatches) +
+                 " matrix cell(s), e.g. " + example + "; the matrix is not a tree");
   }
-  if (!m.devices.empty() && std::none_of(informed.begin(), informed.end(), [](bool x) { return x; })) {
-    topo.notes.push_back(source + ": no PCIe or NUMA information; each device assumed on its own root port");
+  if (!m.devices.empty() && std::none_of(t.informed.begin(), t.informed.end(), [](bool x) { return x; })) {
+    nb.topo.notes.push_back(nb.source +
+                            ": no PCIe or NUMA information; each device assumed on its own root port");
   }
-  topo.nodes.push_back(std::move(info));
+}
+
+}  // namespace
+
+void add_matrix_node(Topology& topo, const TopoMatrix& full, const NodeBuildOptions& opt,
+                     const HardwareCatalog& hw, Diagnostics& diag) {
+  const TopoMatrix trimmed = opt.overrides.nics ? first_nics(full, *opt.overrides.nics) : TopoMatrix{};
+  NodeBuild nb(topo, opt.overrides.nics ? trimmed : full, opt, hw, diag);
+  choose_gpu(nb);
+  read_nvlink_status(nb);
+  add_devices(nb);
+  record_gpu_pairs(nb);
+  add_nvlink(nb);
+  check_pcie_tree(nb, add_pcie_tree(nb));
+  topo.nodes.push_back(std::move(nb.info));
 }
 
 }  // namespace commsim::topo

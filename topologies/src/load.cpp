@@ -65,10 +65,13 @@ void add_fabric(Topology& topo, const TomlFields& f, const models::HardwareCatal
   f.reject_unknown_keys({"kind", "link_bandwidth", "hop_latency", "rails", "nodes_per_leaf",
                          "oversubscription", "nodes_per_pod", "core_oversubscription"});
   FabricInfo fab;
-  fab.kind = f.required_string("kind");
+  const std::string kind = f.required_string("kind");
   try {
-    fab.hop_latency = f.duration("hop_latency").value_or(hw.fabric_hop_latency(fab.kind));
+    fab.hop_latency = f.duration("hop_latency").value_or(hw.fabric_hop_latency(kind));
+    fab.kind = parse_fabric_kind(kind);
   } catch (const ValueError& e) {
+    f.fail("kind", e.what());
+  } catch (const UsageError& e) {
     f.fail("kind", e.what());
   }
   int max_nics = 0, min_nics = 1 << 30;

@@ -137,7 +137,7 @@ nlohmann::json to_json(const Topology& topo, const Diagnostics& diag) {
   }
   if (topo.fabric) {
     const FabricInfo& f = *topo.fabric;
-    j["fabric"] = {{"kind", f.kind},
+    j["fabric"] = {{"kind", kind_name(f.kind)},
                    {"link_bandwidth_gbps", round_to(f.link_bandwidth / 1e9, 3)},
                    {"hop_latency_us", round_to(static_cast<double>(f.hop_latency) / 1e6, 4)},
                    {"rails", f.rails},
@@ -181,8 +181,8 @@ std::string to_text(const Topology& topo, const Diagnostics& diag) {
     const FabricInfo& f = *topo.fabric;
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%g:1", f.oversubscription);
-    o << "Fabric    " << f.kind << ", " << format_bandwidth(f.link_bandwidth) << " ports, " << f.rails
-      << " rail(s), " << f.nodes_per_leaf << " nodes per leaf, " << f.leaves << " leaves"
+    o << "Fabric    " << kind_name(f.kind) << ", " << format_bandwidth(f.link_bandwidth) << " ports, "
+      << f.rails << " rail(s), " << f.nodes_per_leaf << " nodes per leaf, " << f.leaves << " leaves"
       << (f.spine ? ", spine at " + std::string(ratio) + " oversubscription" : ", no spine");
     if (f.nodes_per_pod > 0) {
       char core[32];

@@ -212,6 +212,22 @@ int pcie_rank(PairCode code) {
   }
 }
 
+models::PathType nccl_path_type(PairCode code) {
+  switch (code) {
+    case PairCode::NvLink:
+      return models::PathType::Nvl;
+    case PairCode::Pix:
+      return models::PathType::Pix;
+    case PairCode::Pxb:
+      return models::PathType::Pxb;
+    case PairCode::Phb:
+    case PairCode::Node:
+      return models::PathType::Phb;
+    default:
+      return models::PathType::Sys;
+  }
+}
+
 int TopoMatrix::gpu_count() const {
   return static_cast<int>(std::count_if(devices.begin(), devices.end(), [](const MatrixDevice& d) {
     return d.kind == MatrixDevice::Kind::Gpu;

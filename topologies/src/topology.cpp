@@ -6,6 +6,7 @@
 #include <limits>
 #include <queue>
 
+#include "commsim/core/enum_names.hpp"
 #include "commsim/core/error.hpp"
 
 namespace commsim::topo {
@@ -30,20 +31,29 @@ std::string kind_name(VertexKind kind) {
   return "?";
 }
 
+namespace {
+
+constexpr EnumNames<LinkKind, 5> kLinkKinds{{{LinkKind::NvLink, "nvlink"},
+                                             {LinkKind::Pcie, "pcie"},
+                                             {LinkKind::HostLink, "host"},
+                                             {LinkKind::Smp, "smp"},
+                                             {LinkKind::Network, "network"}}};
+/// In hardware.toml's order, so that the list in errors matches the catalogue's.
+constexpr EnumNames<FabricKind, 3> kFabricKinds{
+    {{FabricKind::InfiniBand, "infiniband"}, {FabricKind::Roce, "roce"}, {FabricKind::Tcp, "tcp"}}};
+
+}  // namespace
+
 std::string kind_name(LinkKind kind) {
-  switch (kind) {
-    case LinkKind::NvLink:
-      return "nvlink";
-    case LinkKind::Pcie:
-      return "pcie";
-    case LinkKind::HostLink:
-      return "host";
-    case LinkKind::Smp:
-      return "smp";
-    case LinkKind::Network:
-      return "network";
-  }
-  return "?";
+  return kLinkKinds.name(kind);
+}
+
+const char* kind_name(FabricKind kind) {
+  return kFabricKinds.name(kind);
+}
+
+FabricKind parse_fabric_kind(std::string_view text) {
+  return kFabricKinds.parse(text, "fabric kind", "kinds");
 }
 
 Vertex Topology::add_vertex(VertexInfo info) {
@@ -71,11 +81,31 @@ void Topology::add_link(Vertex a, Vertex b, const LinkInfo& info) {
   }
 }
 
+namespace {
+
+/// The GpuPair of two GPUs of one machine; nullptr across machines.
+const GpuPair* same_node_pair(const Topology& topo, int src_gpu, int dst_gpu) {
+  const GpuInfo& a = topo.gpus.at(src_gpu);
+  const GpuInfo& b = topo.gpus.at(dst_gpu);
+  if (a.node != b.node) return nullptr;
+  return &topo.nodes.at(a.node).pairs.at(a.local_index).at(b.local_index);
+}
+
+}  // namespace
+
 std::string Topology::pair_code(int src_gpu, int dst_gpu) const {
-  const GpuInfo& a = gpus.at(src_gpu);
-  const GpuInfo& b = gpus.at(dst_gpu);
-  if (a.node != b.node) return "NET";
-  return nodes.at(a.node).codes.at(a.local_index).at(b.local_index);
+  const GpuPair* p = same_node_pair(*this, src_gpu, dst_gpu);
+  return p ? code_name(p->code, p->nvlinks) : "NET";
+}
+
+models::PathType Topology::path_type(int src_gpu, int dst_gpu) const {
+  const GpuPair* p = same_node_pair(*this, src_gpu, dst_gpu);
+  return p ? p->path : models::PathType::Net;
+}
+
+int Topology::pair_nvlinks(int src_gpu, int dst_gpu) const {
+  const GpuPair* p = same_node_pair(*this, src_gpu, dst_gpu);
+  return p ? p->nvlinks : 0;
 }
 
 namespace {

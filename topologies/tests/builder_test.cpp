@@ -115,6 +115,34 @@ TEST_CASE("builder: PCIe trees from PIX/PXB/PHB/SYS (8-GPU PCIe server)") {
   CHECK(switches == 6);  // per socket: one parent and two leaf switches
 }
 
+TEST_CASE("builder: each GPU pair's NCCL path type and NVLink count are fixed when the machine is built") {
+  using models::PathType;
+  Diagnostics diag;
+  const Topology sw = load_topology(lib("real/h200x4.topo"), {}, diag);
+  CHECK(sw.path_type(0, 1) == PathType::Nvl);
+  CHECK(sw.pair_nvlinks(0, 1) == 18);
+  CHECK(sw.pair_code(0, 1) == "NV18");
+  const Topology dgx1 = load_topology(lib("real/dgx1-v100.topo"), {"V100", ""}, diag);
+  CHECK(dgx1.path_type(0, 3) == PathType::Nvl);
+  CHECK(dgx1.pair_nvlinks(0, 3) == 2);
+  CHECK(dgx1.path_type(0, 5) == PathType::Sys);
+  CHECK(dgx1.pair_nvlinks(0, 5) == 0);
+  const Topology pcie = load_topology(lib("real/pcie8-server.topo"), {"L40S", ""}, diag);
+  CHECK(pcie.path_type(0, 1) == PathType::Pix);
+  CHECK(pcie.path_type(0, 2) == PathType::Pxb);
+  CHECK(pcie.path_type(0, 4) == PathType::Sys);
+  CHECK(pcie.path_type(0, 0) == PathType::Sys);  // X, a GPU and itself, is no NCCL path: it reads as SYS
+  CHECK(pcie.pair_code(0, 0) == "X");
+  // NODE is NCCL's PHB; the code itself is kept for output.
+  const Topology node = build(
+      "\tGPU0\tGPU1\tGPU2\nGPU0\t X \tPHB\tNODE\nGPU1\tPHB\t X \tNODE\n"
+      "GPU2\tNODE\tNODE\t X \n",
+      "L40S", diag);
+  CHECK(node.path_type(0, 1) == PathType::Phb);
+  CHECK(node.path_type(0, 2) == PathType::Phb);
+  CHECK(node.pair_code(0, 2) == "NODE");
+}
+
 TEST_CASE("builder: the default GPU rule when the input does not name the GPU") {
   auto guess = [](const char* text) {
     return default_gpu_for(parse_topo_matrix(text, "t"), hw()).first->name;

@@ -41,8 +41,13 @@ rails = 8
   REQUIRE(t.fabric.has_value());
   CHECK(t.fabric->leaves == 8);
   CHECK(t.fabric->spine);
+  CHECK(t.fabric->kind == FabricKind::InfiniBand);
   CHECK(t.pair_code(0, 8) == "NET");
   CHECK(t.pair_code(0, 1) == "NV18");
+  CHECK(t.path_type(0, 8) == models::PathType::Net);
+  CHECK(t.pair_nvlinks(0, 8) == 0);
+  CHECK(t.path_type(8, 9) == models::PathType::Nvl);
+  CHECK(t.pair_nvlinks(8, 9) == 18);
   // Same rail: GPU0 -> NIC0 -> leaf.r0 -> NIC0 -> GPU0 of node 1, limited by the 400 Gb/s NIC.
   const Route same = gpu_route(t, 0, 8);
   CHECK(same.bandwidth == doctest::Approx(50e9));
@@ -71,6 +76,8 @@ nodes_per_leaf = 2
 oversubscription = "2:1"
 )",
                             diag);
+  CHECK(t.fabric->kind == FabricKind::Roce);
+  CHECK(std::string(kind_name(t.fabric->kind)) == "roce");
   CHECK(t.fabric->leaves == 4);
   CHECK(t.fabric->oversubscription == doctest::Approx(2.0));
   CHECK(t.fabric->hop_latency == 1'000'000);  // the catalogue's RoCE default
@@ -123,4 +130,23 @@ TEST_CASE("whatif: every quantity needs a unit, and errors point at the value") 
   CHECK_THROWS_WITH_AS(whatif("[[nodes]]\ntopo_file = \"missing.topo\"\n", diag),
                        doctest::Contains("cannot open"), InputError);
   CHECK_THROWS_WITH_AS(whatif("name = \"x\"\n", diag), doctest::Contains("missing [[nodes]]"), InputError);
+}
+
+TEST_CASE("whatif: fabric kinds are named both ways; an unknown one is an error at the key") {
+  CHECK(parse_fabric_kind("tcp") == FabricKind::Tcp);
+  CHECK(std::string(kind_name(FabricKind::InfiniBand)) == "infiniband");
+  CHECK_THROWS_WITH_AS(parse_fabric_kind("slingshot"),
+                       "unknown fabric kind 'slingshot'; valid kinds: infiniband, roce, tcp", UsageError);
+  Diagnostics diag;
+  CHECK_THROWS_WITH_AS(
+      whatif(R"(
+[[nodes]]
+count = 2
+preset = "hgx-h100"
+[fabric]
+kind = "slingshot"
+)",
+             diag),
+      doctest::Contains("'kind': unknown fabric kind 'slingshot'; valid kinds: infiniband, roce, tcp"),
+      InputError);
 }

@@ -15,21 +15,11 @@
 namespace commsim::sim {
 namespace {
 
-using models::LinkClass;
-using models::PathType;
 using models::Transport;
 
-PathType path_type_of(const std::string& code, int& nvlinks) {
-  nvlinks = 0;
-  if (code.size() > 2 && code.rfind("NV", 0) == 0) {
-    nvlinks = std::stoi(code.substr(2));
-    return PathType::Nvl;
-  }
-  if (code == "PIX") return PathType::Pix;
-  if (code == "PXB") return PathType::Pxb;
-  if (code == "PHB" || code == "NODE") return PathType::Phb;
-  if (code == "NET") return PathType::Net;
-  return PathType::Sys;
+/// Whether the topology's fabric carries TCP sockets.
+bool tcp_fabric(const topo::Topology& topo) {
+  return topo.fabric && topo.fabric->kind == topo::FabricKind::Tcp;
 }
 
 struct ResourceDef {
@@ -68,31 +58,13 @@ Runtime::Runtime(const topo::Topology& topo, const models::TransferModel& model)
     : topo_(topo), model_(model), impl_(std::make_unique<Impl>()) {
   const topo::Graph& g = topo.graph();
   impl_->route_graph = &g;
-  const bool tcp = topo.fabric && topo.fabric->kind == "tcp";
+  const bool tcp = tcp_fabric(topo);
   for (auto [e, end] = boost::edges(g); e != end; ++e) {
     const topo::LinkInfo& l = g[*e];
-    LinkClass cls = LinkClass::Host;
-    switch (l.kind) {
-      case topo::LinkKind::NvLink:
-        cls = LinkClass::NvLink;
-        break;
-      case topo::LinkKind::Pcie:
-        cls = LinkClass::Pcie;
-        break;
-      case topo::LinkKind::HostLink:
-        cls = LinkClass::Host;
-        break;
-      case topo::LinkKind::Smp:
-        cls = LinkClass::Smp;
-        break;
-      case topo::LinkKind::Network:
-        cls = tcp ? LinkClass::NetworkTcp : LinkClass::Network;
-        break;
-    }
     impl_->edge_resource[&l] = static_cast<int>(impl_->resources.size());
-    impl_->resources.push_back({l.bandwidth * model.link_efficiency(cls),
+    impl_->resources.push_back({l.bandwidth * model.link_efficiency(l.kind, tcp),
                                 g[boost::source(*e, g)].name + "->" + g[boost::target(*e, g)].name,
-                                model.link_saturation(cls)});
+                                model.link_saturation(l.kind)});
   }
   const double shm = model.shm_bandwidth();
   for (const topo::GpuInfo& gpu : topo.gpus) {
@@ -146,10 +118,11 @@ const models::PairInfo& Runtime::pair(int src, int dst) {
   if (r.edges.empty()) {
     throw SimulationError("no path from " + a.name + " to " + b.name + " in the topology");
   }
-  pc.info.path = path_type_of(topo_.pair_code(src, dst), pc.info.nvlinks);
+  pc.info.path = topo_.path_type(src, dst);
+  pc.info.nvlinks = topo_.pair_nvlinks(src, dst);
   pc.info.nvlink_bandwidth = a.nvlinks > 0 ? a.nvlink_bandwidth / a.nvlinks : 0;
   pc.info.same_node = a.node == b.node;
-  pc.info.tcp = topo_.fabric && topo_.fabric->kind == "tcp";
+  pc.info.tcp = tcp_fabric(topo_);
   pc.info.path_latency = r.latency;
   pc.info.route_bandwidth = r.bandwidth;
   pc.p2p = impl_->resources_of(r);

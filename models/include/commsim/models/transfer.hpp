@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commsim/core/units.hpp"
+#include "commsim/models/link_kind.hpp"
 #include "commsim/models/nccl_env.hpp"
 #include "commsim/models/params.hpp"
 
@@ -31,9 +32,6 @@ const char* coll_op_name(CollOp op);  ///< "all_reduce", as nccl-tests and comms
 /// `nranks`: 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and alltoall, 1 otherwise.
 double busbw_factor(std::string_view workload, int nranks);
 const char* algorithm_name(Algorithm a);
-
-/// Link classes whose usable fraction of peak a model decides.
-enum class LinkClass { NvLink, Pcie, Host, Smp, Network, NetworkTcp };
 
 /// What a model needs to know about one GPU pair (derived from the topology by the simulator).
 struct PairInfo {
@@ -118,10 +116,11 @@ class TransferModel {
   /// when NCCL_ALGO/NCCL_PROTO leave no algorithm and protocol for the operation.
   virtual CollectivePlan collective(CollOp op, std::uint64_t bytes, int root, const CommInfo& comm,
                                     std::span<const int> rank_node) const = 0;
-  /// Usable fraction of a link's peak bandwidth.
-  virtual double link_efficiency(LinkClass link) const = 0;
+  /// Usable fraction of a link's peak bandwidth. `tcp`: the fabric carries TCP sockets (it matters for
+  /// Network links only).
+  virtual double link_efficiency(LinkKind link, bool tcp) const = 0;
   /// How sharply a link saturates (see FlowNetwork::add_resource): 0 for a hard limit.
-  virtual double link_saturation(LinkClass link) const = 0;
+  virtual double link_saturation(LinkKind link) const = 0;
   /// CPU time for one thread to issue one group that launches kernels on `gpus` GPUs with `ops` send/recv
   /// operations and `colls` collectives in all.
   virtual Picoseconds host_launch_time(int gpus, int ops, int colls = 0) const = 0;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commsim/core/error.hpp"
+#include "commsim/models/nccl_env.hpp"
 
 namespace commsim::topo {
 
@@ -19,6 +20,10 @@ std::string code_name(PairCode code, int nvlinks);
 /// PCIe distance rank used to infer the tree: PIX 1, PXB 2, PHB 3, NODE 4, SYS 5; 0 when the cell says
 /// nothing about PCIe (NVLink, self, unknown).
 int pcie_rank(PairCode code);
+
+/// NCCL's path type between two GPUs whose matrix cell is `code`: NV<n> -> NVL, PIX -> PIX, PXB -> PXB, PHB
+/// and NODE -> PHB, anything else (SYS, X, unknown) -> SYS.
+models::PathType nccl_path_type(PairCode code);
 
 struct MatrixCell {
   PairCode code = PairCode::Unknown;

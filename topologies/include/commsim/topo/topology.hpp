@@ -5,19 +5,31 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/graph/adjacency_list.hpp>
 
 #include "commsim/core/units.hpp"
+#include "commsim/models/link_kind.hpp"
+#include "commsim/models/nccl_env.hpp"
+#include "commsim/topo/topo_matrix.hpp"
 
 namespace commsim::topo {
 
 enum class VertexKind { Gpu, Nic, NvSwitch, PcieSwitch, HostBridge, Cpu, NetSwitch };
-enum class LinkKind { NvLink, Pcie, HostLink, Smp, Network };
+/// The models' link kinds are the graph's edge kinds.
+using models::LinkKind;
+/// What a fabric's network runs: InfiniBand or RoCE verbs, or TCP sockets.
+enum class FabricKind { InfiniBand, Roce, Tcp };
 
 std::string kind_name(VertexKind kind);
+/// "nvlink", "pcie", "host", "smp" or "network".
 std::string kind_name(LinkKind kind);
+/// "infiniband", "roce" or "tcp", as the what-if TOML and hardware.toml spell them.
+const char* kind_name(FabricKind kind);
+/// The fabric kind `text` names; throws UsageError listing the valid kinds otherwise.
+FabricKind parse_fabric_kind(std::string_view text);
 
 struct VertexInfo {
   VertexKind kind = VertexKind::Gpu;
@@ -66,6 +78,13 @@ struct NicInfo {
   Vertex vertex = 0;
 };
 
+/// How two GPUs of one machine are connected, fixed when the machine is built.
+struct GpuPair {
+  PairCode code = PairCode::Unknown;  ///< nvidia-smi's matrix code (NvLink for every pair behind an NVSwitch)
+  int nvlinks = 0;  ///< NVLinks between the two (per GPU behind an NVSwitch); 0 when `code` is not NvLink
+  models::PathType path = models::PathType::Sys;  ///< NCCL's path type for `code` (nccl_path_type)
+};
+
 struct NodeInfo {
   std::string name;
   std::string source;  ///< file or preset it was built from
@@ -74,13 +93,13 @@ struct NodeInfo {
   std::string nvlink_fabric;  ///< "nvswitch", "direct" or "none"
   std::vector<int> gpus;      ///< global GPU indices
   std::vector<int> nics;      ///< global NIC indices
-  /// nvidia-smi code between local GPUs [a][b], e.g. "NV18", "PIX", "SYS".
-  std::vector<std::vector<std::string>> codes;
+  /// How local GPUs a and b are connected: pairs[a][b].
+  std::vector<std::vector<GpuPair>> pairs;
 };
 
 struct FabricInfo {
-  std::string kind;           ///< infiniband, roce or tcp
-  double link_bandwidth = 0;  ///< bytes/s per direction of a switch port
+  FabricKind kind = FabricKind::InfiniBand;  ///< what the network runs
+  double link_bandwidth = 0;                 ///< bytes/s per direction of a switch port
   Picoseconds hop_latency = 0;
   int rails = 1;
   int nodes_per_leaf = 0;
@@ -136,8 +155,12 @@ class Topology {
   /// Things inferred or assumed while building, for people (also printed by `topo show`).
   std::vector<std::string> notes;
 
-  /// The nvidia-smi code of a GPU pair: the node's matrix code, or "NET" across machines.
+  /// The nvidia-smi code of a GPU pair as text ("NV18", "PIX", "X"), or "NET" across machines; for output.
   std::string pair_code(int src_gpu, int dst_gpu) const;
+  /// NCCL's path type of a GPU pair: its machine's GpuPair::path, or Net across machines.
+  models::PathType path_type(int src_gpu, int dst_gpu) const;
+  /// NVLinks between two GPUs (per GPU behind an NVSwitch); 0 without NVLink and across machines.
+  int pair_nvlinks(int src_gpu, int dst_gpu) const;
 
   /// The route from `src` to `dst`: NVLink is preferred over PCIe, PCIe over the CPU interconnect and the
   /// network, and no route passes through a GPU. Inside a machine it is a shortest route over the machine's
