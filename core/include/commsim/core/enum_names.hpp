@@ -10,7 +10,7 @@
 namespace commsim {
 
 /// A fixed table of an enum's values and their names, e.g.
-///   constexpr EnumNames<Mode, 3> kModes{{{{Mode::A, "a"}, {Mode::B, "b"}, {Mode::C, "c"}}}};
+///   constexpr EnumNames<Mode, 3> kModes{{{Mode::A, "a"}, {Mode::B, "b"}, {Mode::C, "c"}}};
 template <typename E, std::size_t N>
 struct EnumNames {
   std::pair<E, const char*> entries[N];
