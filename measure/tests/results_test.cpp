@@ -30,7 +30,7 @@ Sample sample(int id, int rep, std::vector<double> t) {
 }
 }  // namespace
 
-TEST_CASE("results: lines are on disk at once; resume skips them; final files summarise every repetition") {
+TEST_CASE("results: lines are on disk at once, resume skips them, final files summarise every repetition") {
   const std::string dir = fresh_dir("resume");
   const std::vector<Config> configs{cfg(0, 1024), cfg(1, 1 << 20)};
   {

@@ -61,7 +61,7 @@ TEST_CASE("collective: ring flows carry 2(n-1)/n of the buffer for all-reduce, (
   for (const auto& f : ll.flows) CHECK(f.wire_bytes == doctest::Approx(2 * 0.75 * (1 << 20)));
 }
 
-TEST_CASE("collective: broadcast is a chain from the root; reduce a chain into it") {
+TEST_CASE("collective: broadcast is a chain from the root, reduce a chain into it") {
   const std::vector<int> nodes{0, 0, 0, 0};
   const auto b = plan(CollOp::Broadcast, 1 << 20, h200x4(), nodes, {}, 2);
   REQUIRE(b.flows.size() == 3);

@@ -150,7 +150,7 @@ TEST_CASE("nccl_env: unknown knobs and bad values are usage errors that list wha
   CHECK(*e.buffsize == 8u << 20);
 }
 
-TEST_CASE("params: fitted sets overlay the defaults; unknown keys and unit-less values are located errors") {
+TEST_CASE("params: fitted sets overlay the defaults, unknown keys and unit-less values are located errors") {
   const ModelParams p =
       ModelParams::parse("[simple]\nchannel_bandwidth = \"21GBps\"\n", "x.toml", ModelParams::defaults());
   CHECK(p.simple.channel_bandwidth == doctest::Approx(21e9));

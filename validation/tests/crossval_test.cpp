@@ -42,7 +42,7 @@ std::string error_of(const std::function<void()>& f) {
 
 }  // namespace
 
-TEST_CASE("manifest: quoted GPU lists, launch, knobs and repeats are read; paths resolve against the file") {
+TEST_CASE("manifest: quoted GPU lists, launch, knobs and repeats are read, paths resolve against the file") {
   const auto m = manifest("read",
                           "a.json,s1,sendrecv,\"0,2\",single-thread,,2\n"
                           "/abs/b.json,s2,all_reduce,0-3,thread-per-gpu,NCCL_PROTO=LL NCCL_ALGO=Ring,1\n");

@@ -113,7 +113,7 @@ TEST_CASE("report: markdown summary has a row per workload, overall and per conf
   CHECK(md.find("commsim validate --topology t") != std::string::npos);
 }
 
-TEST_CASE("report: measured_metadata reads a commsim-measure run; a missing directory is an error") {
+TEST_CASE("report: measured_metadata reads a commsim-measure run, a missing directory is an error") {
   const auto meta = measured_metadata(
       load_measured(std::string(COMMSIM_SOURCE_DIR) + "/validation/data/h200x4/measure/sendrecv_g2"));
   bool gpus = false, telemetry = false;

@@ -115,7 +115,7 @@ TEST_CASE("flow_network: smooth saturation gives D/(1+(D/C)^k)^(1/k)") {
   CHECK(net2.rate(g) == doctest::Approx(1 * kGB).epsilon(1e-5));
 }
 
-TEST_CASE("flow_network: zero-byte flows complete at once; runs are bit-for-bit reproducible") {
+TEST_CASE("flow_network: zero-byte flows complete at once, runs are bit-for-bit reproducible") {
   auto run = [] {
     EventQueue q;
     FlowNetwork net(q);

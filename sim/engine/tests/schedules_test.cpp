@@ -35,7 +35,7 @@ KernelSpec compute(int gpu, int stream, Picoseconds d) {
 
 }  // namespace
 
-TEST_CASE("runtime: a stream wait orders kernels of two streams; without it they overlap") {
+TEST_CASE("runtime: a stream wait orders kernels of two streams, without it they overlap") {
   const auto t = tiny(kBridge, "A6000");
   const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
   Runtime rt(t, *model);
@@ -115,7 +115,7 @@ TEST_CASE("pipeline: 1F1B with negligible communication takes (M + P - 1) x (F +
   }
 }
 
-TEST_CASE("pipeline: large activations cost what the transfers add; sequential is slower than batched") {
+TEST_CASE("pipeline: large activations cost what the transfers add, sequential is slower than batched") {
   const auto t = tiny(kBridge, "A6000");
   const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
   Runtime rt(t, *model);
