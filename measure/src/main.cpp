@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -22,7 +23,9 @@
 #include "commsim/core/units.hpp"
 #include "commsim/measure/plan.hpp"
 #include "commsim/measure/results.hpp"
+#include "commsim/workloads/cli_flags.hpp"
 #include "commsim/workloads/model_spec.hpp"
+#include "commsim/workloads/registry.hpp"
 #include "gpu/check.hpp"
 #include "gpu/kernels.hpp"
 #include "gpu/nvml.hpp"
@@ -35,14 +38,11 @@ extern char** environ;
 namespace commsim::measure {
 namespace {
 
+/// The flags every measured workload takes; the workload's own are in `args` (the registry's, Side::Measure).
 struct Options {
   std::string workload;
+  workloads::WorkloadArgs args;  ///< the workload's own flags (workloads::WorkloadSpec::flags)
   std::string gpus;
-  std::string pairs;
-  int src = -1, dst = -1;
-  std::string pair;
-  std::string mode;
-  int root = 0;
   std::string min_bytes = "1B", max_bytes = "1GiB";
   double factor = 2;
   int reps = 10, warmup = 5, iters = 20;
@@ -63,14 +63,6 @@ struct Options {
   double thermal_timeout_s = 300;
   int nvml_interval_ms = 1000;
   bool nccl_debug = true;
-  // pipeline
-  std::vector<std::string> activation_bytes;
-  std::vector<int> microbatches;
-  std::vector<std::string> modes;
-  double fwd_us = 500, bwd_us = 1000;
-  std::string schedule = "1f1b";
-  int chunks = 0;
-  std::string framework = "nccl";
 };
 
 std::string shell(const std::string& cmd) {
@@ -182,35 +174,44 @@ int run(const Options& o, const World& world, int argc, char** argv) {
       devices = world.size();
     }
   }
+  const workloads::WorkloadSpec& spec = workloads::find_workload(o.workload);
+  const workloads::WorkloadArgs& args = o.args;
   PlanOptions p;
   p.workload = o.workload;
   p.gpu_count = devices;
   if (!(o.dry_run && o.dry_run_gpus > 0)) p.gpus = parse_list(o.gpus, devices);
-  p.src = o.src;
-  p.dst = o.dst;
-  p.pair = o.pair.empty() ? std::vector<int>{} : parse_list(o.pair, devices);
-  p.mode = o.mode;
-  p.root = o.root;
-  if (o.workload == "pipeline") {
-    if (o.schedule != "1f1b" && o.schedule != "interleaved")
-      throw UsageError("--schedule " + o.schedule + ": valid: 1f1b, interleaved");
-    if (o.schedule == "interleaved" && o.chunks < 2)
+  if (spec.family == workloads::Family::PointToPoint) {
+    p.src = args.integer("--src");
+    p.dst = args.integer("--dst");
+  }
+  if (spec.family == workloads::Family::Pair) {
+    p.pair = args.str("--pair").empty() ? std::vector<int>{} : parse_list(args.str("--pair"), devices);
+    p.mode = args.str("--mode");
+  }
+  if (spec.rooted) p.root = args.integer("--root");
+  if (spec.family == workloads::Family::Pipeline) {
+    const std::string& schedule = args.str("--schedule");
+    const int chunks = args.integer("--chunks");
+    if (schedule != "1f1b" && schedule != "interleaved")
+      throw UsageError("--schedule " + schedule + ": valid: 1f1b, interleaved");
+    if (schedule == "interleaved" && chunks < 2)
       throw UsageError("--schedule interleaved needs --chunks V (at least 2)");
-    if (o.schedule == "1f1b" && o.chunks > 1)
-      throw UsageError("--chunks " + std::to_string(o.chunks) + " needs --schedule interleaved");
-    p.chunks = o.schedule == "interleaved" ? o.chunks : 1;
-    if (o.framework != "nccl") {
+    if (schedule == "1f1b" && chunks > 1)
+      throw UsageError("--chunks " + std::to_string(chunks) + " needs --schedule interleaved");
+    p.chunks = schedule == "interleaved" ? chunks : 1;
+    if (args.str("--framework") != "nccl") {
       throw UsageError(
           "commsim-measure measures --framework nccl; the torch framework is measure/torch/pipeline_1f1b.py");
     }
-    if (o.activation_bytes.empty()) throw UsageError("pipeline needs --activation-bytes SIZE[,SIZE...]");
-    for (const auto& s : o.activation_bytes) {
+    if (args.list("--activation-bytes").empty())
+      throw UsageError("pipeline needs --activation-bytes SIZE[,SIZE...]");
+    for (const auto& s : args.list("--activation-bytes")) {
       p.sizes.push_back(parse_size_flag("--activation-bytes", s));
     }
-    p.microbatches = o.microbatches;
-    p.modes = o.modes;
-    p.fwd_us = o.fwd_us;
-    p.bwd_us = o.bwd_us;
+    p.microbatches = args.int_list("--microbatches");
+    p.modes = args.list("--mode");
+    p.fwd_us = args.number("--fwd-us");
+    p.bwd_us = args.number("--bwd-us");
   } else {
     p.sizes = sizes(o);
   }
@@ -220,7 +221,7 @@ int run(const Options& o, const World& world, int argc, char** argv) {
                              p.gpus.empty() ? static_cast<std::size_t>(devices) : p.gpus.size());
   const std::vector<Config> configs = plan_configs(p);
   const Timing timing = o.timing.empty() ? default_timing(o.workload) : parse_timing(o.timing);
-  if (timing == Timing::Pipelined && o.workload == "pipeline") {
+  if (timing == Timing::Pipelined && spec.family == workloads::Family::Pipeline) {
     throw UsageError(
         "--timing pipelined: a pipeline step is timed per-op (or per-iteration), with its timeline");
   }
@@ -393,9 +394,8 @@ int run(const Options& o, const World& world, int argc, char** argv) {
   ro.nccl_mem_alloc = o.buffers == "ncclmemalloc";
   ro.persistent_threads = o.worker_threads == "persistent";
   ro.nvlink_centric_sched = o.nvlink_centric_sched == "on";
-  for (const Config& c : configs) {
-    ro.max_bytes =
-        std::max(ro.max_bytes, c.workload == "pipeline" ? 2 * c.bytes : c.bytes);  // two receive buffers
+  for (const Config& c : configs) {  // a pipeline's two receive buffers: twice its activation bytes
+    ro.max_bytes = std::max(ro.max_bytes, spec.family == workloads::Family::Pipeline ? 2 * c.bytes : c.bytes);
   }
   Runner runner(world, cuda_of, ro);
 
@@ -513,6 +513,7 @@ int run_weight_sync_command(const WeightSyncOptions& w, const std::string& out, 
 
 int main(int argc, char** argv) {
   using commsim::measure::Options;
+  namespace workloads = commsim::workloads;
   Options o;
   std::optional<commsim::measure::World> world;
   CLI::App app{
@@ -540,8 +541,10 @@ EXIT STATUS
 
 The tool never changes clocks, power limits or GPU modes; it records them.)");
   app.require_subcommand(1);
-  for (const std::string& w : commsim::measure::measure_workloads()) {
-    CLI::App* sub = app.add_subcommand(w, "Measure " + w);
+  // One subcommand per measured registry workload: the common flags, then the workload's own.
+  std::map<std::string, workloads::WorkloadArgs> args_of;  // bound by CLI11: one per subcommand
+  for (const workloads::WorkloadSpec* w : workloads::measured_workloads()) {
+    CLI::App* sub = app.add_subcommand(w->name, "Measure " + w->name);
     sub->add_option("--gpus", o.gpus, "GPUs: 0-3, 0,2, all (with --dry-run: how many GPUs to plan for)");
     sub->add_option("--min-bytes", o.min_bytes, "Smallest size, with a unit")->capture_default_str();
     sub->add_option("--max-bytes", o.max_bytes, "Largest size, with a unit")->capture_default_str();
@@ -593,37 +596,13 @@ The tool never changes clocks, power limits or GPU modes; it records them.)");
         ->capture_default_str();
     sub->add_option("--nvml-interval-ms", o.nvml_interval_ms, "NVML sampling interval")
         ->capture_default_str();
-    if (w == "p2p") {
-      sub->add_option("--pairs", o.pairs, "'all': every directed pair of --gpus (the default)");
-      sub->add_option("--src", o.src, "Sending GPU");
-      sub->add_option("--dst", o.dst, "Receiving GPU");
-    }
-    if (w == "exchange") {
-      sub->add_option("--pair", o.pair, "The two GPUs, e.g. 0,1")->required();
-      sub->add_option("--mode", o.mode, "sequential, overlapped or batched")->required();
-    }
-    if (w == "broadcast" || w == "reduce")
-      sub->add_option("--root", o.root, "Root GPU")->capture_default_str();
-    if (w == "pipeline") {
-      sub->add_option("--activation-bytes", o.activation_bytes,
-                      "Activation size(s) sent between stages, with a unit")
-          ->delimiter(',');
-      sub->add_option("--microbatches", o.microbatches, "Microbatch count(s)")->delimiter(',')->required();
-      sub->add_option("--mode", o.modes, "P2P mode(s): sequential, overlapped, batched")
-          ->delimiter(',')
-          ->required();
-      sub->add_option("--fwd-us", o.fwd_us, "Emulated forward compute per stage and microbatch (us)")
-          ->capture_default_str();
-      sub->add_option("--bwd-us", o.bwd_us, "Emulated backward compute per stage and microbatch (us)")
-          ->capture_default_str();
-      sub->add_option("--schedule", o.schedule, "Pipeline schedule: 1f1b or interleaved (with --chunks)")
-          ->capture_default_str();
-      sub->add_option("--chunks", o.chunks,
-                      "Model chunks per stage for --schedule interleaved (--fwd-us/--bwd-us split\nevenly)");
-      sub->add_option("--framework", o.framework, "nccl: plain NCCL calls (torch: measure/torch/)")
-          ->capture_default_str();
-    }
-    sub->callback([&o, w] { o.workload = w; });
+    workloads::WorkloadArgs& args = args_of[w->name] =
+        workloads::WorkloadArgs::defaults(*w, workloads::Side::Measure);
+    workloads::add_workload_flags(sub, *w, workloads::Side::Measure, args);
+    sub->callback([&o, &args, name = w->name] {
+      o.workload = name;
+      o.args = args;
+    });
   }
   commsim::measure::WeightSyncOptions ws;
   std::string ws_out, ws_to;
