@@ -28,6 +28,7 @@
 #include "commsim/workloads/registry.hpp"
 #include "gpu/check.hpp"
 #include "gpu/kernels.hpp"
+#include "gpu/measure_workload.hpp"
 #include "gpu/nvml.hpp"
 #include "gpu/runner.hpp"
 #include "gpu/weight_sync.hpp"
@@ -724,6 +725,14 @@ int run_weight_sync_flags(WeightSyncFlags& w, int argc, char** argv) {
   return run_weight_sync_command(w.options, w.out, argc, argv);
 }
 
+/// `commsim-measure --list-workloads` (alone; not in --help): the workloads commsim-measure issues (one file
+/// each in workloads/measure/), one per line, for the test that compares them with the registry.
+bool list_workloads(int argc, char** argv) {
+  if (argc != 2 || std::string(argv[1]) != "--list-workloads") return false;
+  for (const MeasureWorkload* w : measure_workloads()) std::cout << w->name << "\n";
+  return true;
+}
+
 }  // namespace
 }  // namespace commsim::measure
 
@@ -755,6 +764,8 @@ int main(int argc, char** argv) {
   commsim::measure::WeightSyncFlags ws;
   commsim::measure::add_weight_sync_command(app, ws);
   try {
+    commsim::measure::check_measure_workloads();  // a workload without its measure file is a build bug
+    if (commsim::measure::list_workloads(argc, argv)) return 0;
     app.parse(argc, argv);
     if (ws.sub->parsed()) return commsim::measure::run_weight_sync_flags(ws, argc, argv);
     if (o.dry_run && !o.gpus.empty() && o.gpus.find_first_not_of("0123456789") == std::string::npos) {

@@ -1,7 +1,8 @@
-// commsim-measure's workload lookup, in the registry's order.
+// commsim-measure's workload lookup and startup self-check against the registry.
 #include "measure_workload.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "check.hpp"
 #include "commsim/workloads/registry.hpp"
@@ -25,7 +26,7 @@ const std::vector<const MeasureWorkload*>& measure_workloads() {
         if (w->name == spec->name) out.push_back(w);
       }
     }
-    // Files for names the registry does not measure go last.
+    // Files for names the registry does not measure go last, so that the self-check can name them.
     for (const MeasureWorkload* w : files) {
       const workloads::WorkloadSpec* spec = workloads::lookup_workload(w->name);
       if (!spec || !spec->measured) out.push_back(w);
@@ -42,6 +43,29 @@ const MeasureWorkload& measure_workload(std::string_view name) {
   std::string valid;
   for (const MeasureWorkload* w : measure_workloads()) valid += (valid.empty() ? "" : ", ") + w->name;
   throw GpuError("unknown workload '" + std::string(name) + "'; commsim-measure issues: " + valid);
+}
+
+void check_measure_workloads() {
+  const std::vector<const MeasureWorkload*>& files = measure_workloads();
+  for (const workloads::WorkloadSpec* spec : workloads::measured_workloads()) {
+    const auto count = std::count_if(files.begin(), files.end(),
+                                     [&](const MeasureWorkload* w) { return w->name == spec->name; });
+    if (count != 1) {
+      throw std::logic_error("the registry's measured workload '" + spec->name + "' has " +
+                             std::to_string(count) +
+                             " measure files (workloads/measure/<name>.cpp registering it); expected 1");
+    }
+  }
+  for (const MeasureWorkload* w : files) {
+    const workloads::WorkloadSpec* spec = workloads::lookup_workload(w->name);
+    if (!spec || !spec->measured || w->issue == nullptr) {
+      throw std::logic_error("workloads/measure/ registers '" + w->name + "', which " +
+                             (!spec             ? "the registry does not know"
+                              : !spec->measured ? "the registry does not mark measured"
+                                                : "has no issue function") +
+                             " (workloads/src/registry.cpp)");
+    }
+  }
 }
 
 }  // namespace commsim::measure

@@ -59,5 +59,8 @@ struct MeasureWorkload {
 const std::vector<const MeasureWorkload*>& measure_workloads();
 /// The workload called `name`; GpuError naming the ones there are otherwise.
 const MeasureWorkload& measure_workload(std::string_view name);
+/// The startup self-check: every measured registry workload has exactly one file in workloads/measure/, and
+/// every file names a measured registry workload. Throws std::logic_error (a bug in the build) otherwise.
+void check_measure_workloads();
 
 }  // namespace commsim::measure
