@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -22,9 +23,12 @@
 #include "commsim/core/units.hpp"
 #include "commsim/measure/plan.hpp"
 #include "commsim/measure/results.hpp"
+#include "commsim/workloads/cli_flags.hpp"
 #include "commsim/workloads/model_spec.hpp"
+#include "commsim/workloads/registry.hpp"
 #include "gpu/check.hpp"
 #include "gpu/kernels.hpp"
+#include "gpu/measure_workload.hpp"
 #include "gpu/nvml.hpp"
 #include "gpu/runner.hpp"
 #include "gpu/weight_sync.hpp"
@@ -35,14 +39,32 @@ extern char** environ;
 namespace commsim::measure {
 namespace {
 
+/// The end of `commsim-measure --help` and every subcommand's.
+constexpr const char* kFooter = R"(
+EXAMPLES
+  commsim-measure p2p --pairs all --out results/p2p              every directed pair, 1 B .. 1 GiB
+  commsim-measure sendrecv --gpus 0-3 --out results/sr
+  commsim-measure exchange --pair 0,1 --mode batched --out results/ex
+  commsim-measure all_reduce --gpus all --out results/ar
+  commsim-measure p2p --dry-run --gpus 4 --format csv            the plan, without touching a GPU
+
+OUTPUT (in --out DIR)
+  results.jsonl (one line per repetition, flushed as it completes), results.json and results.csv (median, min,
+  max, mean, stdev, CV per configuration), samples.csv (every timed iteration), exec_log.csv, nvml.csv,
+  metadata.json (GPUs, driver, CUDA, NCCL, environment, transports, clock drift, NVML summary), topo.txt,
+  nvlink.txt, nccl_debug.*.log. --resume skips repetitions already in results.jsonl.
+
+EXIT STATUS
+  0 success; 1 CUDA/NCCL failure; 2 usage (bad flag, no GPU, too few GPUs, out of memory for a size);
+  3 bad input; 4 I/O; 5 a hang the watchdog could not recover (rerun with --resume); 6 some repetitions failed.
+
+The tool never changes clocks, power limits or GPU modes; it records them.)";
+
+/// The flags every measured workload takes; the workload's own are in `args` (the registry's, Side::Measure).
 struct Options {
   std::string workload;
+  workloads::WorkloadArgs args;  ///< the workload's own flags (workloads::WorkloadSpec::flags)
   std::string gpus;
-  std::string pairs;
-  int src = -1, dst = -1;
-  std::string pair;
-  std::string mode;
-  int root = 0;
   std::string min_bytes = "1B", max_bytes = "1GiB";
   double factor = 2;
   int reps = 10, warmup = 5, iters = 20;
@@ -63,14 +85,6 @@ struct Options {
   double thermal_timeout_s = 300;
   int nvml_interval_ms = 1000;
   bool nccl_debug = true;
-  // pipeline
-  std::vector<std::string> activation_bytes;
-  std::vector<int> microbatches;
-  std::vector<std::string> modes;
-  double fwd_us = 500, bwd_us = 1000;
-  std::string schedule = "1f1b";
-  int chunks = 0;
-  std::string framework = "nccl";
 };
 
 std::string shell(const std::string& cmd) {
@@ -155,62 +169,79 @@ class Progress {
   std::chrono::steady_clock::time_point start_;
 };
 
-int run(const Options& o, const World& world, int argc, char** argv) {
-  // Planning needs no GPU: --dry-run works anywhere. `devices` counts the GPUs of the whole measurement (the
-  // MPI launch: one per rank).
-  int devices = 0;
+/// Phase 1, devices: the GPUs of the whole measurement (the MPI launch: one per rank). A dry run with
+/// --gpus N plans for N GPUs without touching CUDA, so it works anywhere.
+int count_devices(const Options& o, const World& world) {
+  if (o.dry_run && o.dry_run_gpus > 0) return o.dry_run_gpus;
   int local_devices = 0;
-  if (o.dry_run && o.dry_run_gpus > 0) {
-    devices = o.dry_run_gpus;
-  } else {
-    const cudaError_t e = cudaGetDeviceCount(&local_devices);
-    if (e != cudaSuccess || local_devices == 0) {
-      if (o.dry_run)
-        throw UsageError("no GPU visible; give --dry-run a GPU count with --gpus N (e.g. --gpus 4)");
-      throw UsageError(std::string("no GPU available") + (world.mpi() ? " on host " + world.host() : "") +
-                       " (" + (e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)) +
-                       "); commsim-measure needs NVIDIA GPUs. --dry-run plans without one.");
-    }
-    devices = local_devices;
-    if (world.mpi()) {
-      if (world.local_rank() >= local_devices) {
-        throw UsageError("--launch mpi: host " + world.host() + " runs " +
-                         std::to_string(world.local_size()) + " ranks but has " +
-                         std::to_string(local_devices) +
-                         " GPU(s); start at most one rank per GPU on each host");
-      }
-      devices = world.size();
-    }
+  const cudaError_t e = cudaGetDeviceCount(&local_devices);
+  if (e != cudaSuccess || local_devices == 0) {
+    if (o.dry_run)
+      throw UsageError("no GPU visible; give --dry-run a GPU count with --gpus N (e.g. --gpus 4)");
+    throw UsageError(std::string("no GPU available") + (world.mpi() ? " on host " + world.host() : "") +
+                     " (" + (e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)) +
+                     "); commsim-measure needs NVIDIA GPUs. --dry-run plans without one.");
   }
+  if (!world.mpi()) return local_devices;
+  if (world.local_rank() >= local_devices) {
+    throw UsageError("--launch mpi: host " + world.host() + " runs " + std::to_string(world.local_size()) +
+                     " ranks but has " + std::to_string(local_devices) +
+                     " GPU(s); start at most one rank per GPU on each host");
+  }
+  return world.size();
+}
+
+/// A pipeline's own flags into `p`: its schedule, activation sizes (bytes) and emulated compute (us).
+void plan_pipeline_options(const workloads::WorkloadArgs& a, PlanOptions& p) {
+  const std::string& schedule = a.str("--schedule");
+  const int chunks = a.integer("--chunks");
+  if (schedule != "1f1b" && schedule != "interleaved")
+    throw UsageError("--schedule " + schedule + ": valid: 1f1b, interleaved");
+  if (schedule == "interleaved" && chunks < 2)
+    throw UsageError("--schedule interleaved needs --chunks V (at least 2)");
+  if (schedule == "1f1b" && chunks > 1)
+    throw UsageError("--chunks " + std::to_string(chunks) + " needs --schedule interleaved");
+  p.chunks = schedule == "interleaved" ? chunks : 1;
+  if (a.str("--framework") != "nccl") {
+    throw UsageError(
+        "commsim-measure measures --framework nccl; the torch framework is measure/torch/pipeline_1f1b.py");
+  }
+  if (a.list("--activation-bytes").empty())
+    throw UsageError("pipeline needs --activation-bytes SIZE[,SIZE...]");
+  for (const auto& s : a.list("--activation-bytes"))
+    p.sizes.push_back(parse_size_flag("--activation-bytes", s));
+  p.microbatches = a.int_list("--microbatches");
+  p.modes = a.list("--mode");
+  p.fwd_us = a.number("--fwd-us");
+  p.bwd_us = a.number("--bwd-us");
+}
+
+/// What a run measures: its configurations in canonical order, and how each repetition is timed.
+struct Plan {
+  std::vector<Config> configs;
+  Timing timing = Timing::Pipelined;
+};
+
+/// Phase 2, plan: the workload's flags by its family, the sizes as nccl-tests rounds them, the
+/// configurations.
+Plan plan_run(const Options& o, int devices) {
+  const workloads::WorkloadSpec& spec = workloads::find_workload(o.workload);
+  const workloads::WorkloadArgs& a = o.args;
   PlanOptions p;
   p.workload = o.workload;
   p.gpu_count = devices;
   if (!(o.dry_run && o.dry_run_gpus > 0)) p.gpus = parse_list(o.gpus, devices);
-  p.src = o.src;
-  p.dst = o.dst;
-  p.pair = o.pair.empty() ? std::vector<int>{} : parse_list(o.pair, devices);
-  p.mode = o.mode;
-  p.root = o.root;
-  if (o.workload == "pipeline") {
-    if (o.schedule != "1f1b" && o.schedule != "interleaved")
-      throw UsageError("--schedule " + o.schedule + ": valid: 1f1b, interleaved");
-    if (o.schedule == "interleaved" && o.chunks < 2)
-      throw UsageError("--schedule interleaved needs --chunks V (at least 2)");
-    if (o.schedule == "1f1b" && o.chunks > 1)
-      throw UsageError("--chunks " + std::to_string(o.chunks) + " needs --schedule interleaved");
-    p.chunks = o.schedule == "interleaved" ? o.chunks : 1;
-    if (o.framework != "nccl") {
-      throw UsageError(
-          "commsim-measure measures --framework nccl; the torch framework is measure/torch/pipeline_1f1b.py");
-    }
-    if (o.activation_bytes.empty()) throw UsageError("pipeline needs --activation-bytes SIZE[,SIZE...]");
-    for (const auto& s : o.activation_bytes) {
-      p.sizes.push_back(parse_size_flag("--activation-bytes", s));
-    }
-    p.microbatches = o.microbatches;
-    p.modes = o.modes;
-    p.fwd_us = o.fwd_us;
-    p.bwd_us = o.bwd_us;
+  if (spec.family == workloads::Family::PointToPoint) {
+    p.src = a.integer("--src");
+    p.dst = a.integer("--dst");
+  }
+  if (spec.family == workloads::Family::Pair) {
+    p.pair = a.str("--pair").empty() ? std::vector<int>{} : parse_list(a.str("--pair"), devices);
+    p.mode = a.str("--mode");
+  }
+  if (spec.rooted) p.root = a.integer("--root");
+  if (spec.family == workloads::Family::Pipeline) {
+    plan_pipeline_options(a, p);
   } else {
     p.sizes = sizes(o);
   }
@@ -218,192 +249,238 @@ int run(const Options& o, const World& world, int argc, char** argv) {
   // Collectives move 4-byte floats: sizes rounded down as nccl-tests rounds them.
   p.sizes = collective_sizes(o.workload, p.sizes,
                              p.gpus.empty() ? static_cast<std::size_t>(devices) : p.gpus.size());
-  const std::vector<Config> configs = plan_configs(p);
-  const Timing timing = o.timing.empty() ? default_timing(o.workload) : parse_timing(o.timing);
-  if (timing == Timing::Pipelined && o.workload == "pipeline") {
+  Plan plan;
+  plan.configs = plan_configs(p);
+  plan.timing = o.timing.empty() ? default_timing(o.workload) : parse_timing(o.timing);
+  if (plan.timing == Timing::Pipelined && spec.family == workloads::Family::Pipeline) {
     throw UsageError(
         "--timing pipelined: a pipeline step is timed per-op (or per-iteration), with its timeline");
   }
+  return plan;
+}
 
-  if (o.dry_run) {
-    if (world.rank() != 0) return 0;
-    const auto order = run_order(configs.size(), o.seed, 0);
-    if (o.format == "csv") {
-      std::printf("config_id,src,dst,bytes\n");
-      for (int i : order)
-        std::printf("%d,%d,%d,%llu\n", configs[i].id, configs[i].src, configs[i].dst,
-                    static_cast<unsigned long long>(configs[i].bytes));
-    } else {
-      std::printf("%9s %4s %4s %12s  %s\n", "config_id", "src", "dst", "bytes", "gpus");
-      for (int i : order) {
-        std::string g;
-        for (int x : configs[i].gpus) g += (g.empty() ? "" : ",") + std::to_string(x);
-        std::printf("%9d %4d %4d %12llu  %s\n", configs[i].id, configs[i].src, configs[i].dst,
-                    static_cast<unsigned long long>(configs[i].bytes), g.c_str());
-      }
-      std::printf("%zu configurations x %d repetitions, seed %llu\n", configs.size(), o.reps,
-                  static_cast<unsigned long long>(o.seed));
-    }
-    return 0;
+/// Phase 3, dry run: the configurations in the order the first repetition runs them, as a table or CSV.
+void print_dry_run(const Options& o, const std::vector<Config>& configs) {
+  const auto order = run_order(configs.size(), o.seed, 0);
+  if (o.format == "csv") {
+    std::printf("config_id,src,dst,bytes\n");
+    for (int i : order)
+      std::printf("%d,%d,%d,%llu\n", configs[i].id, configs[i].src, configs[i].dst,
+                  static_cast<unsigned long long>(configs[i].bytes));
+    return;
   }
-  if (o.out.empty()) throw UsageError("--out DIR is required (results, samples, logs and metadata go there)");
+  std::printf("%9s %4s %4s %12s  %s\n", "config_id", "src", "dst", "bytes", "gpus");
+  for (int i : order) {
+    std::string g;
+    for (int x : configs[i].gpus) {
+      if (!g.empty()) g += ',';  // (not "" + to_string: GCC 12 warns -Wrestrict on that once inlined here)
+      g += std::to_string(x);
+    }
+    std::printf("%9d %4d %4d %12llu  %s\n", configs[i].id, configs[i].src, configs[i].dst,
+                static_cast<unsigned long long>(configs[i].bytes), g.c_str());
+  }
+  std::printf("%zu configurations x %d repetitions, seed %llu\n", configs.size(), o.reps,
+              static_cast<unsigned long long>(o.seed));
+}
 
-  // Which GPUs this process drives, and their CUDA devices (NVML indices are taken to be the same).
-  std::vector<int> cuda_of(devices, -1), own, own_cuda;
-  for (int g = 0; g < devices; ++g) {
-    if (!world.mpi() || g == world.rank()) {
-      cuda_of[g] = world.mpi() ? world.local_rank() : g;
-      own.push_back(g);
-      own_cuda.push_back(cuda_of[g]);
-    }
-  }
-  // Rank 0 writes every output file; the other processes send it what they measure.
-  const bool writer = world.rank() == 0;
-  std::optional<ResultStore> store;
-  if (writer) store.emplace(o.out, o.resume);
-  if (o.nccl_debug && !std::getenv("NCCL_DEBUG")) {
-    // Transport per pair comes from NCCL's own INFO lines.
-    setenv("NCCL_DEBUG", "INFO", 0);
-    setenv("NCCL_DEBUG_SUBSYS", "INIT,P2P,SHM,NET", 0);
-    setenv("NCCL_DEBUG_FILE", (o.out + "/nccl_debug.%h.%p.log").c_str(), 0);
-  }
+/// The GPUs this process drives, by global index, and their CUDA devices (NVML indices are taken to be the
+/// same).
+struct OwnGpus {
+  std::vector<int> cuda_of;   ///< CUDA device of every global GPU; -1 where another process drives it
+  std::vector<int> own;       ///< the global indices this process drives
+  std::vector<int> own_cuda;  ///< their CUDA devices
+};
 
-  // Metadata first: a crash later still leaves the machine's description.
-  nlohmann::json meta;
-  {
-    int driver = 0, runtime = 0, nccl = 0;
-    cudaDriverGetVersion(&driver);
-    cudaRuntimeGetVersion(&runtime);
-    ncclGetVersion(&nccl);
-    Nvml nvml;
-    std::string cmdline;
-    for (int i = 0; i < argc; ++i) {
-      cmdline += i ? " " : "";
-      cmdline += std::string(argv[i]);
-    }
-    const std::time_t now = std::time(nullptr);
-    char date[64];
-    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    nlohmann::json mine = {{"gpus", nlohmann::json::array()}, {"host", world.host()}};
-    for (std::size_t i = 0; i < own.size(); ++i) {
-      cudaDeviceProp prop{};
-      COMMSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, own_cuda[i]));
-      char bus[32];
-      std::snprintf(bus, sizeof bus, "%08x:%02x:%02x.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
-      mine["gpus"].push_back({{"index", own[i]},
-                              {"host", world.host()},
-                              {"cuda_device", own_cuda[i]},
-                              {"name", prop.name},
-                              {"uuid", nvml.uuid(own_cuda[i])},
-                              {"pci_bus_id", bus},
-                              {"sm", prop.major * 10 + prop.minor},
-                              {"memory_bytes", prop.totalGlobalMem}});
-    }
-    // The topology of every host, from the first process on it.
-    if (world.local_rank() == 0) {
-      mine["topo"] = shell("nvidia-smi topo -m");
-      mine["nvlink"] = shell("nvidia-smi nvlink -s");
-    }
-    nlohmann::json gpus = nlohmann::json::array(), hosts = nlohmann::json::array();
-    std::vector<nlohmann::json> per_process;
-    for (const std::string& g : world.gather(mine.dump())) per_process.push_back(nlohmann::json::parse(g));
-    for (const auto& pp : per_process) {
-      for (const auto& g : pp["gpus"]) gpus.push_back(g);
-      if (pp.contains("topo")) hosts.push_back(pp["host"]);
-    }
-    nlohmann::json env = nlohmann::json::object();
-    for (char** e = environ; *e; ++e) {
-      const std::string kv = *e;
-      if (kv.rfind("NCCL_", 0) == 0 || kv.rfind("CUDA_VISIBLE_DEVICES", 0) == 0 ||
-          kv.rfind("TORCH_", 0) == 0 || kv.rfind("NVSHMEM_", 0) == 0) {
-        env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
-      }
-    }
-    meta = {{"tool", "commsim-measure"},
-            {"workload", o.workload},
-            {"host", world.host()},
-            {"hosts", hosts},
-            {"date", date},
-            {"command_line", cmdline},
-            {"gpus", gpus},
-            {"driver_version", nvml.driver_version()},
-            {"cuda_driver_api", driver},
-            {"cuda_runtime", runtime},
-            {"nccl_version", nccl},
-            {"nccl_env", env},
-            {"launch", o.launch},
-            {"timing", timing_name(timing)},
-            {"buffers", o.buffers},
-            {"worker_threads", o.worker_threads},
-            {"nvlink_centric_sched", o.nvlink_centric_sched},
-            {"processes", world.size()},
-            {"seed", o.seed},
-            {"reps", o.reps},
-            {"warmup", o.warmup},
-            {"iterations", o.iters},
-            {"nvml", nvml.available() ? "available" : nvml.why_unavailable()}};
-    if (!nvml.available() && world.local_rank() == 0)
-      std::cerr << "commsim-measure: warning: NVML unavailable on " << world.host() << " ("
-                << nvml.why_unavailable() << "); no clock or temperature log\n";
-    if (writer) {
-      for (const auto& pp : per_process) {
-        if (!pp.contains("topo")) continue;
-        // topo.txt is the writer's host, verbatim for `commsim --topology`; other hosts get their own files.
-        const std::string suffix = pp["host"] == world.host() ? "" : "." + pp["host"].get<std::string>();
-        store->write("topo" + suffix + ".txt", pp["topo"].get<std::string>());
-        store->write("nvlink" + suffix + ".txt", pp["nvlink"].get<std::string>());
-      }
-      store->write("metadata.json", meta.dump(2) + "\n");
+/// Phase 4, open devices: which GPUs are this process's (all of them, or the MPI rank's one).
+OwnGpus own_gpus(const World& world, int devices) {
+  OwnGpus g;
+  g.cuda_of.assign(devices, -1);
+  for (int i = 0; i < devices; ++i) {
+    if (!world.mpi() || i == world.rank()) {
+      g.cuda_of[i] = world.mpi() ? world.local_rank() : i;
+      g.own.push_back(i);
+      g.own_cuda.push_back(g.cuda_of[i]);
     }
   }
+  return g;
+}
 
+/// NCCL's INFO log into --out, where the transport of every pair comes from (unless NCCL_DEBUG is set).
+void enable_nccl_debug(const Options& o) {
+  if (!o.nccl_debug || std::getenv("NCCL_DEBUG")) return;
+  setenv("NCCL_DEBUG", "INFO", 0);
+  setenv("NCCL_DEBUG_SUBSYS", "INIT,P2P,SHM,NET", 0);
+  setenv("NCCL_DEBUG_FILE", (o.out + "/nccl_debug.%h.%p.log").c_str(), 0);
+}
+
+/// This process's GPUs (name, UUID, bus id, memory in bytes) and, from the first process on a host, that
+/// host's topology as nvidia-smi prints it.
+nlohmann::json describe_process(const World& world, const OwnGpus& g, const Nvml& nvml) {
+  nlohmann::json mine = {{"gpus", nlohmann::json::array()}, {"host", world.host()}};
+  for (std::size_t i = 0; i < g.own.size(); ++i) {
+    cudaDeviceProp prop{};
+    COMMSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, g.own_cuda[i]));
+    char bus[32];
+    std::snprintf(bus, sizeof bus, "%08x:%02x:%02x.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
+    mine["gpus"].push_back({{"index", g.own[i]},
+                            {"host", world.host()},
+                            {"cuda_device", g.own_cuda[i]},
+                            {"name", prop.name},
+                            {"uuid", nvml.uuid(g.own_cuda[i])},
+                            {"pci_bus_id", bus},
+                            {"sm", prop.major * 10 + prop.minor},
+                            {"memory_bytes", prop.totalGlobalMem}});
+  }
+  // The topology of every host, from the first process on it.
+  if (world.local_rank() == 0) {
+    mine["topo"] = shell("nvidia-smi topo -m");
+    mine["nvlink"] = shell("nvidia-smi nvlink -s");
+  }
+  return mine;
+}
+
+/// The NCCL_*, CUDA_VISIBLE_DEVICES, TORCH_* and NVSHMEM_* variables of this process's environment.
+nlohmann::json nccl_environment() {
+  nlohmann::json env = nlohmann::json::object();
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    if (kv.rfind("NCCL_", 0) == 0 || kv.rfind("CUDA_VISIBLE_DEVICES", 0) == 0 || kv.rfind("TORCH_", 0) == 0 ||
+        kv.rfind("NVSHMEM_", 0) == 0) {
+      env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+    }
+  }
+  return env;
+}
+
+/// The command line as one string, and the time now as ISO 8601 UTC.
+std::string command_line(int argc, char** argv) {
+  std::string cmdline;
+  for (int i = 0; i < argc; ++i) {
+    cmdline += i ? " " : "";
+    cmdline += std::string(argv[i]);
+  }
+  return cmdline;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  char date[64];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return date;
+}
+
+/// The run's settings as metadata: tool, workload, launch, timing, buffers, seed and iteration counts.
+nlohmann::json settings_metadata(const Options& o, const World& world, Timing timing) {
+  return {{"tool", "commsim-measure"},
+          {"workload", o.workload},
+          {"host", world.host()},
+          {"launch", o.launch},
+          {"timing", timing_name(timing)},
+          {"buffers", o.buffers},
+          {"worker_threads", o.worker_threads},
+          {"nvlink_centric_sched", o.nvlink_centric_sched},
+          {"processes", world.size()},
+          {"seed", o.seed},
+          {"reps", o.reps},
+          {"warmup", o.warmup},
+          {"iterations", o.iters}};
+}
+
+/// Phase 5, metadata first, so that a crash later still leaves the machine's description: every process's
+/// GPUs and hosts, versions, environment and settings; the writer (`store`, rank 0) writes metadata.json and
+/// every host's topo and nvlink files.
+nlohmann::json write_metadata(const Options& o, const World& world, const OwnGpus& g, Timing timing,
+                              ResultStore* store, int argc, char** argv) {
+  int driver = 0, runtime = 0, nccl = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  ncclGetVersion(&nccl);
   Nvml nvml;
-  // One NVML log per process (the MPI launch: nvml.rank<R>.csv, on that rank's host under --out).
-  NvmlLogger logger(
-      nvml, own_cuda, own,
-      o.out + (world.mpi() ? "/nvml.rank" + std::to_string(world.rank()) + ".csv" : "/nvml.csv"),
-      o.nvml_interval_ms);
-  if (o.thermal_target_c > 0 && nvml.available()) {
-    std::cerr << "commsim-measure: thermal warmup to " << o.thermal_target_c << " C (at most "
-              << o.thermal_timeout_s << " s)\n";
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.thermal_timeout_s);
-    while (std::chrono::steady_clock::now() < until) {
-      bool warm = true;
-      for (int d : own_cuda) {
-        COMMSIM_CUDA_CHECK(cudaSetDevice(d));
-        launch_spin(nullptr, 200'000'000, 1024);
-        GpuSample s;
-        if (nvml.sample(d, s) && s.temperature_c < o.thermal_target_c) warm = false;
-      }
-      for (int d : own_cuda) {
-        COMMSIM_CUDA_CHECK(cudaSetDevice(d));
-        COMMSIM_CUDA_CHECK(cudaDeviceSynchronize());
-      }
-      if (world.min(warm ? 1 : 0) == 1) break;  // every process warm
-    }
+  const std::string cmdline = command_line(argc, argv);
+  const std::string date = utc_now();
+  const nlohmann::json mine = describe_process(world, g, nvml);
+  nlohmann::json gpus = nlohmann::json::array(), hosts = nlohmann::json::array();
+  std::vector<nlohmann::json> per_process;
+  for (const std::string& p : world.gather(mine.dump())) per_process.push_back(nlohmann::json::parse(p));
+  for (const auto& pp : per_process) {
+    for (const auto& gpu : pp["gpus"]) gpus.push_back(gpu);
+    if (pp.contains("topo")) hosts.push_back(pp["host"]);
   }
-  if (o.drift_seconds > 0) meta["clock_drift_start"] = drift_check(world, own, own_cuda, o.drift_seconds);
+  nlohmann::json meta = settings_metadata(o, world, timing);
+  meta["hosts"] = hosts;
+  meta["date"] = date;
+  meta["command_line"] = cmdline;
+  meta["gpus"] = gpus;
+  meta["nccl_env"] = nccl_environment();
+  meta["driver_version"] = nvml.driver_version();
+  meta["cuda_driver_api"] = driver;
+  meta["cuda_runtime"] = runtime;
+  meta["nccl_version"] = nccl;
+  meta["nvml"] = nvml.available() ? "available" : nvml.why_unavailable();
+  if (!nvml.available() && world.local_rank() == 0)
+    std::cerr << "commsim-measure: warning: NVML unavailable on " << world.host() << " ("
+              << nvml.why_unavailable() << "); no clock or temperature log\n";
+  if (store) {
+    for (const auto& pp : per_process) {
+      if (!pp.contains("topo")) continue;
+      // topo.txt is the writer's host, verbatim for `commsim --topology`; other hosts get their own files.
+      const std::string suffix = pp["host"] == world.host() ? "" : "." + pp["host"].get<std::string>();
+      store->write("topo" + suffix + ".txt", pp["topo"].get<std::string>());
+      store->write("nvlink" + suffix + ".txt", pp["nvlink"].get<std::string>());
+    }
+    store->write("metadata.json", meta.dump(2) + "\n");
+  }
+  return meta;
+}
 
+/// Phase 6, thermal warmup: spin kernels on this process's GPUs until every process's GPUs reach
+/// --thermal-warmup degrees C, or --thermal-timeout seconds pass.
+void thermal_warmup(const Options& o, const World& world, const Nvml& nvml,
+                    const std::vector<int>& own_cuda) {
+  if (o.thermal_target_c <= 0 || !nvml.available()) return;
+  std::cerr << "commsim-measure: thermal warmup to " << o.thermal_target_c << " C (at most "
+            << o.thermal_timeout_s << " s)\n";
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.thermal_timeout_s);
+  while (std::chrono::steady_clock::now() < until) {
+    bool warm = true;
+    for (int d : own_cuda) {
+      COMMSIM_CUDA_CHECK(cudaSetDevice(d));
+      launch_spin(nullptr, 200'000'000, 1024);
+      GpuSample s;
+      if (nvml.sample(d, s) && s.temperature_c < o.thermal_target_c) warm = false;
+    }
+    for (int d : own_cuda) {
+      COMMSIM_CUDA_CHECK(cudaSetDevice(d));
+      COMMSIM_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    if (world.min(warm ? 1 : 0) == 1) break;  // every process warm
+  }
+}
+
+/// The Runner's settings from the flags; buffers hold the largest configuration (a pipeline's two receive
+/// buffers: twice its activation bytes).
+RunnerOptions runner_options(const Options& o, const Plan& plan) {
   RunnerOptions ro;
   ro.warmup = o.warmup;
   ro.iterations = o.iters;
   ro.timeout_s = o.timeout_s;
   ro.single_thread = o.launch == "single-thread";
-  ro.timing = timing;
+  ro.timing = plan.timing;
   ro.nccl_mem_alloc = o.buffers == "ncclmemalloc";
   ro.persistent_threads = o.worker_threads == "persistent";
   ro.nvlink_centric_sched = o.nvlink_centric_sched == "on";
-  for (const Config& c : configs) {
-    ro.max_bytes =
-        std::max(ro.max_bytes, c.workload == "pipeline" ? 2 * c.bytes : c.bytes);  // two receive buffers
-  }
-  Runner runner(world, cuda_of, ro);
+  const bool pipeline = workloads::find_workload(o.workload).family == workloads::Family::Pipeline;
+  for (const Config& c : plan.configs)
+    ro.max_bytes = std::max(ro.max_bytes, pipeline ? 2 * c.bytes : c.bytes);
+  return ro;
+}
 
-  // A process-level watchdog for hangs inside NCCL calls that the per-repetition watchdog cannot interrupt:
-  // results are already flushed, so exiting loses at most the configuration in flight.
-  std::atomic<std::int64_t> busy_since{0};
-  std::atomic<bool> finished{false};
-  std::thread guard([&] {
+/// A process-level watchdog for hangs inside NCCL calls that the per-repetition watchdog cannot interrupt:
+/// after 3 x --timeout seconds busy in one configuration it exits with status 5. Results are already flushed,
+/// so exiting loses at most the configuration in flight. Runs until `finished`.
+std::thread start_hang_guard(const Options& o, const std::atomic<std::int64_t>& busy_since,
+                             const std::atomic<bool>& finished) {
+  return std::thread([&o, &busy_since, &finished] {
     while (!finished) {
       const std::int64_t t = busy_since.load();
       const std::int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
@@ -417,15 +494,23 @@ int run(const Options& o, const World& world, int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   });
+}
 
+/// Phase 7, measure: every repetition of every configuration, each repetition in its own seeded order; the
+/// writer (`store`) appends every sample. Returns the number of failed repetitions.
+int measure_repetitions(const Options& o, const World& world, const std::vector<Config>& configs,
+                        Runner& runner, ResultStore* store) {
+  std::atomic<std::int64_t> busy_since{0};
+  std::atomic<bool> finished{false};
+  std::thread guard = start_hang_guard(o, busy_since, finished);
   std::optional<Progress> progress;
-  if (writer) progress.emplace(configs.size() * static_cast<std::size_t>(o.reps));
+  if (store) progress.emplace(configs.size() * static_cast<std::size_t>(o.reps));
   int failures = 0;
   for (int rep = 0; rep < o.reps; ++rep) {
     for (int i : run_order(configs.size(), o.seed, rep)) {
       const Config& c = configs[i];
       // --resume: the writer knows what is done; every process skips the same repetitions.
-      int skip = writer && store->done(c.id, rep) ? 1 : 0;
+      int skip = store && store->done(c.id, rep) ? 1 : 0;
       world.bcast(&skip, sizeof skip, 0);
       if (!skip) {
         busy_since = std::chrono::steady_clock::now().time_since_epoch().count();
@@ -433,21 +518,23 @@ int run(const Options& o, const World& world, int argc, char** argv) {
         busy_since = 0;
         if (s.failed) {
           ++failures;
-          if (writer)
+          if (store)
             std::cerr << "\ncommsim-measure: " << c.tag() << " rep " << rep << " failed: " << s.error << "\n";
         }
-        if (writer) store->append(c, s);
+        if (store) store->append(c, s);
       }
-      if (writer) progress->step(c.tag());
+      if (store) progress->step(c.tag());
     }
   }
   finished = true;
   guard.join();
-  if (o.drift_seconds > 0) meta["clock_drift_end"] = drift_check(world, own, own_cuda, o.drift_seconds);
-  logger.stop();
-  meta["nvml_summary"] = gather_arrays(world, logger.summary());
-  if (!writer) return failures > 0 ? 6 : 0;
-  // Transports NCCL chose, from its INFO log.
+  return failures;
+}
+
+/// Phase 8, results (the writer): the transports NCCL chose, from its INFO log, into the metadata; then
+/// metadata.json, results.json, results.csv and samples.csv.
+void write_results(const Options& o, nlohmann::json& meta, const ResultStore& store,
+                   const std::vector<Config>& configs, int failures) {
   nlohmann::json transports = nlohmann::json::array();
   std::string debug;
   for (const auto& entry : std::filesystem::directory_iterator(o.out)) {
@@ -457,11 +544,46 @@ int run(const Options& o, const World& world, int argc, char** argv) {
   for (const auto& [a, b, t] : parse_nccl_transports(debug))
     transports.push_back({{"src", a}, {"dst", b}, {"transport", t}});
   meta["nccl_transports"] = transports;
-  store->write("metadata.json", meta.dump(2) + "\n");
-  store->finalize(configs, meta);
+  store.write("metadata.json", meta.dump(2) + "\n");
+  store.finalize(configs, meta);
   std::fprintf(stderr,
                "commsim-measure: %zu configurations x %d repetitions done (%d failed); results in %s\n",
                configs.size(), o.reps, failures, o.out.c_str());
+}
+
+/// `commsim-measure <workload>`: plan, and unless --dry-run, measure on this process's GPUs and (rank 0)
+/// write the results. Returns the exit status (6 when some repetitions failed).
+int run(const Options& o, const World& world, int argc, char** argv) {
+  const int devices = count_devices(o, world);
+  const Plan plan = plan_run(o, devices);
+  if (o.dry_run) {
+    if (world.rank() == 0) print_dry_run(o, plan.configs);
+    return 0;
+  }
+  if (o.out.empty()) throw UsageError("--out DIR is required (results, samples, logs and metadata go there)");
+  const OwnGpus gpus = own_gpus(world, devices);
+  // Rank 0 writes every output file; the other processes send it what they measure.
+  std::optional<ResultStore> store;
+  if (world.rank() == 0) store.emplace(o.out, o.resume);
+  ResultStore* writer = store ? &*store : nullptr;
+  enable_nccl_debug(o);
+  nlohmann::json meta = write_metadata(o, world, gpus, plan.timing, writer, argc, argv);
+  Nvml nvml;
+  // One NVML log per process (the MPI launch: nvml.rank<R>.csv, on that rank's host under --out).
+  NvmlLogger logger(
+      nvml, gpus.own_cuda, gpus.own,
+      o.out + (world.mpi() ? "/nvml.rank" + std::to_string(world.rank()) + ".csv" : "/nvml.csv"),
+      o.nvml_interval_ms);
+  thermal_warmup(o, world, nvml, gpus.own_cuda);
+  if (o.drift_seconds > 0)
+    meta["clock_drift_start"] = drift_check(world, gpus.own, gpus.own_cuda, o.drift_seconds);
+  Runner runner(world, gpus.cuda_of, runner_options(o, plan));
+  const int failures = measure_repetitions(o, world, plan.configs, runner, writer);
+  if (o.drift_seconds > 0)
+    meta["clock_drift_end"] = drift_check(world, gpus.own, gpus.own_cuda, o.drift_seconds);
+  logger.stop();
+  meta["nvml_summary"] = gather_arrays(world, logger.summary());
+  if (writer) write_results(o, meta, *writer, plan.configs, failures);
   return failures > 0 ? 6 : 0;
 }
 
@@ -508,11 +630,115 @@ int run_weight_sync_command(const WeightSyncOptions& w, const std::string& out, 
   return 0;
 }
 
+/// The flags every measured workload takes (a workload's own come from the registry), bound to `o`.
+void add_common_flags(CLI::App* sub, Options& o) {
+  sub->add_option("--gpus", o.gpus, "GPUs: 0-3, 0,2, all (with --dry-run: how many GPUs to plan for)");
+  sub->add_option("--min-bytes", o.min_bytes, "Smallest size, with a unit")->capture_default_str();
+  sub->add_option("--max-bytes", o.max_bytes, "Largest size, with a unit")->capture_default_str();
+  sub->add_option("--factor", o.factor, "Size multiplier between steps")->capture_default_str();
+  sub->add_option("--reps", o.reps, "Repetitions of every configuration, each in a new random order")
+      ->capture_default_str();
+  sub->add_option("--warmup", o.warmup, "Untimed iterations per repetition")->capture_default_str();
+  sub->add_option("--iters", o.iters, "Timed iterations per repetition")->capture_default_str();
+  sub->add_option("--seed", o.seed, "Seed of the configuration order")->capture_default_str();
+  sub->add_option("--out", o.out, "Output directory");
+  sub->add_flag("--resume", o.resume, "Continue the run in --out, skipping completed repetitions");
+  sub->add_flag("--dry-run", o.dry_run, "Print the planned configurations in order; touch no GPU");
+  sub->add_option("--format", o.format, "Dry-run format")
+      ->check(CLI::IsMember({"table", "csv"}))
+      ->capture_default_str();
+  sub->add_option("--timeout", o.timeout_s, "Watchdog seconds per repetition")->capture_default_str();
+  sub->add_option("--launch", o.launch,
+                  "thread-per-gpu; single-thread as nccl-tests -g N; mpi: one rank per GPU under\n"
+                  "mpirun or srun (GPU index = MPI rank), for measurements across machines")
+      ->check(CLI::IsMember({"thread-per-gpu", "single-thread", "mpi"}))
+      ->capture_default_str();
+  sub->add_option(
+         "--timing", o.timing,
+         "pipelined: --iters back-to-back operations timed as one by the host clock, as nccl-tests\n"
+         "times them (default; what commsim's time_us predicts); per-op: each operation alone, ranks\n"
+         "aligned, launch to completion (nccl-tests -z 3; the default for pipeline steps);\n"
+         "per-iteration: a CUDA event between back-to-back operations (nccl-tests -I 1)")
+      ->check(CLI::IsMember({"pipelined", "per-op", "per-iteration"}));
+  sub->add_option("--worker-threads", o.worker_threads,
+                  "thread-per-gpu launch: persistent (the same thread per GPU for the whole run, as\n"
+                  "nccl-tests) or per-repetition (new threads for every repetition)")
+      ->check(CLI::IsMember({"persistent", "per-repetition"}))
+      ->capture_default_str();
+  sub->add_option("--buffers", o.buffers,
+                  "ncclmemalloc: buffers from ncclMemAlloc, as nccl-tests; cudamalloc: plain cudaMalloc")
+      ->check(CLI::IsMember({"ncclmemalloc", "cudamalloc"}))
+      ->capture_default_str();
+  sub->add_option("--nvlink-centric-sched", o.nvlink_centric_sched,
+                  "on: communicators with NCCL's nvlinkCentricSched = 1, as nccl-tests (NCCL >= 2.28)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  sub->add_option("--drift-seconds", o.drift_seconds,
+                  "GPU-vs-CPU clock drift window at start and end (0: skip)")
+      ->capture_default_str();
+  sub->add_option("--thermal-warmup", o.thermal_target_c,
+                  "Load the GPUs until they reach this temperature (C)");
+  sub->add_option("--thermal-timeout", o.thermal_timeout_s,
+                  "Give up the thermal warmup after this many seconds")
+      ->capture_default_str();
+  sub->add_option("--nvml-interval-ms", o.nvml_interval_ms, "NVML sampling interval")->capture_default_str();
+}
+
+/// `commsim-measure weight-sync`'s flags, as given (--to and --bucket-bytes are parsed after CLI11).
+struct WeightSyncFlags {
+  CLI::App* sub = nullptr;
+  WeightSyncOptions options;
+  std::string out, to, bucket;
+};
+
+/// weight-sync is its own subcommand (one-shot phases, not a size sweep; the registry does not mark it
+/// measured).
+void add_weight_sync_command(CLI::App& app, WeightSyncFlags& w) {
+  w.sub = app.add_subcommand("weight-sync",
+                             "Push a model's weights from a trainer GPU to rollout GPUs by NCCL\n"
+                             "broadcast or a copy-engine P2P engine, timing every phase");
+  w.sub->add_option("--model", w.options.model, "Model spec (commsim model list)")->required();
+  w.sub->add_option("--from", w.options.from, "Trainer GPU")->capture_default_str();
+  w.sub->add_option("--to", w.to, "Rollout GPUs, e.g. 1-3")->required();
+  w.sub->add_option("--method", w.options.method, "broadcast or p2p-engine")
+      ->check(CLI::IsMember({"broadcast", "p2p-engine"}))
+      ->required();
+  w.sub->add_option("--streams", w.options.streams, "p2p-engine: copy streams per rollout GPU")
+      ->capture_default_str();
+  w.sub->add_option("--reps", w.options.reps, "Timed repetitions after one warmup")->capture_default_str();
+  w.sub->add_option("--bucket-bytes", w.bucket,
+                    "broadcast: coalesce tensors into buckets of this size (with a unit)");
+  w.sub->add_option("--out", w.out, "Output directory")->required();
+}
+
+/// Runs a parsed `weight-sync` command: --to and --bucket-bytes checked, then the push.
+int run_weight_sync_flags(WeightSyncFlags& w, int argc, char** argv) {
+  w.options.to = parse_list(w.to, 1 << 20);
+  if (!w.bucket.empty()) {
+    try {
+      w.options.bucket_bytes = parse_size(w.bucket);
+    } catch (const ValueError& e) {
+      throw UsageError("--bucket-bytes " + w.bucket + ": " + e.what());
+    }
+    if (w.options.method != "broadcast") throw UsageError("--bucket-bytes applies to --method broadcast");
+  }
+  return run_weight_sync_command(w.options, w.out, argc, argv);
+}
+
+/// `commsim-measure --list-workloads` (alone; not in --help): the workloads commsim-measure issues (one file
+/// each in workloads/measure/), one per line, for the test that compares them with the registry.
+bool list_workloads(int argc, char** argv) {
+  if (argc != 2 || std::string(argv[1]) != "--list-workloads") return false;
+  for (const MeasureWorkload* w : measure_workloads()) std::cout << w->name << "\n";
+  return true;
+}
+
 }  // namespace
 }  // namespace commsim::measure
 
 int main(int argc, char** argv) {
   using commsim::measure::Options;
+  namespace workloads = commsim::workloads;
   Options o;
   std::optional<commsim::measure::World> world;
   CLI::App app{
@@ -520,144 +746,28 @@ int main(int argc, char** argv) {
       "random order, repetitions and per-iteration CUDA-event timing, and writes the simulator's result\n"
       "schema plus raw samples, an execution log, clock/temperature logs and full metadata.",
       "commsim-measure"};
-  app.footer(R"(
-EXAMPLES
-  commsim-measure p2p --pairs all --out results/p2p              every directed pair, 1 B .. 1 GiB
-  commsim-measure sendrecv --gpus 0-3 --out results/sr
-  commsim-measure exchange --pair 0,1 --mode batched --out results/ex
-  commsim-measure all_reduce --gpus all --out results/ar
-  commsim-measure p2p --dry-run --gpus 4 --format csv            the plan, without touching a GPU
-
-OUTPUT (in --out DIR)
-  results.jsonl (one line per repetition, flushed as it completes), results.json and results.csv (median, min,
-  max, mean, stdev, CV per configuration), samples.csv (every timed iteration), exec_log.csv, nvml.csv,
-  metadata.json (GPUs, driver, CUDA, NCCL, environment, transports, clock drift, NVML summary), topo.txt,
-  nvlink.txt, nccl_debug.*.log. --resume skips repetitions already in results.jsonl.
-
-EXIT STATUS
-  0 success; 1 CUDA/NCCL failure; 2 usage (bad flag, no GPU, too few GPUs, out of memory for a size);
-  3 bad input; 4 I/O; 5 a hang the watchdog could not recover (rerun with --resume); 6 some repetitions failed.
-
-The tool never changes clocks, power limits or GPU modes; it records them.)");
+  app.footer(commsim::measure::kFooter);
   app.require_subcommand(1);
-  for (const std::string& w : commsim::measure::measure_workloads()) {
-    CLI::App* sub = app.add_subcommand(w, "Measure " + w);
-    sub->add_option("--gpus", o.gpus, "GPUs: 0-3, 0,2, all (with --dry-run: how many GPUs to plan for)");
-    sub->add_option("--min-bytes", o.min_bytes, "Smallest size, with a unit")->capture_default_str();
-    sub->add_option("--max-bytes", o.max_bytes, "Largest size, with a unit")->capture_default_str();
-    sub->add_option("--factor", o.factor, "Size multiplier between steps")->capture_default_str();
-    sub->add_option("--reps", o.reps, "Repetitions of every configuration, each in a new random order")
-        ->capture_default_str();
-    sub->add_option("--warmup", o.warmup, "Untimed iterations per repetition")->capture_default_str();
-    sub->add_option("--iters", o.iters, "Timed iterations per repetition")->capture_default_str();
-    sub->add_option("--seed", o.seed, "Seed of the configuration order")->capture_default_str();
-    sub->add_option("--out", o.out, "Output directory");
-    sub->add_flag("--resume", o.resume, "Continue the run in --out, skipping completed repetitions");
-    sub->add_flag("--dry-run", o.dry_run, "Print the planned configurations in order; touch no GPU");
-    sub->add_option("--format", o.format, "Dry-run format")
-        ->check(CLI::IsMember({"table", "csv"}))
-        ->capture_default_str();
-    sub->add_option("--timeout", o.timeout_s, "Watchdog seconds per repetition")->capture_default_str();
-    sub->add_option("--launch", o.launch,
-                    "thread-per-gpu; single-thread as nccl-tests -g N; mpi: one rank per GPU under\n"
-                    "mpirun or srun (GPU index = MPI rank), for measurements across machines")
-        ->check(CLI::IsMember({"thread-per-gpu", "single-thread", "mpi"}))
-        ->capture_default_str();
-    sub->add_option(
-           "--timing", o.timing,
-           "pipelined: --iters back-to-back operations timed as one by the host clock, as nccl-tests\n"
-           "times them (default; what commsim's time_us predicts); per-op: each operation alone, ranks\n"
-           "aligned, launch to completion (nccl-tests -z 3; the default for pipeline steps);\n"
-           "per-iteration: a CUDA event between back-to-back operations (nccl-tests -I 1)")
-        ->check(CLI::IsMember({"pipelined", "per-op", "per-iteration"}));
-    sub->add_option("--worker-threads", o.worker_threads,
-                    "thread-per-gpu launch: persistent (the same thread per GPU for the whole run, as\n"
-                    "nccl-tests) or per-repetition (new threads for every repetition)")
-        ->check(CLI::IsMember({"persistent", "per-repetition"}))
-        ->capture_default_str();
-    sub->add_option("--buffers", o.buffers,
-                    "ncclmemalloc: buffers from ncclMemAlloc, as nccl-tests; cudamalloc: plain cudaMalloc")
-        ->check(CLI::IsMember({"ncclmemalloc", "cudamalloc"}))
-        ->capture_default_str();
-    sub->add_option("--nvlink-centric-sched", o.nvlink_centric_sched,
-                    "on: communicators with NCCL's nvlinkCentricSched = 1, as nccl-tests (NCCL >= 2.28)")
-        ->check(CLI::IsMember({"on", "off"}))
-        ->capture_default_str();
-    sub->add_option("--drift-seconds", o.drift_seconds,
-                    "GPU-vs-CPU clock drift window at start and end (0: skip)")
-        ->capture_default_str();
-    sub->add_option("--thermal-warmup", o.thermal_target_c,
-                    "Load the GPUs until they reach this temperature (C)");
-    sub->add_option("--thermal-timeout", o.thermal_timeout_s,
-                    "Give up the thermal warmup after this many seconds")
-        ->capture_default_str();
-    sub->add_option("--nvml-interval-ms", o.nvml_interval_ms, "NVML sampling interval")
-        ->capture_default_str();
-    if (w == "p2p") {
-      sub->add_option("--pairs", o.pairs, "'all': every directed pair of --gpus (the default)");
-      sub->add_option("--src", o.src, "Sending GPU");
-      sub->add_option("--dst", o.dst, "Receiving GPU");
-    }
-    if (w == "exchange") {
-      sub->add_option("--pair", o.pair, "The two GPUs, e.g. 0,1")->required();
-      sub->add_option("--mode", o.mode, "sequential, overlapped or batched")->required();
-    }
-    if (w == "broadcast" || w == "reduce")
-      sub->add_option("--root", o.root, "Root GPU")->capture_default_str();
-    if (w == "pipeline") {
-      sub->add_option("--activation-bytes", o.activation_bytes,
-                      "Activation size(s) sent between stages, with a unit")
-          ->delimiter(',');
-      sub->add_option("--microbatches", o.microbatches, "Microbatch count(s)")->delimiter(',')->required();
-      sub->add_option("--mode", o.modes, "P2P mode(s): sequential, overlapped, batched")
-          ->delimiter(',')
-          ->required();
-      sub->add_option("--fwd-us", o.fwd_us, "Emulated forward compute per stage and microbatch (us)")
-          ->capture_default_str();
-      sub->add_option("--bwd-us", o.bwd_us, "Emulated backward compute per stage and microbatch (us)")
-          ->capture_default_str();
-      sub->add_option("--schedule", o.schedule, "Pipeline schedule: 1f1b or interleaved (with --chunks)")
-          ->capture_default_str();
-      sub->add_option("--chunks", o.chunks,
-                      "Model chunks per stage for --schedule interleaved (--fwd-us/--bwd-us split\nevenly)");
-      sub->add_option("--framework", o.framework, "nccl: plain NCCL calls (torch: measure/torch/)")
-          ->capture_default_str();
-    }
-    sub->callback([&o, w] { o.workload = w; });
+  // One subcommand per measured registry workload: the common flags, then the workload's own.
+  std::map<std::string, workloads::WorkloadArgs> args_of;  // bound by CLI11: one per subcommand
+  for (const workloads::WorkloadSpec* w : workloads::measured_workloads()) {
+    CLI::App* sub = app.add_subcommand(w->name, "Measure " + w->name);
+    commsim::measure::add_common_flags(sub, o);
+    workloads::WorkloadArgs& args = args_of[w->name] =
+        workloads::WorkloadArgs::defaults(*w, workloads::Side::Measure);
+    workloads::add_workload_flags(sub, *w, workloads::Side::Measure, args);
+    sub->callback([&o, &args, name = w->name] {
+      o.workload = name;
+      o.args = args;
+    });
   }
-  commsim::measure::WeightSyncOptions ws;
-  std::string ws_out, ws_to;
-  CLI::App* wsub = app.add_subcommand("weight-sync",
-                                      "Push a model's weights from a trainer GPU to rollout GPUs by NCCL\n"
-                                      "broadcast or a copy-engine P2P engine, timing every phase");
-  wsub->add_option("--model", ws.model, "Model spec (commsim model list)")->required();
-  wsub->add_option("--from", ws.from, "Trainer GPU")->capture_default_str();
-  wsub->add_option("--to", ws_to, "Rollout GPUs, e.g. 1-3")->required();
-  wsub->add_option("--method", ws.method, "broadcast or p2p-engine")
-      ->check(CLI::IsMember({"broadcast", "p2p-engine"}))
-      ->required();
-  wsub->add_option("--streams", ws.streams, "p2p-engine: copy streams per rollout GPU")
-      ->capture_default_str();
-  wsub->add_option("--reps", ws.reps, "Timed repetitions after one warmup")->capture_default_str();
-  std::string ws_bucket;
-  wsub->add_option("--bucket-bytes", ws_bucket,
-                   "broadcast: coalesce tensors into buckets of this size (with a unit)");
-  wsub->add_option("--out", ws_out, "Output directory")->required();
+  commsim::measure::WeightSyncFlags ws;
+  commsim::measure::add_weight_sync_command(app, ws);
   try {
+    commsim::measure::check_measure_workloads();  // a workload without its measure file is a build bug
+    if (commsim::measure::list_workloads(argc, argv)) return 0;
     app.parse(argc, argv);
-    if (wsub->parsed()) {
-      ws.to = commsim::measure::parse_list(ws_to, 1 << 20);
-      if (!ws_bucket.empty()) {
-        try {
-          ws.bucket_bytes = commsim::parse_size(ws_bucket);
-        } catch (const commsim::ValueError& e) {
-          throw commsim::UsageError("--bucket-bytes " + ws_bucket + ": " + e.what());
-        }
-        if (ws.method != "broadcast")
-          throw commsim::UsageError("--bucket-bytes applies to --method broadcast");
-      }
-      return commsim::measure::run_weight_sync_command(ws, ws_out, argc, argv);
-    }
+    if (ws.sub->parsed()) return commsim::measure::run_weight_sync_flags(ws, argc, argv);
     if (o.dry_run && !o.gpus.empty() && o.gpus.find_first_not_of("0123456789") == std::string::npos) {
       o.dry_run_gpus = std::stoi(o.gpus);
       o.gpus.clear();

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 
 #include "commsim/core/error.hpp"
+#include "commsim/workloads/registry.hpp"
 
 namespace commsim::measure {
 namespace {
@@ -16,22 +18,109 @@ std::uint64_t splitmix(std::uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-}  // namespace
+using workloads::Family;
 
-const std::vector<std::string>& measure_workloads() {
-  static const std::vector<std::string> w{"p2p",        "sendrecv",       "exchange", "all_reduce",
-                                          "all_gather", "reduce_scatter", "alltoall", "broadcast",
-                                          "reduce",     "pipeline"};
-  return w;
+/// The measured workload called `name`; UsageError naming the ones commsim-measure runs otherwise.
+const workloads::WorkloadSpec& measured_spec(const std::string& name) {
+  const workloads::WorkloadSpec* spec = workloads::lookup_workload(name);
+  if (spec && spec->measured) return *spec;
+  std::string list;
+  for (const workloads::WorkloadSpec* w : workloads::measured_workloads()) {
+    list += (list.empty() ? "" : ", ") + w->name;
+  }
+  throw UsageError("unknown workload '" + name + "'; commsim-measure runs: " + list);
 }
 
+using AddConfig = std::function<void(Config)>;
+
+/// PointToPoint: --src to --dst, or every directed pair of `gpus`, at every size.
+void plan_point_to_point(const PlanOptions& o, const std::vector<int>& gpus, const AddConfig& add) {
+  std::vector<std::pair<int, int>> pairs;
+  if (o.src >= 0 || o.dst >= 0) {
+    if (o.src < 0 || o.dst < 0) throw UsageError(o.workload + " needs both --src and --dst (or --pairs all)");
+    if (o.src == o.dst) throw UsageError("--src and --dst are the same GPU");
+    for (int g : {o.src, o.dst}) {
+      if (g >= o.gpu_count) throw UsageError("GPU " + std::to_string(g) + " does not exist");
+    }
+    pairs.push_back({o.src, o.dst});
+  } else {
+    if (gpus.size() < 2)
+      throw UsageError(o.workload + " needs at least 2 GPUs; found " + std::to_string(gpus.size()));
+    for (int a : gpus) {
+      for (int b : gpus) {
+        if (a != b) pairs.push_back({a, b});
+      }
+    }
+  }
+  for (const auto& [a, b] : pairs) {
+    for (auto s : o.sizes) add({0, o.workload, a, b, {a, b}, s, "", 0});
+  }
+}
+
+/// Pair: the two GPUs of --pair in one --mode, at every size.
+void plan_pair(const PlanOptions& o, const AddConfig& add) {
+  if (o.pair.size() != 2 || o.pair[0] == o.pair[1])
+    throw UsageError(o.workload + " needs --pair A,B with two GPUs");
+  if (o.mode != "sequential" && o.mode != "overlapped" && o.mode != "batched") {
+    throw UsageError(o.workload + " needs --mode sequential|overlapped|batched");
+  }
+  for (int g : o.pair) {
+    if (g >= o.gpu_count) throw UsageError("GPU " + std::to_string(g) + " does not exist");
+  }
+  for (auto s : o.sizes) add({0, o.workload, o.pair[0], o.pair[1], o.pair, s, o.mode, 0});
+}
+
+/// Pipeline: every stage of `gpus`, activation sizes x microbatch counts x P2P modes.
+void plan_pipeline(const PlanOptions& o, const std::vector<int>& gpus, const AddConfig& add) {
+  if (gpus.size() < 2)
+    throw UsageError(o.workload + " needs at least 2 stages (GPUs); found " + std::to_string(gpus.size()));
+  if (o.microbatches.empty()) throw UsageError(o.workload + " needs --microbatches");
+  for (int m : o.microbatches) {
+    if (m < 1) throw UsageError("--microbatches must be at least 1");
+  }
+  if (o.modes.empty()) throw UsageError(o.workload + " needs --mode");
+  for (const auto& m : o.modes) {
+    if (m != "sequential" && m != "overlapped" && m != "batched") {
+      throw UsageError("unknown " + o.workload + " mode '" + m + "'; valid: sequential, overlapped, batched");
+    }
+  }
+  if (o.fwd_us < 0 || o.bwd_us < 0) throw UsageError("--fwd-us and --bwd-us must not be negative");
+  if (o.chunks < 1 || o.chunks > 64) throw UsageError("--chunks must be between 1 and 64");
+  for (int m : o.microbatches) {
+    if (o.chunks > 1 && m % static_cast<int>(gpus.size()) != 0) {
+      throw UsageError("the interleaved schedule needs --microbatches to be a multiple of the stages (" +
+                       std::to_string(gpus.size()) + "); got " + std::to_string(m));
+    }
+  }
+  for (auto s : o.sizes) {
+    for (int m : o.microbatches) {
+      for (const auto& mode : o.modes)
+        add({0, o.workload, -1, -1, gpus, s, mode, 0, m, o.fwd_us, o.bwd_us, o.chunks});
+    }
+  }
+}
+
+/// Ring and Collective: all of `gpus` (rooted ones at --root), at every size.
+void plan_over_gpus(const PlanOptions& o, const workloads::WorkloadSpec& spec, const std::vector<int>& gpus,
+                    const AddConfig& add) {
+  if (gpus.size() < 2)
+    throw UsageError(o.workload + " needs at least 2 GPUs; found " + std::to_string(gpus.size()));
+  if (spec.rooted && std::find(gpus.begin(), gpus.end(), o.root) == gpus.end()) {
+    throw UsageError("--root " + std::to_string(o.root) + " is not one of the GPUs");
+  }
+  for (auto s : o.sizes) add({0, o.workload, -1, -1, gpus, s, "", o.root});
+}
+
+}  // namespace
+
 std::string Config::tag() const {
+  const workloads::WorkloadSpec* spec = workloads::lookup_workload(workload);
   char buf[128];
-  if (workload == "pipeline") {
-    std::snprintf(buf, sizeof buf, "pipeline_cfg%04d_p%zu_v%d_sz%llu_m%d_%s", id, gpus.size(), chunks,
-                  static_cast<unsigned long long>(bytes), microbatches, mode.c_str());
-  } else if (workload == "p2p") {
-    std::snprintf(buf, sizeof buf, "p2p_cfg%04d_s%dd%d_sz%llu", id, src, dst,
+  if (spec && spec->family == Family::Pipeline) {
+    std::snprintf(buf, sizeof buf, "%s_cfg%04d_p%zu_v%d_sz%llu_m%d_%s", workload.c_str(), id, gpus.size(),
+                  chunks, static_cast<unsigned long long>(bytes), microbatches, mode.c_str());
+  } else if (spec && spec->family == Family::PointToPoint) {
+    std::snprintf(buf, sizeof buf, "%s_cfg%04d_s%dd%d_sz%llu", workload.c_str(), id, src, dst,
                   static_cast<unsigned long long>(bytes));
   } else {
     std::snprintf(buf, sizeof buf, "%s_cfg%04d_g%zu_sz%llu", workload.c_str(), id, gpus.size(),
@@ -52,12 +141,7 @@ std::vector<int> run_order(std::size_t count, std::uint64_t seed, int rep) {
 }
 
 std::vector<Config> plan_configs(const PlanOptions& o) {
-  const auto& known = measure_workloads();
-  if (std::find(known.begin(), known.end(), o.workload) == known.end()) {
-    std::string list;
-    for (const auto& w : known) list += (list.empty() ? "" : ", ") + w;
-    throw UsageError("unknown workload '" + o.workload + "'; commsim-measure runs: " + list);
-  }
+  const workloads::WorkloadSpec& spec = measured_spec(o.workload);
   if (o.gpu_count < 1) throw UsageError("no GPU to measure on");
   if (o.sizes.empty()) throw UsageError("no sizes to measure");
   std::vector<int> gpus = o.gpus;
@@ -71,85 +155,38 @@ std::vector<Config> plan_configs(const PlanOptions& o) {
     }
   }
   std::vector<Config> out;
-  auto add = [&](Config c) {
+  const auto add = [&](Config c) {
     c.id = static_cast<int>(out.size());
     out.push_back(std::move(c));
   };
-  if (o.workload == "p2p") {
-    std::vector<std::pair<int, int>> pairs;
-    if (o.src >= 0 || o.dst >= 0) {
-      if (o.src < 0 || o.dst < 0) throw UsageError("p2p needs both --src and --dst (or --pairs all)");
-      if (o.src == o.dst) throw UsageError("--src and --dst are the same GPU");
-      for (int g : {o.src, o.dst}) {
-        if (g >= o.gpu_count) throw UsageError("GPU " + std::to_string(g) + " does not exist");
-      }
-      pairs.push_back({o.src, o.dst});
-    } else {
-      if (gpus.size() < 2)
-        throw UsageError("p2p needs at least 2 GPUs; found " + std::to_string(gpus.size()));
-      for (int a : gpus) {
-        for (int b : gpus) {
-          if (a != b) pairs.push_back({a, b});
-        }
-      }
-    }
-    for (const auto& [a, b] : pairs) {
-      for (auto s : o.sizes) add({0, "p2p", a, b, {a, b}, s, "", 0});
-    }
-  } else if (o.workload == "exchange") {
-    if (o.pair.size() != 2 || o.pair[0] == o.pair[1])
-      throw UsageError("exchange needs --pair A,B with two GPUs");
-    if (o.mode != "sequential" && o.mode != "overlapped" && o.mode != "batched") {
-      throw UsageError("exchange needs --mode sequential|overlapped|batched");
-    }
-    for (int g : o.pair) {
-      if (g >= o.gpu_count) throw UsageError("GPU " + std::to_string(g) + " does not exist");
-    }
-    for (auto s : o.sizes) add({0, "exchange", o.pair[0], o.pair[1], o.pair, s, o.mode, 0});
-  } else if (o.workload == "pipeline") {
-    if (gpus.size() < 2)
-      throw UsageError("pipeline needs at least 2 stages (GPUs); found " + std::to_string(gpus.size()));
-    if (o.microbatches.empty()) throw UsageError("pipeline needs --microbatches");
-    for (int m : o.microbatches) {
-      if (m < 1) throw UsageError("--microbatches must be at least 1");
-    }
-    if (o.modes.empty()) throw UsageError("pipeline needs --mode");
-    for (const auto& m : o.modes) {
-      if (m != "sequential" && m != "overlapped" && m != "batched") {
-        throw UsageError("unknown pipeline mode '" + m + "'; valid: sequential, overlapped, batched");
-      }
-    }
-    if (o.fwd_us < 0 || o.bwd_us < 0) throw UsageError("--fwd-us and --bwd-us must not be negative");
-    if (o.chunks < 1 || o.chunks > 64) throw UsageError("--chunks must be between 1 and 64");
-    for (int m : o.microbatches) {
-      if (o.chunks > 1 && m % static_cast<int>(gpus.size()) != 0) {
-        throw UsageError("the interleaved schedule needs --microbatches to be a multiple of the stages (" +
-                         std::to_string(gpus.size()) + "); got " + std::to_string(m));
-      }
-    }
-    for (auto s : o.sizes) {
-      for (int m : o.microbatches) {
-        for (const auto& mode : o.modes)
-          add({0, "pipeline", -1, -1, gpus, s, mode, 0, m, o.fwd_us, o.bwd_us, o.chunks});
-      }
-    }
-  } else {
-    if (gpus.size() < 2)
-      throw UsageError(o.workload + " needs at least 2 GPUs; found " + std::to_string(gpus.size()));
-    if ((o.workload == "broadcast" || o.workload == "reduce") &&
-        std::find(gpus.begin(), gpus.end(), o.root) == gpus.end()) {
-      throw UsageError("--root " + std::to_string(o.root) + " is not one of the GPUs");
-    }
-    for (auto s : o.sizes) add({0, o.workload, -1, -1, gpus, s, "", o.root});
+  switch (spec.family) {
+    case Family::PointToPoint:
+      plan_point_to_point(o, gpus, add);
+      break;
+    case Family::Pair:
+      plan_pair(o, add);
+      break;
+    case Family::Pipeline:
+      plan_pipeline(o, gpus, add);
+      break;
+    case Family::Ring:
+    case Family::Collective:
+      plan_over_gpus(o, spec, gpus, add);
+      break;
+    case Family::ModelPush:
+    case Family::GradientSync:
+      throw UsageError(o.workload + " is not a size sweep; commsim-measure has no plan for it");
   }
   return out;
 }
 
 std::vector<std::uint64_t> collective_sizes(const std::string& workload, std::vector<std::uint64_t> sizes,
                                             std::size_t ranks) {
-  if (workload == "p2p" || workload == "exchange" || workload == "sendrecv" || workload == "pipeline")
-    return sizes;
-  const bool per_rank = workload == "all_gather" || workload == "reduce_scatter" || workload == "alltoall";
+  const workloads::WorkloadSpec& spec = measured_spec(workload);
+  // A busbw of (n-1)/n is nccl-tests' mark of a size split into one piece per rank.
+  const bool per_rank = spec.busbw == workloads::BusBw::RanksMinusOne;
+  if (spec.family != Family::Collective && !per_rank)
+    return sizes;  // bytes: p2p, sendrecv, exchange, pipeline
   const std::uint64_t unit = 4 * (per_rank ? std::max<std::size_t>(ranks, 1) : 1);
   std::vector<std::uint64_t> out;
   for (std::uint64_t b : sizes) {

@@ -13,6 +13,7 @@
 
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
+#include "commsim/workloads/registry.hpp"
 
 namespace commsim::measure {
 namespace fs = std::filesystem;
@@ -37,7 +38,8 @@ Timing parse_timing(const std::string& name) {
 }
 
 Timing default_timing(const std::string& workload) {
-  return workload == "pipeline" ? Timing::PerOp : Timing::Pipelined;
+  const workloads::WorkloadSpec* spec = workloads::lookup_workload(workload);
+  return spec && spec->family == workloads::Family::Pipeline ? Timing::PerOp : Timing::Pipelined;
 }
 
 double Sample::time_us() const {
@@ -206,7 +208,10 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
     if (times.empty() && failed == 0) continue;  // not run (yet)
     const Summary s = summarize(times);
     const double algbw = s.median > 0 ? static_cast<double>(c.bytes) / (s.median * 1e3) : 0;
-    const double busbw = algbw * busbw_factor(c.workload, static_cast<int>(c.gpus.size()));
+    // nccl-tests' bus bandwidth, by the registry's factor (the simulator's too, so both report the same
+    // busbw).
+    const double busbw =
+        algbw * workloads::find_workload(c.workload).busbw_factor(static_cast<int>(c.gpus.size()));
     std::string gpus;
     for (std::size_t i = 0; i < c.gpus.size(); ++i) {
       gpus += i ? " " : "";

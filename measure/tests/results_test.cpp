@@ -7,6 +7,7 @@
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/measure/results.hpp"
+#include "commsim/workloads/registry.hpp"
 
 using namespace commsim;
 using namespace commsim::measure;
@@ -65,10 +66,11 @@ TEST_CASE("results: lines are on disk at once, resume skips them, final files su
   CHECK(split_lines(read_file(dir + "/exec_log.csv")).size() == 1 + 3);
 }
 
-TEST_CASE("results: bus-bandwidth factors are nccl-tests'") {
-  CHECK(busbw_factor("all_reduce", 4) == doctest::Approx(1.5));
-  CHECK(busbw_factor("all_gather", 4) == doctest::Approx(0.75));
-  CHECK(busbw_factor("p2p", 2) == 1.0);
+TEST_CASE("results: bus-bandwidth factors are nccl-tests' (the registry's)") {
+  using workloads::find_workload;
+  CHECK(find_workload("all_reduce").busbw_factor(4) == doctest::Approx(1.5));
+  CHECK(find_workload("all_gather").busbw_factor(4) == doctest::Approx(0.75));
+  CHECK(find_workload("p2p").busbw_factor(2) == 1.0);
 }
 
 TEST_CASE("results: transports are read from NCCL's INFO log") {

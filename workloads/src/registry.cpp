@@ -1,6 +1,8 @@
 // The one list of workloads: every tool's subcommands, help texts, planning and joins come from here.
 #include "commsim/workloads/registry.hpp"
 
+#include <algorithm>
+
 #include "commsim/core/args.hpp"
 #include "commsim/core/error.hpp"
 
@@ -29,9 +31,12 @@ FlagSpec launch_flag() {
 FlagSpec root_flag() {
   return {"--root", Kind::Int, "Root rank (index into --gpus)", "0", false, Side::Simulate, {}};
 }
+/// commsim-measure's --root is a GPU index, not a rank.
+FlagSpec measure_root_flag() { return {"--root", Kind::Int, "Root GPU", "0", false, Side::Measure, {}}; }
 
-/// A ring or collective workload over --gpus.
-WorkloadSpec over_gpus(std::string name, std::string summary, Family family, BusBw busbw, bool rooted) {
+/// A ring or collective workload over --gpus, listed `measure_order`th by commsim-measure.
+WorkloadSpec over_gpus(std::string name, std::string summary, Family family, BusBw busbw, bool rooted,
+                       int measure_order) {
   WorkloadSpec w;
   w.name = std::move(name);
   w.summary = std::move(summary);
@@ -40,10 +45,11 @@ WorkloadSpec over_gpus(std::string name, std::string summary, Family family, Bus
   w.busbw = busbw;
   w.rooted = rooted;
   w.measured = true;
+  w.measure_order = measure_order;
   w.columns = kSizeColumns;
   if (family == Family::Collective) w.columns[5] = "algorithm";
   w.flags = {gpus_flag(), launch_flag()};
-  if (rooted) w.flags.push_back(root_flag());
+  if (rooted) w.flags.insert(w.flags.end(), {root_flag(), measure_root_flag()});
   return w;
 }
 
@@ -56,21 +62,27 @@ std::vector<WorkloadSpec> build() {
   p2p.example = "--src 0 --dst 1";
   p2p.family = Family::PointToPoint;
   p2p.measured = true;
+  p2p.measure_order = 1;
   p2p.columns = {"src",        "dst",       "bytes",    "time_us", "algbw_gbps",
                  "busbw_gbps", "transport", "protocol", "channels"};
   p2p.flags = {{"--src", Kind::Int, "Sending GPU index", "-1", false, Side::Simulate, {}, false},
                {"--dst", Kind::Int, "Receiving GPU index", "-1", false, Side::Simulate, {}, false},
-               {"--pairs", Kind::Text, "'all': every directed GPU pair", "", false, Side::Simulate, {}}};
+               {"--pairs", Kind::Text, "'all': every directed GPU pair", "", false, Side::Simulate, {}},
+               // commsim-measure plans every pair unless --src and --dst are given.
+               {"--pairs", Kind::Text, "'all': every directed pair of --gpus (the default)", "", false,
+                Side::Measure, {}},
+               {"--src", Kind::Int, "Sending GPU", "-1", false, Side::Measure, {}, false},
+               {"--dst", Kind::Int, "Receiving GPU", "-1", false, Side::Measure, {}, false}};
   out.push_back(p2p);
 
   out.push_back(over_gpus("sendrecv",
                           "nccl-tests sendrecv_perf over --gpus: every rank sends to the next and\nreceives from "
                           "the previous in one group",
-                          Family::Ring, BusBw::One, false));
+                          Family::Ring, BusBw::One, false, 2));
   out.push_back(over_gpus("alltoall",
                           "nccl-tests alltoall_perf over --gpus, as NCCL runs it: grouped sends\nand receives of "
                           "bytes/n to and from every other rank",
-                          Family::Ring, BusBw::RanksMinusOne, false));
+                          Family::Ring, BusBw::RanksMinusOne, false, 7));
 
   WorkloadSpec exchange;
   exchange.name = "exchange";
@@ -80,25 +92,26 @@ std::vector<WorkloadSpec> build() {
   exchange.example = "--pair 0,1 --mode batched";
   exchange.family = Family::Pair;
   exchange.measured = true;
+  exchange.measure_order = 3;
   exchange.columns = {"bytes", "time_us",   "algbw_gbps", "busbw_gbps",
                       "mode",  "transport", "protocol",   "channels"};
-  exchange.flags = {{"--pair", Kind::Text, "The two GPUs, e.g. 0,1", "", true, Side::Simulate, {}},
-                    {"--mode", Kind::Text, "sequential, overlapped or batched", "", true, Side::Simulate, {}}};
+  exchange.flags = {{"--pair", Kind::Text, "The two GPUs, e.g. 0,1", "", true, Side::Both, {}},
+                    {"--mode", Kind::Text, "sequential, overlapped or batched", "", true, Side::Both, {}}};
   out.push_back(exchange);
 
   out.push_back(over_gpus("all_reduce",
                           "nccl-tests all_reduce_perf over --gpus (Ring/Tree, LL/LL128/Simple as NCCL's tuner "
                           "picks)",
-                          Family::Collective, BusBw::TwiceRanksMinusOne, false));
+                          Family::Collective, BusBw::TwiceRanksMinusOne, false, 4));
   out.push_back(over_gpus("all_gather", "nccl-tests all_gather_perf over --gpus (size = the gathered output)",
-                          Family::Collective, BusBw::RanksMinusOne, false));
+                          Family::Collective, BusBw::RanksMinusOne, false, 5));
   out.push_back(over_gpus("reduce_scatter", "nccl-tests reduce_scatter_perf over --gpus (size = the input)",
-                          Family::Collective, BusBw::RanksMinusOne, false));
+                          Family::Collective, BusBw::RanksMinusOne, false, 6));
   WorkloadSpec broadcast =
       over_gpus("broadcast",
                 "nccl-tests broadcast_perf over --gpus from --root; or with --model NAME\nthe model's tensors, one "
                 "broadcast per tensor or per --bucket-bytes bucket",
-                Family::Collective, BusBw::One, true);
+                Family::Collective, BusBw::One, true, 8);
   broadcast.flags.push_back({"--model", Kind::Text,
                              "Broadcast this model's tensors (`commsim model list`) instead of a\nsize sweep", "",
                              false, Side::Simulate, {}});
@@ -108,7 +121,7 @@ std::vector<WorkloadSpec> build() {
                              "", false, Side::Simulate, {}});
   out.push_back(broadcast);
   out.push_back(over_gpus("reduce", "nccl-tests reduce_perf over --gpus to --root", Family::Collective, BusBw::One,
-                          true));
+                          true, 9));
 
   WorkloadSpec pipeline;
   pipeline.name = "pipeline";
@@ -119,6 +132,7 @@ std::vector<WorkloadSpec> build() {
   pipeline.family = Family::Pipeline;
   pipeline.size = SizeMeaning::PerMicrobatch;
   pipeline.measured = true;
+  pipeline.measure_order = 10;
   pipeline.columns = {"bytes", "microbatches", "mode",       "framework", "time_us",
                       "stage", "gpu",          "compute_us", "comm_us",   "bubble_us"};
   pipeline.flags = {
@@ -138,7 +152,24 @@ std::vector<WorkloadSpec> build() {
       {"--chunks", Kind::Int,
        "Model chunks per stage for --schedule interleaved; --fwd-us/--bwd-us\nare per stage and split evenly over "
        "the chunks",
-       "0", false, Side::Simulate, {}, false}};
+       "0", false, Side::Simulate, {}, false},
+      // commsim-measure: comma-split lists, emulated compute with defaults, the schedule checked when run.
+      {"--activation-bytes", Kind::TextList, "Activation size(s) sent between stages, with a unit", "", false,
+       Side::Measure, {}, true, ','},
+      {"--microbatches", Kind::IntList, "Microbatch count(s)", "", true, Side::Measure, {}, true, ','},
+      {"--mode", Kind::TextList, "P2P mode(s): sequential, overlapped, batched", "", true, Side::Measure, {}, true,
+       ','},
+      {"--fwd-us", Kind::Number, "Emulated forward compute per stage and microbatch (us)", "500", false,
+       Side::Measure, {}},
+      {"--bwd-us", Kind::Number, "Emulated backward compute per stage and microbatch (us)", "1000", false,
+       Side::Measure, {}},
+      {"--schedule", Kind::Text, "Pipeline schedule: 1f1b or interleaved (with --chunks)", "1f1b", false,
+       Side::Measure, {}},
+      {"--chunks", Kind::Int,
+       "Model chunks per stage for --schedule interleaved (--fwd-us/--bwd-us split\nevenly)", "0", false,
+       Side::Measure, {}, false},
+      {"--framework", Kind::Text, "nccl: plain NCCL calls (torch: measure/torch/)", "nccl", false, Side::Measure,
+       {}}};
   out.push_back(pipeline);
 
   WorkloadSpec ws;
@@ -206,6 +237,11 @@ WorkloadArgs WorkloadArgs::defaults(const WorkloadSpec& spec, Side side) {
       case Kind::TextList:
         a.lists[f.name] = f.default_value.empty() ? std::vector<std::string>{} : split_list(f.default_value);
         break;
+      case Kind::IntList:
+        a.int_lists[f.name] = {};
+        if (f.default_value.empty()) break;
+        for (const std::string& v : split_list(f.default_value)) a.int_lists[f.name].push_back(std::stoi(v));
+        break;
     }
   }
   return a;
@@ -233,6 +269,12 @@ const std::vector<std::string>& WorkloadArgs::list(std::string_view flag) const 
   return it == lists.end() ? none : it->second;
 }
 
+const std::vector<int>& WorkloadArgs::int_list(std::string_view flag) const {
+  static const std::vector<int> none;
+  const auto it = int_lists.find(flag);
+  return it == int_lists.end() ? none : it->second;
+}
+
 double WorkloadSpec::busbw_factor(int ranks) const {
   const double n = ranks;
   switch (busbw) {
@@ -256,6 +298,20 @@ const WorkloadSpec* lookup_workload(std::string_view name) {
     if (w.name == name) return &w;
   }
   return nullptr;
+}
+
+const std::vector<const WorkloadSpec*>& measured_workloads() {
+  static const std::vector<const WorkloadSpec*> measured = [] {
+    std::vector<const WorkloadSpec*> out;
+    for (const WorkloadSpec& w : registry()) {
+      if (w.measured) out.push_back(&w);
+    }
+    std::stable_sort(out.begin(), out.end(), [](const WorkloadSpec* a, const WorkloadSpec* b) {
+      return a->measure_order < b->measure_order;
+    });
+    return out;
+  }();
+  return measured;
 }
 
 const WorkloadSpec& find_workload(std::string_view name) {

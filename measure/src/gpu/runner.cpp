@@ -1,7 +1,7 @@
 // The measurement loop: per-GPU threads, back-to-back NCCL calls, events between iterations, a watchdog.
 #include "runner.hpp"
 
-#include "commsim/workloads/megatron.hpp"
+#include "commsim/workloads/registry.hpp"
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -34,7 +34,7 @@ Runner::Runner(const World& world, std::vector<int> cuda_of, const RunnerOptions
   const int slots = std::max(o_.warmup + o_.iterations + 1, 2 * o_.iterations + 2);
   for (std::size_t g = 0; g < cuda_of.size(); ++g) {
     if (cuda_of[g] < 0) continue;
-    Device& dv = dev_[g];
+    MeasureDevice& dv = dev_[g];
     dv.cuda = cuda_of[g];
     COMMSIM_CUDA_CHECK(cudaSetDevice(dv.cuda));
     try {
@@ -139,176 +139,10 @@ void Runner::drop_comms(const std::vector<int>& gpus) {
   }
 }
 
-void Runner::issue(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
+void Runner::issue(const MeasureWorkload& w, const Config& c, int r, const std::vector<ncclComm_t>& comm0,
                    const std::vector<ncclComm_t>* comm1, bool record) {
-  const int n = static_cast<int>(c.gpus.size());
-  const int d = c.gpus[r];
-  Device& dv = dev_[d];
-  cudaStream_t s0 = dv.stream[0];
-  ncclComm_t comm = comm0[r];
-  const std::size_t bytes = c.bytes;
-  const std::size_t floats = bytes / 4;
-  if (c.workload == "p2p") {
-    if (r == 0) COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, 1, comm, s0));
-    if (r == 1) COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, 0, comm, s0));
-  } else if (c.workload == "sendrecv") {
-    COMMSIM_NCCL_CHECK(ncclGroupStart());
-    COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, (r + 1) % n, comm, s0));
-    COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, (r + n - 1) % n, comm, s0));
-    COMMSIM_NCCL_CHECK(ncclGroupEnd());
-  } else if (c.workload == "exchange") {
-    const int peer = 1 - r;
-    if (c.mode == "sequential") {
-      // Same stream and communicator; rank 0 sends first, rank 1 receives first.
-      if (r == 0) {
-        COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, peer, comm, s0));
-        COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, peer, comm, s0));
-      } else {
-        COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, peer, comm, s0));
-        COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, peer, comm, s0));
-      }
-    } else if (c.mode == "overlapped") {
-      // Separate communicators and streams: rank 0 sends on (comm0, stream 0) and receives on (comm1, stream
-      // 1).
-      cudaStream_t s1 = dv.stream[1];
-      COMMSIM_CUDA_CHECK(cudaEventRecord(dv.join, s0));
-      COMMSIM_CUDA_CHECK(cudaStreamWaitEvent(s1, dv.join, 0));
-      if (r == 0) {
-        COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, peer, comm, s0));
-        COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, peer, (*comm1)[r], s1));
-      } else {
-        COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, peer, comm, s0));
-        COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, peer, (*comm1)[r], s1));
-      }
-      COMMSIM_CUDA_CHECK(cudaEventRecord(dv.join, s1));
-      COMMSIM_CUDA_CHECK(cudaStreamWaitEvent(s0, dv.join, 0));
-    } else {
-      COMMSIM_NCCL_CHECK(ncclGroupStart());
-      COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, peer, comm, s0));
-      COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, peer, comm, s0));
-      COMMSIM_NCCL_CHECK(ncclGroupEnd());
-    }
-  } else if (c.workload == "all_reduce") {
-    COMMSIM_NCCL_CHECK(ncclAllReduce(dv.send, dv.recv, floats, ncclFloat, ncclSum, comm, s0));
-  } else if (c.workload == "all_gather") {
-    COMMSIM_NCCL_CHECK(ncclAllGather(dv.send, dv.recv, floats / n, ncclFloat, comm, s0));
-  } else if (c.workload == "reduce_scatter") {
-    COMMSIM_NCCL_CHECK(ncclReduceScatter(dv.send, dv.recv, floats / n, ncclFloat, ncclSum, comm, s0));
-  } else if (c.workload == "alltoall") {
-    const std::size_t per = floats / n;
-    COMMSIM_NCCL_CHECK(ncclGroupStart());
-    for (int p = 0; p < n; ++p) {
-      COMMSIM_NCCL_CHECK(ncclSend(static_cast<float*>(dv.send) + p * per, per, ncclFloat, p, comm, s0));
-      COMMSIM_NCCL_CHECK(ncclRecv(static_cast<float*>(dv.recv) + p * per, per, ncclFloat, p, comm, s0));
-    }
-    COMMSIM_NCCL_CHECK(ncclGroupEnd());
-  } else if (c.workload == "pipeline") {
-    pipeline_step(c, r, comm0, comm1, record);
-  } else if (c.workload == "broadcast") {
-    const int root = static_cast<int>(std::find(c.gpus.begin(), c.gpus.end(), c.root) - c.gpus.begin());
-    COMMSIM_NCCL_CHECK(ncclBroadcast(dv.send, dv.recv, floats, ncclFloat, root, comm, s0));
-  } else if (c.workload == "reduce") {
-    const int root = static_cast<int>(std::find(c.gpus.begin(), c.gpus.end(), c.root) - c.gpus.begin());
-    COMMSIM_NCCL_CHECK(ncclReduce(dv.send, dv.recv, floats, ncclFloat, ncclSum, root, comm, s0));
-  } else {
-    throw GpuError("unknown workload " + c.workload);
-  }
-}
-
-void Runner::pipeline_step(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
-                           const std::vector<ncclComm_t>* comm1, bool record) {
-  const int n = static_cast<int>(c.gpus.size());
-  Device& dv = dev_[c.gpus[r]];
-  cudaStream_t s0 = dv.stream[0];
-  const std::size_t bytes = c.bytes;
-  char* act = static_cast<char*>(dv.send);
-  char* in_prev = static_cast<char*>(dv.recv);          // activation from the previous stage
-  char* in_next = static_cast<char*>(dv.recv) + bytes;  // gradient from the next stage
-  // Interleaved schedules wrap around: the last stage feeds the first stage's next model chunk.
-  const int prev = r > 0 ? r - 1 : (c.chunks > 1 ? n - 1 : -1);
-  const int next = r + 1 < n ? r + 1 : (c.chunks > 1 ? 0 : -1);
-  const auto fwd_ns = static_cast<std::uint64_t>(c.fwd_us * 1000.0 / c.chunks);
-  const auto bwd_ns = static_cast<std::uint64_t>(c.bwd_us * 1000.0 / c.chunks);
-  // Megatron's _communicate: which of send_next, send_prev, recv_prev, recv_next this exchange has.
-  auto communicate = [&](bool send_next, bool send_prev, bool recv_prev, bool recv_next) {
-    if (c.mode == "batched") {  // one batch_isend_irecv: one group, Megatron's op order
-      COMMSIM_NCCL_CHECK(ncclGroupStart());
-      if (send_prev) COMMSIM_NCCL_CHECK(ncclSend(act, bytes, ncclInt8, prev, comm0[r], s0));
-      if (recv_prev) COMMSIM_NCCL_CHECK(ncclRecv(in_prev, bytes, ncclInt8, prev, comm0[r], s0));
-      if (send_next) COMMSIM_NCCL_CHECK(ncclSend(act, bytes, ncclInt8, next, comm0[r], s0));
-      if (recv_next) COMMSIM_NCCL_CHECK(ncclRecv(in_next, bytes, ncclInt8, next, comm0[r], s0));
-      COMMSIM_NCCL_CHECK(ncclGroupEnd());
-      return;
-    }
-    if (c.mode == "overlapped") {
-      // Separate communicators and streams: activations (forward direction) on comm0/stream 1, gradients
-      // (backward direction) on comm1/stream 2; the compute stream waits for both.
-      cudaStream_t sf = dv.stream[1], sb = dv.stream[2];
-      COMMSIM_CUDA_CHECK(cudaEventRecord(dv.join, s0));
-      COMMSIM_CUDA_CHECK(cudaStreamWaitEvent(sf, dv.join, 0));
-      COMMSIM_CUDA_CHECK(cudaStreamWaitEvent(sb, dv.join, 0));
-      if (send_next) COMMSIM_NCCL_CHECK(ncclSend(act, bytes, ncclInt8, next, comm0[r], sf));
-      if (recv_prev) COMMSIM_NCCL_CHECK(ncclRecv(in_prev, bytes, ncclInt8, prev, comm0[r], sf));
-      if (send_prev) COMMSIM_NCCL_CHECK(ncclSend(act, bytes, ncclInt8, prev, (*comm1)[r], sb));
-      if (recv_next) COMMSIM_NCCL_CHECK(ncclRecv(in_next, bytes, ncclInt8, next, (*comm1)[r], sb));
-      COMMSIM_CUDA_CHECK(cudaEventRecord(dv.join_fwd, sf));
-      COMMSIM_CUDA_CHECK(cudaEventRecord(dv.join_bwd, sb));
-      COMMSIM_CUDA_CHECK(cudaStreamWaitEvent(s0, dv.join_fwd, 0));
-      COMMSIM_CUDA_CHECK(cudaStreamWaitEvent(s0, dv.join_bwd, 0));
-      return;
-    }
-    // sequential: Megatron's even/odd order, one operation at a time on one stream and communicator.
-    auto op = [&](bool is_send, char* buf, int peer) {
-      if (is_send) {
-        COMMSIM_NCCL_CHECK(ncclSend(buf, bytes, ncclInt8, peer, comm0[r], s0));
-      } else {
-        COMMSIM_NCCL_CHECK(ncclRecv(buf, bytes, ncclInt8, peer, comm0[r], s0));
-      }
-    };
-    if (r % 2 == 0) {
-      if (send_next) op(true, act, next);
-      if (recv_prev) op(false, in_prev, prev);
-      if (send_prev) op(true, act, prev);
-      if (recv_next) op(false, in_next, next);
-    } else {
-      if (recv_prev) op(false, in_prev, prev);
-      if (send_next) op(true, act, next);
-      if (recv_next) op(false, in_next, next);
-      if (send_prev) op(true, act, prev);
-    }
-  };
-  // The schedule itself is the simulator's (sim/workloads/src/megatron.cpp): the same steps, run for real.
-  // When recording, every compute kernel gets an event before and after it on the compute stream.
-  std::size_t next_event = 0;
-  if (record) dv.step_kinds.clear();
-  auto compute = [&](std::uint64_t ns, const char* kind) {
-    if (record) {
-      while (dv.step_events.size() < next_event + 2) {
-        cudaEvent_t e;
-        COMMSIM_CUDA_CHECK(cudaEventCreate(&e));
-        dv.step_events.push_back(e);
-      }
-      COMMSIM_CUDA_CHECK(cudaEventRecord(dv.step_events[next_event++], s0));
-    }
-    launch_spin(s0, ns, 1);
-    if (record) {
-      COMMSIM_CUDA_CHECK(cudaEventRecord(dv.step_events[next_event++], s0));
-      dv.step_kinds.emplace_back(kind);
-    }
-  };
-  for (const workloads::PipelineStep& step : workloads::megatron_steps(n, r, c.microbatches, c.chunks)) {
-    switch (step.kind) {
-      case workloads::PipelineStep::Kind::Forward:
-        compute(fwd_ns, "forward");
-        break;
-      case workloads::PipelineStep::Kind::Backward:
-        compute(bwd_ns, "backward");
-        break;
-      case workloads::PipelineStep::Kind::Communicate:
-        communicate(step.send_next, step.send_prev, step.recv_prev, step.recv_next);
-        break;
-    }
-  }
+  IssueContext ctx{c, r, dev_[c.gpus[r]], comm0[r], comm1 ? (*comm1)[r] : nullptr, record};
+  w.issue(ctx);
 }
 
 Sample Runner::run(const Config& c, int rep) {
@@ -323,7 +157,9 @@ Sample Runner::run(const Config& c, int rep) {
     if (dev_[c.gpus[r]].cuda >= 0) mine.push_back(r);
   }
   const int total = o_.warmup + o_.iterations;
-  const bool pipeline = c.workload == "pipeline";
+  const MeasureWorkload& workload = measure_workload(c.workload);
+  // Pipeline steps record their last timed iteration's compute kernels (the timeline).
+  const bool pipeline = workloads::find_workload(c.workload).family == workloads::Family::Pipeline;
   const std::string range = c.tag() + "_r" + std::to_string(rep);
   std::atomic<bool> failed{false};
   std::string error;
@@ -342,16 +178,16 @@ Sample Runner::run(const Config& c, int rep) {
   auto issue_iteration = [&](const std::vector<int>& ranks, int event, bool record) {
     if (ranks.size() > 1) COMMSIM_NCCL_CHECK(ncclGroupStart());
     for (int r : ranks) {
-      Device& dv = dev_[c.gpus[r]];
+      MeasureDevice& dv = dev_[c.gpus[r]];
       if (ranks.size() > 1) COMMSIM_CUDA_CHECK(cudaSetDevice(dv.cuda));
       if (event >= 0) COMMSIM_CUDA_CHECK(cudaEventRecord(dv.events[event], dv.stream[0]));
-      issue(c, r, comm0, comm1, record);
+      issue(workload, c, r, comm0, comm1, record);
     }
     if (ranks.size() > 1) COMMSIM_NCCL_CHECK(ncclGroupEnd());
   };
   auto record_all = [&](const std::vector<int>& ranks, int event) {
     for (int r : ranks) {
-      Device& dv = dev_[c.gpus[r]];
+      MeasureDevice& dv = dev_[c.gpus[r]];
       if (ranks.size() > 1) COMMSIM_CUDA_CHECK(cudaSetDevice(dv.cuda));
       COMMSIM_CUDA_CHECK(cudaEventRecord(dv.events[event], dv.stream[0]));
     }
@@ -361,7 +197,7 @@ Sample Runner::run(const Config& c, int rep) {
   // watchdog; false when the repetition failed.
   auto wait_all = [&](const std::vector<int>& ranks, int event) {
     for (int r : ranks) {
-      Device& dv = dev_[c.gpus[r]];
+      MeasureDevice& dv = dev_[c.gpus[r]];
       if (ranks.size() > 1) COMMSIM_CUDA_CHECK(cudaSetDevice(dv.cuda));
       while (true) {
         const cudaError_t q = cudaEventQuery(dv.events[event]);
@@ -522,7 +358,7 @@ Sample Runner::run(const Config& c, int rep) {
   if (pipeline && o_.timing != Timing::Pipelined) {
     // The last timed iteration's compute kernels, from that iteration's start event on the rank's GPU.
     for (int r : mine) {
-      Device& dv = dev_[c.gpus[r]];
+      MeasureDevice& dv = dev_[c.gpus[r]];
       COMMSIM_CUDA_CHECK(cudaSetDevice(dv.cuda));
       nlohmann::json& timeline = records[slot[r]].timeline;
       timeline = nlohmann::json::array();

@@ -12,6 +12,7 @@
 
 #include "commsim/measure/plan.hpp"
 #include "commsim/measure/results.hpp"
+#include "measure_workload.hpp"
 #include "workers.hpp"
 #include "world.hpp"
 
@@ -43,32 +44,16 @@ class Runner {
   Sample run(const Config& c, int rep);
 
  private:
-  struct Device {
-    int cuda = -1;  ///< CUDA device index; -1 when another process drives this GPU
-    void* send = nullptr;
-    void* recv = nullptr;
-    cudaStream_t stream[3] = {nullptr, nullptr,
-                              nullptr};  ///< compute/main, and two for separate communicators
-    std::vector<cudaEvent_t> events;
-    cudaEvent_t join = nullptr;
-    cudaEvent_t join_fwd = nullptr;
-    cudaEvent_t join_bwd = nullptr;
-    /// Pipelines: events around each compute kernel of the recorded iteration (reused across repetitions).
-    std::vector<cudaEvent_t> step_events;
-    std::vector<std::string> step_kinds;  ///< "forward"/"backward" per pair of step events
-  };
   std::vector<ncclComm_t>& comms(const std::vector<int>& gpus, int slot);
   void drop_comms(const std::vector<int>& gpus);
-  /// One Megatron 1F1B step (non-interleaved) for stage `r`, with emulated compute and the config's P2P mode.
-  void pipeline_step(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
-                     const std::vector<ncclComm_t>* comm1, bool record);
-  /// Issues one iteration of `c` for rank `r` (device c.gpus[r]); both streams end joined into stream 0.
-  void issue(const Config& c, int r, const std::vector<ncclComm_t>& comm0,
+  /// Issues one iteration of `c` by workload `w` for rank `r` (device c.gpus[r]); both streams end joined
+  /// into stream 0.
+  void issue(const MeasureWorkload& w, const Config& c, int r, const std::vector<ncclComm_t>& comm0,
              const std::vector<ncclComm_t>* comm1, bool record = false);
 
   const World& world_;
   RunnerOptions o_;
-  std::vector<Device> dev_;
+  std::vector<MeasureDevice> dev_;
   std::map<std::pair<std::vector<int>, int>, std::vector<ncclComm_t>> comms_;
   std::unique_ptr<WorkerPool> workers_;  ///< thread-per-GPU launch: one persistent thread per GPU
 };

@@ -10,8 +10,7 @@ namespace commsim::measure {
 /// One measured configuration. `gpus` are device indices in rank order; `src`/`dst` are set for p2p.
 struct Config {
   int id = 0;
-  std::string workload;  ///< p2p, sendrecv, exchange, all_reduce, all_gather, reduce_scatter, alltoall,
-                         ///< broadcast, reduce, pipeline
+  std::string workload;  ///< a measured workload's registry name (workloads::measured_workloads())
   int src = -1;
   int dst = -1;
   std::vector<int> gpus;
@@ -23,15 +22,16 @@ struct Config {
   double bwd_us = 0;        ///< pipeline: emulated backward compute
   int chunks = 1;           ///< pipeline: model chunks per stage (> 1: Megatron's interleaved schedule)
 
-  /// "p2p_cfg0042_s0d1_sz1048576": the NVTX range name without the repetition suffix.
+  /// "p2p_cfg0042_s0d1_sz1048576": the NVTX range name without the repetition suffix (its fields by the
+  /// workload's family: source and destination, stages and chunks, or the GPU count).
   std::string tag() const;
 };
 
 struct PlanOptions {
-  std::string workload = "p2p";
-  int gpu_count = 0;          ///< GPUs available (or --gpus N for a dry run)
-  std::vector<int> gpus;      ///< --gpus LIST (all when empty)
-  std::string pairs = "all";  ///< p2p: "all", or empty with src/dst
+  std::string workload = "p2p";  ///< a measured workload's registry name
+  int gpu_count = 0;             ///< GPUs available (or --gpus N for a dry run)
+  std::vector<int> gpus;         ///< --gpus LIST (all when empty)
+  std::string pairs = "all";     ///< p2p: "all", or empty with src/dst
   int src = -1;
   int dst = -1;
   std::vector<int> pair;  ///< exchange
@@ -45,21 +45,21 @@ struct PlanOptions {
   std::uint64_t seed = 42;
 };
 
-/// The configurations of a run in their canonical order (ids 0..n-1). Throws UsageError for impossible plans.
+/// The configurations of a run in their canonical order (ids 0..n-1), planned by the workload's family.
+/// Throws UsageError for impossible plans and for workloads commsim-measure does not run.
 std::vector<Config> plan_configs(const PlanOptions& o);
 
-/// The sizes a collective over `ranks` GPUs can move, as nccl-tests sizes them: 4-byte floats, and for
-/// all_gather, reduce_scatter and alltoall a whole number of floats per rank. Each size is rounded down to
-/// such a multiple (nccl-tests prints 1073741820 for 1 GiB over 3 ranks); sizes that round to 0 are dropped,
-/// duplicates kept once. Other workloads move bytes and keep every size.
+/// The sizes (bytes) a collective over `ranks` GPUs can move, as nccl-tests sizes them: 4-byte floats for
+/// every Collective-family workload and every one whose busbw is (n-1)/n, and for the latter (all_gather,
+/// reduce_scatter, alltoall: the size is split into one piece per rank) a whole number of floats per rank.
+/// Each size is rounded down to such a multiple (nccl-tests prints 1073741820 for 1 GiB over 3 ranks); sizes
+/// that round to 0 are dropped, duplicates kept once. Other workloads (p2p, sendrecv, exchange, pipeline)
+/// move bytes and keep every size.
 std::vector<std::uint64_t> collective_sizes(const std::string& workload, std::vector<std::uint64_t> sizes,
                                             std::size_t ranks);
 
 /// The order in which repetition `rep` runs the configurations: a Fisher-Yates shuffle driven by a 64-bit
 /// SplitMix generator seeded with (seed, rep), so the same seed gives the same order on every machine.
 std::vector<int> run_order(std::size_t count, std::uint64_t seed, int rep);
-
-/// Supported workloads, for messages and --help.
-const std::vector<std::string>& measure_workloads();
 
 }  // namespace commsim::measure

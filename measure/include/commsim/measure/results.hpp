@@ -13,7 +13,6 @@
 
 #include "commsim/measure/plan.hpp"
 #include "commsim/measure/stats.hpp"
-#include "commsim/models/transfer.hpp"
 
 namespace commsim::measure {
 
@@ -27,7 +26,8 @@ enum class Timing {
 const char* timing_name(Timing t);
 /// Parses a timing name; throws UsageError listing the valid names.
 Timing parse_timing(const std::string& name);
-/// The timing a workload gets unless --timing says otherwise: per-op for pipeline steps, pipelined otherwise.
+/// The timing a workload gets unless --timing says otherwise: per-op for the Pipeline family (pipeline
+/// steps), pipelined otherwise.
 Timing default_timing(const std::string& workload);
 
 /// One repetition of one configuration: the per-iteration times of its timed iterations.
@@ -70,9 +70,6 @@ std::string encode_rank_records(const std::vector<RankRecord>& records);
 /// count. timeline lists the ranks in order. Throws Error when a rank is missing or reported twice, or when
 /// ranks timed different numbers of iterations.
 void combine_rank_records(const std::vector<std::string>& encoded, int nranks, Sample& s);
-
-/// nccl-tests' bus-bandwidth factor (the simulator's own, so both sides report the same busbw).
-using models::busbw_factor;
 
 class ResultStore {
  public:

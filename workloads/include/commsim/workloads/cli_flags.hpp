@@ -26,7 +26,11 @@ inline void add_workload_flags(CLI::App* sub, const WorkloadSpec& spec, Side sid
       case FlagSpec::Kind::TextList:
         opt = sub->add_option(f.name, args.lists[f.name], f.help);
         break;
+      case FlagSpec::Kind::IntList:
+        opt = sub->add_option(f.name, args.int_lists[f.name], f.help);
+        break;
     }
+    if (f.delimiter != 0) opt->delimiter(f.delimiter);
     if (!f.choices.empty()) opt->check(CLI::IsMember(f.choices));
     if (f.required) opt->required();
     if (f.show_default && !f.default_value.empty()) opt->capture_default_str();

@@ -40,7 +40,7 @@ enum class Side { Both, Simulate, Measure };
 
 /// A workload-specific command-line flag, declared once here and added to both tools' subcommands.
 struct FlagSpec {
-  enum class Kind { Int, Number, Text, TextList };
+  enum class Kind { Int, Number, Text, TextList, IntList };
   std::string name;           ///< "--src"
   Kind kind = Kind::Text;
   std::string help;
@@ -49,11 +49,12 @@ struct FlagSpec {
   Side side = Side::Both;
   std::vector<std::string> choices;  ///< allowed values (empty: any)
   bool show_default = true;          ///< --help prints default_value (where there is one)
+  char delimiter = 0;                ///< list kinds: each value is also split at this character (0: not)
 };
 
-/// One workload. Each has one file on the simulator side (sim/workloads/src/<name>.cpp: builds the program)
-/// and, where `measured`, one on the measure side (measure/src/gpu/workloads/<name>.cpp: issues the NCCL
-/// calls), registered under this name.
+/// One workload. Each has one file on the simulator side (workloads/sim/<stem>.cpp: builds the program)
+/// and, where `measured`, one on the measure side (workloads/measure/<stem>.cpp: issues the NCCL calls),
+/// registered under this name (the stem is the name with '-' written '_').
 struct WorkloadSpec {
   std::string name;     ///< "all_reduce", as nccl-tests names it (<name>_perf)
   std::string summary;  ///< one line (with \n breaks) for --help
@@ -62,7 +63,8 @@ struct WorkloadSpec {
   SizeMeaning size = SizeMeaning::PerRank;
   BusBw busbw = BusBw::One;
   bool rooted = false;          ///< takes --root (broadcast, reduce)
-  bool measured = false;        ///< commsim-measure runs it (its twin in measure/src/gpu/workloads/)
+  bool measured = false;        ///< commsim-measure runs it (its twin in workloads/measure/)
+  int measure_order = 0;        ///< where commsim-measure lists it among the measured (ascending)
   bool single_machine = false;  ///< needs every GPU in one machine (one host thread or copy engines)
   std::vector<std::string> columns;  ///< the result columns `commsim simulate` prints, in order
   std::vector<FlagSpec> flags;       ///< workload-specific flags (the setup flags are common to all)
@@ -77,6 +79,7 @@ struct WorkloadArgs {
   std::map<std::string, int, std::less<>> ints;
   std::map<std::string, double, std::less<>> numbers;
   std::map<std::string, std::vector<std::string>, std::less<>> lists;
+  std::map<std::string, std::vector<int>, std::less<>> int_lists;
 
   /// Every flag of `spec` declared for `side` (and for both tools) at its default value.
   static WorkloadArgs defaults(const WorkloadSpec& spec, Side side);
@@ -85,6 +88,7 @@ struct WorkloadArgs {
   int integer(std::string_view flag) const;
   double number(std::string_view flag) const;
   const std::vector<std::string>& list(std::string_view flag) const;
+  const std::vector<int>& int_list(std::string_view flag) const;
 };
 
 /// Every workload, in the order help texts list them.
@@ -93,6 +97,8 @@ const std::vector<WorkloadSpec>& registry();
 const WorkloadSpec& find_workload(std::string_view name);
 /// nullptr when no workload is called `name`.
 const WorkloadSpec* lookup_workload(std::string_view name);
+/// The workloads commsim-measure runs (`measured`), in its order (WorkloadSpec::measure_order).
+const std::vector<const WorkloadSpec*>& measured_workloads();
 /// "p2p, sendrecv, ...": the names of the workloads that satisfy `pred`, for messages.
 template <typename Pred>
 std::string workload_names(Pred pred) {
