@@ -12,29 +12,27 @@
 #include <unistd.h>
 
 #include "commsim/core/csv.hpp"
+#include "commsim/core/enum_names.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
 
 namespace commsim::measure {
 namespace fs = std::filesystem;
 
+namespace {
+
+constexpr EnumNames<Timing, 3> kTimings{
+    {{Timing::Pipelined, "pipelined"}, {Timing::PerOp, "per-op"}, {Timing::PerIteration, "per-iteration"}}};
+
+}  // namespace
+
 const char* timing_name(Timing t) {
-  switch (t) {
-    case Timing::Pipelined:
-      return "pipelined";
-    case Timing::PerOp:
-      return "per-op";
-    case Timing::PerIteration:
-      return "per-iteration";
-  }
-  return "?";
+  return kTimings.name(t);
 }
 
 Timing parse_timing(const std::string& name) {
-  for (Timing t : {Timing::Pipelined, Timing::PerOp, Timing::PerIteration}) {
-    if (name == timing_name(t)) return t;
-  }
-  throw UsageError("unknown timing '" + name + "': valid are pipelined, per-op, per-iteration");
+  if (const auto t = kTimings.find(name)) return *t;
+  throw UsageError("unknown timing '" + name + "': valid are " + kTimings.list());
 }
 
 Timing default_timing(const std::string& workload) {
