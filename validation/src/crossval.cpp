@@ -362,9 +362,9 @@ models::BandParams band_from_rows(const ManifestData& data, const std::vector<st
 CalibrateResult calibrate_manifest(const ManifestData& data, const topo::Topology& topology,
                                    const models::ModelParams& start, const CalibrateOptions& o) {
   std::vector<std::size_t> fitted, held;
+  const FitSelection selection(o.workloads);
   for (std::size_t i = 0; i < data.rows.size(); ++i) {
-    const bool fit = o.workloads.empty() || std::find(o.workloads.begin(), o.workloads.end(),
-                                                      data.rows[i].c.workload) != o.workloads.end();
+    const bool fit = selection.empty() || selection.selects(data.rows[i].c);
     (fit ? fitted : held).push_back(i);
   }
   CalibrateResult r = fit_rows(
