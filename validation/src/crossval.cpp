@@ -29,12 +29,6 @@ std::vector<std::string> split_words(const std::string& s) {
   return out;
 }
 
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
 std::string gpu_text(const std::vector<int>& gpus) {
   std::string s;
   for (std::size_t i = 0; i < gpus.size(); ++i) {
