@@ -1,4 +1,4 @@
-// File reading and writing, binary-input detection and line splitting.
+// File reading and writing, binary-input detection, line splitting and HTML escaping.
 #include "commsim/core/text.hpp"
 
 #include <cctype>
@@ -99,6 +99,42 @@ std::vector<Line> split_lines(std::string_view text) {
     start = next;
   }
   return lines;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += separator;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string html_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += ch;
+    }
+  }
+  return out;
 }
 
 }  // namespace commsim

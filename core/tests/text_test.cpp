@@ -29,3 +29,17 @@ TEST_CASE("text: lines keep numbers and drop CR LF terminators") {
   CHECK(lines[3].text == "c");
   CHECK(split_lines("x\n").size() == 1);
 }
+
+TEST_CASE("text: html_escape escapes markup and both quotes") {
+  CHECK(html_escape("<script>alert('x') & \"y\"</script>") ==
+        "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;");
+  CHECK(html_escape("plain 0,1 -> 2") == "plain 0,1 -&gt; 2");
+  CHECK(html_escape("") == "");
+}
+
+TEST_CASE("text: join puts the separator between each two parts") {
+  CHECK(join({}, ", ") == "");
+  CHECK(join({"a"}, ", ") == "a");
+  CHECK(join({"a", "b", "c"}, ", ") == "a, b, c");
+  CHECK(join({"NCCL_ALGO=Ring", "NCCL_PROTO=LL"}, " ") == "NCCL_ALGO=Ring NCCL_PROTO=LL");
+}

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commsim/core/args.hpp"
+#include "commsim/core/csv.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/core/units.hpp"
@@ -263,10 +264,10 @@ Plan plan_run(const Options& o, int devices) {
 void print_dry_run(const Options& o, const std::vector<Config>& configs) {
   const auto order = run_order(configs.size(), o.seed, 0);
   if (o.format == "csv") {
-    std::printf("config_id,src,dst,bytes\n");
-    for (int i : order)
-      std::printf("%d,%d,%d,%llu\n", configs[i].id, configs[i].src, configs[i].dst,
-                  static_cast<unsigned long long>(configs[i].bytes));
+    CsvWriter csv;
+    csv.header({"config_id", "src", "dst", "bytes"});
+    for (int i : order) csv.row(configs[i].id, configs[i].src, configs[i].dst, configs[i].bytes);
+    std::fputs(csv.str().c_str(), stdout);
     return;
   }
   std::printf("%9s %4s %4s %12s  %s\n", "config_id", "src", "dst", "bytes", "gpus");
@@ -610,18 +611,18 @@ int run_weight_sync_command(const WeightSyncOptions& w, const std::string& out, 
   r["schema"] = "commsim.weight_sync/1";
   r["command_line"] = cmdline;
   r["nccl_version"] = nccl;
-  std::ostringstream csv;
-  csv << "rep,warmup";
+  CsvWriter csv;
+  csv.field("rep").field("warmup");
   std::vector<std::string> keys;
   for (const auto& [k, v] : r["metrics"][0].items()) {
     if (k != "rep" && k != "warmup") keys.push_back(k);
   }
-  for (const auto& k : keys) csv << "," << k;
-  csv << "\n";
+  for (const auto& k : keys) csv.field(k);
+  csv.end_row();
   for (const auto& m : r["metrics"]) {
-    csv << m["rep"].get<int>() << "," << (m["warmup"].get<bool>() ? 1 : 0);
-    for (const auto& k : keys) csv << "," << m[k].get<double>();
-    csv << "\n";
+    csv.field(m["rep"].get<int>()).field(m["warmup"].get<bool>());
+    for (const auto& k : keys) csv.field(m[k].get<double>());
+    csv.end_row();
   }
   write_file_atomic(out + "/results.json", r.dump(2) + "\n");
   write_file_atomic(out + "/results.csv", csv.str());

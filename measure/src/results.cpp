@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "commsim/core/csv.hpp"
+#include "commsim/core/enum_names.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/workloads/registry.hpp"
@@ -18,23 +20,20 @@
 namespace commsim::measure {
 namespace fs = std::filesystem;
 
+namespace {
+
+constexpr EnumNames<Timing, 3> kTimings{
+    {{Timing::Pipelined, "pipelined"}, {Timing::PerOp, "per-op"}, {Timing::PerIteration, "per-iteration"}}};
+
+}  // namespace
+
 const char* timing_name(Timing t) {
-  switch (t) {
-    case Timing::Pipelined:
-      return "pipelined";
-    case Timing::PerOp:
-      return "per-op";
-    case Timing::PerIteration:
-      return "per-iteration";
-  }
-  return "?";
+  return kTimings.name(t);
 }
 
 Timing parse_timing(const std::string& name) {
-  for (Timing t : {Timing::Pipelined, Timing::PerOp, Timing::PerIteration}) {
-    if (name == timing_name(t)) return t;
-  }
-  throw UsageError("unknown timing '" + name + "': valid are pipelined, per-op, per-iteration");
+  if (const auto t = kTimings.find(name)) return *t;
+  throw UsageError("unknown timing '" + name + "': valid are " + kTimings.list());
 }
 
 Timing default_timing(const std::string& workload) {
@@ -150,7 +149,10 @@ ResultStore::ResultStore(std::string dir, bool resume) : dir_(std::move(dir)) {
   exec_log_.open(dir_ + "/exec_log.csv", std::ios::app);
   if (!jsonl_ || !exec_log_) throw IoError(dir_ + ": cannot write results");
   if (exec_log_.tellp() == 0) {
-    exec_log_ << "config_id,workload,src,dst,bytes,rep,cpu_start_ns,cpu_end_ns,duration_us,failed\n";
+    exec_log_ << CsvWriter()
+                     .header({"config_id", "workload", "src", "dst", "bytes", "rep", "cpu_start_ns",
+                              "cpu_end_ns", "duration_us", "failed"})
+                     .str();
   }
 }
 
@@ -164,10 +166,10 @@ void ResultStore::append(const Config& c, const Sample& s) {
   if (!s.timeline.is_null()) j["timeline"] = s.timeline;
   jsonl_ << j.dump() << "\n";
   jsonl_.flush();
-  exec_log_ << c.id << "," << c.workload << "," << c.src << "," << c.dst << "," << c.bytes << "," << s.rep
-            << "," << s.cpu_start_ns << "," << s.cpu_end_ns << ","
-            << static_cast<double>(s.cpu_end_ns - s.cpu_start_ns) / 1000.0 << "," << (s.failed ? 1 : 0)
-            << "\n";
+  exec_log_ << CsvWriter()
+                   .row(c.id, c.workload, c.src, c.dst, c.bytes, s.rep, s.cpu_start_ns, s.cpu_end_ns,
+                        static_cast<double>(s.cpu_end_ns - s.cpu_start_ns) / 1000.0, s.failed)
+                   .str();
   exec_log_.flush();
   done_.insert({c.id, s.rep});
   lines_.push_back(std::move(j));
@@ -181,11 +183,11 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
   std::map<int, std::vector<const nlohmann::json*>> by_config;
   for (const auto& j : lines_) by_config[j.at("config_id").get<int>()].push_back(&j);
   nlohmann::json rows = nlohmann::json::array();
-  std::ostringstream csv, samples;
-  csv << "workload,src,dst,gpus,mode,bytes,time_us,algbw_gbps,busbw_gbps,median_us,min_us,max_us,mean_us,"
-         "stdev_us,"
-         "cv,reps,failed,microbatches,chunks,timing\n";
-  samples << "config_id,workload,src,dst,bytes,rep,iteration,time_us\n";
+  CsvWriter csv, samples;
+  csv.header({"workload",   "src",        "dst",       "gpus",         "mode",   "bytes",   "time_us",
+              "algbw_gbps", "busbw_gbps", "median_us", "min_us",       "max_us", "mean_us", "stdev_us",
+              "cv",         "reps",       "failed",    "microbatches", "chunks", "timing"});
+  samples.header({"config_id", "workload", "src", "dst", "bytes", "rep", "iteration", "time_us"});
   // Every row carries the timing that produced it (measure/README.md, "Timing"); "" in runs from before it.
   const std::string timing = metadata.value("timing", "");
   for (const Config& c : configs) {
@@ -200,10 +202,8 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
       times.push_back(j->at("time_us").get<double>());
       if (j->contains("timeline")) timeline = j->at("timeline");  // the last repetition that has one
       int it = 0;
-      for (double t : j->at("iteration_us")) {
-        samples << c.id << "," << c.workload << "," << c.src << "," << c.dst << "," << c.bytes << ","
-                << j->at("rep").get<int>() << "," << it++ << "," << t << "\n";
-      }
+      for (double t : j->at("iteration_us"))
+        samples.row(c.id, c.workload, c.src, c.dst, c.bytes, j->at("rep").get<int>(), it++, t);
     }
     if (times.empty() && failed == 0) continue;  // not run (yet)
     const Summary s = summarize(times);
@@ -241,10 +241,8 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
                     {"failed", failed},
                     {"timing", timing}});
     if (!timeline.is_null()) rows.back()["timeline"] = timeline;
-    csv << c.workload << "," << c.src << "," << c.dst << "," << gpus << "," << c.mode << "," << c.bytes << ","
-        << s.median << "," << algbw << "," << busbw << "," << s.median << "," << s.min << "," << s.max << ","
-        << s.mean << "," << s.stdev << "," << s.cv << "," << s.n << "," << failed << "," << c.microbatches
-        << "," << c.chunks << "," << timing << "\n";
+    csv.row(c.workload, c.src, c.dst, gpus, c.mode, c.bytes, s.median, algbw, busbw, s.median, s.min, s.max,
+            s.mean, s.stdev, s.cv, s.n, failed, c.microbatches, c.chunks, timing);
   }
   nlohmann::json doc = metadata;
   doc["schema"] = "commsim.results/1";

@@ -297,27 +297,11 @@ const std::array<TransferModelInfo, 2> kModels{{
 }  // namespace
 
 const char* transport_name(Transport t) {
-  switch (t) {
-    case Transport::P2p:
-      return "P2P";
-    case Transport::Shm:
-      return "SHM";
-    case Transport::Net:
-      return "NET";
-  }
-  return "?";
+  return kTransportNames.name(t);
 }
 
 const char* protocol_name(Protocol p) {
-  switch (p) {
-    case Protocol::Ll:
-      return "LL";
-    case Protocol::Ll128:
-      return "LL128";
-    case Protocol::Simple:
-      return "Simple";
-  }
-  return "?";
+  return kProtocolNames.name(p);
 }
 
 double busbw_factor(std::string_view w, int nranks) {
@@ -328,23 +312,11 @@ double busbw_factor(std::string_view w, int nranks) {
 }
 
 const char* coll_op_name(CollOp op) {
-  switch (op) {
-    case CollOp::AllReduce:
-      return "all_reduce";
-    case CollOp::AllGather:
-      return "all_gather";
-    case CollOp::ReduceScatter:
-      return "reduce_scatter";
-    case CollOp::Broadcast:
-      return "broadcast";
-    case CollOp::Reduce:
-      return "reduce";
-  }
-  return "?";
+  return kCollOpNames.name(op);
 }
 
 const char* algorithm_name(Algorithm a) {
-  return a == Algorithm::Ring ? "Ring" : "Tree";
+  return kAlgorithmNames.name(a);
 }
 
 std::span<const TransferModelInfo> transfer_models() {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # How wall time and memory grow with cluster size: one simulation per size of HGX H100 clusters on the bundled
 # 16,384-GPU fabric (8 NDR rails, 32 nodes per leaf, pods of 256 nodes, 2:1 at the core), from 1 to 2,048 nodes.
-# Prints a Markdown table, writes the points to OUT.tsv next to OUT.svg, and an SVG log-log plot of wall time
-# against GPUs. sim/bench/plot_scaling.py draws several workloads' TSVs on one plot.
+# Prints a Markdown table, writes the points to OUT.tsv next to OUT.svg, and an SVG log-log plot of user CPU time
+# against GPUs (`commsim plot`, which also draws several workloads' TSVs on one plot: sim/README.md, Speed).
 # Usage: sim/bench/scaling.sh [COMMSIM] [OUT.svg] [WORKLOAD] [MAX_GPUS]
 #   WORKLOAD: all_reduce (default; 1 GiB over every GPU), alltoall (1 GiB over every GPU) or weight-sync
 #   (qwen2.5-32b from GPUs 0-7 to every other GPU). MAX_GPUS: largest cluster (default 16384; an all-to-all
@@ -46,5 +46,9 @@ print(t, d['engine_events'], d['engine_flows'])")
     $((kb / 1024)) "$events" "$flows"
   printf '%d\t%s\t%s\t%d\t%d\t%d\n' "$gpus" "$wall" "$user" $((kb / 1024)) "$events" "$flows" >> "$tsv"
 done
-python3 sim/bench/plot_scaling.py "$svg" "$tsv"
+# user CPU time is what the simulation itself costs (on a shared machine wall time also counts waiting for a
+# core); a time that rounds to 0.00 s is drawn at 0.01 s, the log axis' floor.
+"$commsim" plot "$tsv" --x gpus --y user_s --y-floor 0.01 --x-ticks powers-of-two --y-suffix ' s' \
+  --label "$workload" --title "commsim user CPU time, $workload, HGX H100 clusters (log-log)" --x-label GPUs \
+  --y-label "user CPU time" -o "$svg"
 echo "plot: $svg, points: $tsv"

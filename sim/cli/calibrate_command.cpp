@@ -24,6 +24,7 @@ struct CalibrateCliOptions {
   std::vector<std::string> nccl_env;
   bool fit_given = false;
   bool band_only = false;
+  bool allow_degenerate = false;
 };
 
 void print_rows(const char* what, const std::vector<validation::Comparison>& rows) {
@@ -90,10 +91,13 @@ void run_calibrate(const CalibrateCliOptions& o) {
   }
   if (!r.held_out_rows.empty())
     std::printf("MAPE %.1f%% held-out\n", validation::stats(r.held_out_rows).mape);
-  if (r.degenerate) {
+  if (r.degenerate && !o.allow_degenerate) {
     throw ValueError("degenerate fit, " + o.out + " not written: " + r.why_degenerate +
                      ". Fit fewer parameters (--param), or add data that separates them.");
   }
+  if (r.degenerate)
+    std::cerr << "commsim: warning: degenerate fit written (--allow-degenerate): " << r.why_degenerate
+              << "\n";
   const std::string name = o.name.empty() ? o.out.substr(o.out.find_last_of('/') + 1,
                                                          o.out.rfind(".toml") - o.out.find_last_of('/') - 1)
                                           : o.name;
@@ -110,7 +114,9 @@ void add_calibrate_command(CLI::App& app) {
   c->add_option("--measured", o->fit.measured, "commsim-measure output directories");
   c->add_option("--nccl-tests", o->fit.nccl_tests, "nccl-tests logs (their op is the workload name)");
   c->add_option("--gpu-map", o->fit.gpu_map, "index,pci.bus_id CSV mapping the logs' devices to GPUs");
-  c->add_option("--out", o->out, "Parameter file to write (TOML); not written when the fit is degenerate")
+  c->add_option(
+       "--out", o->out,
+       "Parameter file to write (TOML); not written when the fit is degenerate\n(see --allow-degenerate)")
       ->required();
   c->add_option("--topology", o->topology, "Topology of the measured machine")->required();
   c->add_option("--gpu", o->gpu, "GPU generation, as for simulate");
@@ -124,8 +130,11 @@ void add_calibrate_command(CLI::App& app) {
       "--band-only", o->band_only,
       "With --manifest: keep --start's values and compute only its [band] from\nits residuals and the "
       "measured spread on the manifest data");
-  c->add_option("--fit", o->fit.workloads,
-                "Workloads whose rows are fitted; every other row is held out and\nonly validated")
+  c->add_option(
+       "--fit", o->fit.workloads,
+       "Rows fitted: a workload, or a configuration as validate labels it\n('p2p 0->1', 'exchange gpus 0,1 "
+       "batched'), either optionally followed by\n' >=SIZE' (only sizes from SIZE). Every other row is held "
+       "out and only\nvalidated")
       ->capture_default_str();
   c->add_option("--param", o->fit.parameters,
                 "Parameters to fit, as section.key (repeatable). Default: those a p2p\nsweep pins down");
@@ -133,14 +142,17 @@ void add_calibrate_command(CLI::App& app) {
   c->add_option("--nccl-env", o->nccl_env, "NCCL knobs the measurement ran with, KEY=VALUE, repeatable");
   c->add_option("--max-iterations", o->fit.max_iterations, "Levenberg-Marquardt iterations")
       ->capture_default_str();
+  c->add_flag("--allow-degenerate", o->allow_degenerate,
+              "Write --out even when the fit is degenerate (the file says so): values\nthat trade off are "
+              "one of many equally good choices");
   c->footer(R"(
 METHOD
   Weighted least squares on relative error: each size's residual is (predicted - measured) / measured divided
   by the assumed measurement error (2% from 1 MiB, 8% below). Levenberg-Marquardt over the parameters scaled
   to their bounds, with a forward-difference Jacobian; every evaluation simulates the fitted rows exactly as
   `commsim validate` does. Standard errors come from the Jacobian at the optimum and the residual variance.
-  A fit is degenerate, and nothing is written, when the Jacobian is nearly rank-deficient or a parameter's
-  standard error exceeds half its value.
+  A fit is degenerate, and nothing is written (unless --allow-degenerate), when the Jacobian is nearly
+  rank-deficient or a parameter's standard error exceeds half its value.
 
 EXAMPLE
   commsim calibrate --topology topologies/library/real/h200x4.topo --start models/params/h200.toml \

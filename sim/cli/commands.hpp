@@ -19,5 +19,7 @@ void add_calibrate_command(CLI::App& app);
 void add_advise_command(CLI::App& app);
 /// Adds `commsim sweep SPEC.toml` (grids of what-ifs, shards) and `commsim sweep merge` to `app`.
 void add_sweep_command(CLI::App& app);
+/// Adds `commsim plot` (a log-log SVG chart of two columns of TSV or CSV files) to `app`.
+void add_plot_command(CLI::App& app);
 
 }  // namespace commsim::cli

@@ -20,6 +20,7 @@ EXAMPLES
   commsim advise pipeline --topology T.topo --stages 4 ...      which P2P mode to use, and why
   commsim sweep SPEC.toml --out DIR                             a grid of what-ifs on every core (or --shard K/N)
   commsim validate --topology T.topo --nccl-tests LOG...        how far predictions are from measurements
+  commsim plot A.tsv B.tsv --x gpus --y user_s -o out.svg       a log-log chart of two columns, a line per file
   commsim <command> --help                                     details of one command
 
 EXIT STATUS
@@ -57,6 +58,7 @@ int main(int argc, char** argv) {
   commsim::cli::add_model_command(app);
   commsim::cli::add_advise_command(app);
   commsim::cli::add_sweep_command(app);
+  commsim::cli::add_plot_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

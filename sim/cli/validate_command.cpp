@@ -5,9 +5,9 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <sstream>
 
 #include "commands.hpp"
+#include "commsim/core/csv.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/models/params.hpp"
@@ -173,16 +173,15 @@ void run_validate(const ValidateOptions& o) {
                 static_cast<unsigned long long>(s.worst_bytes));
   }
   if (!o.csv.empty()) {
-    std::ostringstream csv;
-    csv << "workload,mode,gpus,bytes,measured_us,predicted_us,predicted_lo_us,predicted_hi_us,error_pct,runs,"
-           "spread_pct,regime,source\n";
+    CsvWriter csv;
+    csv.header({"workload", "mode", "gpus", "bytes", "measured_us", "predicted_us", "predicted_lo_us",
+                "predicted_hi_us", "error_pct", "runs", "spread_pct", "regime", "source"});
     for (const auto& c : rows) {
       std::string gpus;
       for (std::size_t i = 0; i < c.gpus.size(); ++i) gpus += (i ? " " : "") + std::to_string(c.gpus[i]);
-      csv << c.workload << "," << c.mode << "," << gpus << "," << c.bytes << "," << c.measured_us << ","
-          << c.predicted_us << "," << c.predicted_lo_us << "," << c.predicted_hi_us << "," << 100 * c.error()
-          << "," << c.runs << "," << 100 * c.spread << ","
-          << validation::regime_name(validation::regime_of(c.bytes)) << "," << c.source << "\n";
+      csv.row(c.workload, c.mode, gpus, c.bytes, c.measured_us, c.predicted_us, c.predicted_lo_us,
+              c.predicted_hi_us, 100 * c.error(), c.runs, 100 * c.spread,
+              validation::regime_name(validation::regime_of(c.bytes)), c.source);
     }
     write_file_atomic(o.csv, csv.str());
   }

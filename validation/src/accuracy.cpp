@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "commsim/core/enum_names.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/sim/schedules.hpp"
@@ -84,15 +85,10 @@ Regime regime_of(std::uint64_t bytes) {
 }
 
 const char* regime_name(Regime r) {
-  switch (r) {
-    case Regime::Latency:
-      return "latency-bound (<256 KiB)";
-    case Regime::Transition:
-      return "transition (256 KiB-32 MiB)";
-    case Regime::Bandwidth:
-      return "bandwidth-bound (>=32 MiB)";
-  }
-  return "?";
+  static constexpr EnumNames<Regime, 3> kNames{{{Regime::Latency, "latency-bound (<256 KiB)"},
+                                                {Regime::Transition, "transition (256 KiB-32 MiB)"},
+                                                {Regime::Bandwidth, "bandwidth-bound (>=32 MiB)"}}};
+  return kNames.name(r);
 }
 
 Bound bound_of(std::uint64_t bytes) {
@@ -100,7 +96,9 @@ Bound bound_of(std::uint64_t bytes) {
 }
 
 const char* bound_name(Bound b) {
-  return b == Bound::Latency ? "latency-bound (<1 MiB)" : "bandwidth-bound (>=1 MiB)";
+  static constexpr EnumNames<Bound, 2> kNames{
+      {{Bound::Latency, "latency-bound (<1 MiB)"}, {Bound::Bandwidth, "bandwidth-bound (>=1 MiB)"}}};
+  return kNames.name(b);
 }
 
 std::string Comparison::label() const {

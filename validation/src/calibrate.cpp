@@ -13,6 +13,7 @@
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/core/toml_fields.hpp"
+#include "commsim/core/units.hpp"
 #include "commsim/sim/runtime.hpp"
 
 namespace commsim::validation {
@@ -136,6 +137,31 @@ const std::vector<FitParameter>& fit_parameters() {
   return list;
 }
 
+FitSelection::FitSelection(const std::vector<std::string>& entries) {
+  for (const std::string& e : entries) {
+    Rule r;
+    const auto at = e.find(">=");
+    r.name = e.substr(0, at);
+    while (!r.name.empty() && r.name.back() == ' ') r.name.pop_back();
+    if (at != std::string::npos) {
+      const std::string size = e.substr(at + 2);
+      try {
+        r.min_bytes = parse_size(size);
+      } catch (const ValueError& err) {
+        throw UsageError("--fit '" + e + "': " + err.what());
+      }
+    }
+    rules_.push_back(std::move(r));
+  }
+}
+
+bool FitSelection::selects(const Comparison& c) const {
+  for (const Rule& r : rules_) {
+    if (c.bytes >= r.min_bytes && (r.name == c.workload || r.name == c.label())) return true;
+  }
+  return false;
+}
+
 namespace {
 
 /// The accessors `o.parameters` names (default: those a p2p sweep pins down). Throws UsageError naming the
@@ -206,9 +232,7 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
   }
   Eigen::VectorXd r = residuals(u);
   if (r.size() == 0) {
-    std::string w;
-    for (const auto& s : o.workloads) w += (w.empty() ? "" : ", ") + s;
-    throw UsageError("no measured rows to fit (fitted workloads: " + w + ")");
+    throw UsageError("no measured rows to fit (fitted workloads: " + join(o.workloads, ", ") + ")");
   }
   if (r.size() <= n) {
     throw UsageError("only " + std::to_string(r.size()) + " measured sizes to fit " + std::to_string(n) +
@@ -337,9 +361,8 @@ CalibrateResult calibrate(const topo::Topology& topology, const models::ModelPar
     for (auto& r : parse_nccl_tests(read_file(f), f)) logs.push_back(std::move(r));
   }
   const GpuMap map = o.gpu_map.empty() ? GpuMap{} : GpuMap::from_csv(o.gpu_map);
-  auto is_fitted = [&](const Comparison& c) {
-    return std::find(o.workloads.begin(), o.workloads.end(), c.workload) != o.workloads.end();
-  };
+  const FitSelection selection(o.workloads);
+  auto is_fitted = [&](const Comparison& c) { return selection.selects(c); };
   // Predictions for every measured row under `p`, split into fitted and held-out rows.
   auto predict = [&](const models::ModelParams& p, std::vector<Comparison>& fitted,
                      std::vector<Comparison>* held_out) {
@@ -377,12 +400,11 @@ std::string fitted_params_toml(const CalibrateResult& res, const std::string& st
   if (!start_file.empty()) {
     root = parse_toml(read_file(start_file), start_file);
   }
-  std::string data, workloads;
-  for (const auto& d : o.measured) data += (data.empty() ? "" : ", ") + d;
-  for (const auto& f : o.nccl_tests) data += (data.empty() ? "" : ", ") + f;
-  for (const auto& f : o.manifests) data += (data.empty() ? "" : ", ") + f;
-  for (const auto& w : o.workloads) workloads += (workloads.empty() ? "" : ", ") + w;
-  if (workloads.empty()) workloads = "every";
+  std::vector<std::string> inputs = o.measured;
+  inputs.insert(inputs.end(), o.nccl_tests.begin(), o.nccl_tests.end());
+  inputs.insert(inputs.end(), o.manifests.begin(), o.manifests.end());
+  const std::string data = join(inputs, ", ");
+  const std::string workloads = o.workloads.empty() ? "every" : join(o.workloads, ", ");
   const bool band_only = res.band_fitted && res.values.empty();  // values kept, only [band] computed
   root.insert_or_assign("name", name);
   if (!band_only) root.insert_or_assign("fitted", "commsim calibrate on " + workloads + " rows of " + data);
@@ -421,6 +443,7 @@ std::string fitted_params_toml(const CalibrateResult& res, const std::string& st
         << "# Weighted least squares on relative error (sigma " << o.sigma_large * 100 << "% from 1 MiB, "
         << o.sigma_small * 100 << "% below); cost " << res.start_cost << " -> " << res.cost << " over "
         << res.fitted_rows.size() << " sizes, " << res.iterations << " iterations.\n";
+    if (res.degenerate) out << "# Degenerate fit, written anyway: " << res.why_degenerate << ".\n";
   }
   if (res.band_fitted)
     out << "# [band], per size regime (< 1 MiB, >= 1 MiB): the 5th/95th percentile of measured / predicted - "

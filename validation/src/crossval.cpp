@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "commsim/core/enum_names.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/core/units.hpp"
@@ -25,12 +26,6 @@ std::vector<std::string> split_words(const std::string& s) {
   std::istringstream in(s);
   std::string w;
   while (in >> w) out.push_back(w);
-  return out;
-}
-
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
   return out;
 }
 
@@ -134,37 +129,33 @@ std::vector<ManifestEntry> load_manifest(const std::string& path) {
   return out;
 }
 
+namespace {
+
+constexpr EnumNames<Family, 6> kFamilies{{{Family::Ring, "ring"},
+                                          {Family::Pair, "pair"},
+                                          {Family::Knob, "knob"},
+                                          {Family::Collective, "collective"},
+                                          {Family::Launch, "launch"},
+                                          {Family::Start, "start"}}};
+
+}  // namespace
+
 const std::vector<Family>& all_families() {
-  static const std::vector<Family> list = {Family::Ring,       Family::Pair,   Family::Knob,
-                                           Family::Collective, Family::Launch, Family::Start};
+  static const std::vector<Family> list = [] {
+    std::vector<Family> out;
+    for (const auto& [f, name] : kFamilies.entries) out.push_back(f);
+    return out;
+  }();
   return list;
 }
 
 const char* family_name(Family f) {
-  switch (f) {
-    case Family::Ring:
-      return "ring";
-    case Family::Pair:
-      return "pair";
-    case Family::Knob:
-      return "knob";
-    case Family::Collective:
-      return "collective";
-    case Family::Launch:
-      return "launch";
-    case Family::Start:
-      return "start";
-  }
-  return "?";
+  return kFamilies.name(f);
 }
 
 Family parse_family(const std::string& name) {
-  std::string valid;
-  for (Family f : all_families()) {
-    if (name == family_name(f)) return f;
-    valid += (valid.empty() ? "" : ", ") + std::string(family_name(f));
-  }
-  throw UsageError("unknown family '" + name + "'; valid: " + valid);
+  if (const auto f = kFamilies.find(name)) return *f;
+  throw UsageError("unknown family '" + name + "'; valid: " + kFamilies.list());
 }
 
 std::string ManifestRow::family_value(Family f, const std::vector<ManifestConfig>& configs) const {
@@ -365,9 +356,9 @@ models::BandParams band_from_rows(const ManifestData& data, const std::vector<st
 CalibrateResult calibrate_manifest(const ManifestData& data, const topo::Topology& topology,
                                    const models::ModelParams& start, const CalibrateOptions& o) {
   std::vector<std::size_t> fitted, held;
+  const FitSelection selection(o.workloads);
   for (std::size_t i = 0; i < data.rows.size(); ++i) {
-    const bool fit = o.workloads.empty() || std::find(o.workloads.begin(), o.workloads.end(),
-                                                      data.rows[i].c.workload) != o.workloads.end();
+    const bool fit = selection.empty() || selection.selects(data.rows[i].c);
     (fit ? fitted : held).push_back(i);
   }
   CalibrateResult r = fit_rows(

@@ -10,6 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "commsim/core/svg_plot.hpp"
+#include "commsim/core/text.hpp"
+
 namespace commsim::validation {
 namespace {
 
@@ -41,86 +44,6 @@ std::vector<Comparison> worst_cases(const std::vector<Comparison>& rows, std::si
 constexpr Regime kRegimes[] = {Regime::Latency, Regime::Transition, Regime::Bandwidth};
 
 // ---- SVG ----------------------------------------------------------------------------------------------
-
-struct Series {
-  std::string name;
-  std::string color;
-  std::vector<std::pair<double, double>> points;  ///< (x, y), both > 0
-  bool markers = false;
-};
-
-/// A log-log line chart with decade grid lines, as inline SVG.
-std::string svg_loglog(const std::string& title, const std::string& ylabel, const std::vector<Series>& series,
-                       bool x_is_bytes) {
-  constexpr double W = 460, H = 280, L = 64, R = 12, T = 26, B = 40;
-  double x0 = 1e300, x1 = 0, y0 = 1e300, y1 = 0;
-  for (const auto& s : series) {
-    for (auto [x, y] : s.points) {
-      if (x <= 0 || y <= 0 || !std::isfinite(y)) continue;
-      x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
-    }
-  }
-  std::ostringstream o;
-  o << "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
-    << "\" viewBox=\"0 0 " << W << " " << H << "\" role=\"img\"><title>" << html_escape(title) << "</title>";
-  o << "<text x=\"" << W / 2 << "\" y=\"16\" text-anchor=\"middle\" class=\"ct\">" << html_escape(title)
-    << "</text>";
-  if (x1 <= 0) return o.str() + "<text x=\"20\" y=\"60\">no data</text></svg>";
-  const double lx0 = std::floor(std::log10(x0)), lx1 = std::max(lx0 + 1, std::ceil(std::log10(x1)));
-  const double ly0 = std::floor(std::log10(y0)), ly1 = std::max(ly0 + 1, std::ceil(std::log10(y1)));
-  auto px = [&](double x) { return L + (std::log10(x) - lx0) / (lx1 - lx0) * (W - L - R); };
-  auto py = [&](double y) { return H - B - (std::log10(y) - ly0) / (ly1 - ly0) * (H - T - B); };
-  // Grid and ticks: every decade on y; every 10^3 (bytes: every 1024x near it) on x.
-  for (double d = ly0; d <= ly1; ++d) {
-    const double y = py(std::pow(10, d));
-    o << "<line x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << y << "\" y2=\"" << y
-      << "\" class=\"g\"/>";
-    o << "<text x=\"" << L - 4 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">"
-      << fmt("%g", std::pow(10, d)) << "</text>";
-  }
-  // x ticks: powers of 1024 for sizes (1 B, 1 KiB, ...), else every decade.
-  std::vector<double> xticks;
-  if (x_is_bytes) {
-    for (double v = 1; v <= std::pow(10, lx1); v *= 1024)
-      if (v >= std::pow(10, lx0)) xticks.push_back(v);
-  } else {
-    for (double d = lx0; d <= lx1; ++d) xticks.push_back(std::pow(10, d));
-  }
-  for (double v : xticks) {
-    const double x = px(v);
-    o << "<line x1=\"" << x << "\" x2=\"" << x << "\" y1=\"" << T << "\" y2=\"" << H - B
-      << "\" class=\"g\"/>";
-    o << "<text x=\"" << x << "\" y=\"" << H - B + 14 << "\" text-anchor=\"middle\">"
-      << (x_is_bytes ? size_label(v) : fmt("%g", v)) << "</text>";
-  }
-  o << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << H - 6 << "\" text-anchor=\"middle\">"
-    << (x_is_bytes ? "message size" : "x") << "</text>";
-  o << "<text transform=\"translate(14," << (T + H - B) / 2 << ") rotate(-90)\" text-anchor=\"middle\">"
-    << html_escape(ylabel) << "</text>";
-  int legend = 0;
-  for (const auto& s : series) {
-    std::ostringstream path;
-    bool first = true;
-    for (auto [x, y] : s.points) {
-      if (x <= 0 || y <= 0 || !std::isfinite(y)) continue;
-      path << (first ? "M" : "L") << fmt("%.1f", px(x)) << "," << fmt("%.1f", py(y));
-      first = false;
-    }
-    o << "<path d=\"" << path.str() << "\" fill=\"none\" stroke=\"" << s.color << "\" stroke-width=\"1.8\"/>";
-    if (s.markers) {
-      for (auto [x, y] : s.points) {
-        if (x <= 0 || y <= 0 || !std::isfinite(y)) continue;
-        o << "<circle cx=\"" << fmt("%.1f", px(x)) << "\" cy=\"" << fmt("%.1f", py(y))
-          << "\" r=\"2.5\" fill=\"" << s.color << "\"/>";
-      }
-    }
-    const double ly = T + 10 + 14 * legend++;
-    o << "<rect x=\"" << L + 8 << "\" y=\"" << ly - 8 << "\" width=\"10\" height=\"10\" fill=\"" << s.color
-      << "\"/><text x=\"" << L + 22 << "\" y=\"" << ly + 1 << "\">" << html_escape(s.name) << "</text>";
-  }
-  o << "</svg>";
-  return o.str();
-}
 
 /// Colour for a signed relative error: blue under-predicts, red over-predicts, white is exact; saturates at
 /// +-25%.
@@ -183,33 +106,6 @@ std::string pct(double v) {
 }
 
 }  // namespace
-
-std::string html_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char ch : s) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
-}
 
 std::vector<std::pair<std::string, std::string>> measured_metadata(const MeasuredRun& run) {
   const nlohmann::json& doc = run.doc;
@@ -297,8 +193,8 @@ std::string render_html(const std::vector<Comparison>& rows, const ReportContext
        "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}\n"
        "table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ccc;padding:3px 8px;"
        "text-align:right}th{background:#f3f3f3}td.l,th.l{text-align:left}\n"
-       "svg text{font:11px sans-serif;fill:#333}svg .ct{font-weight:bold;font-size:12px}"
-       "svg .g{stroke:#e4e4e4;stroke-width:1}\n"
+    << svg_chart_css()
+    << "\n"
        ".charts{display:flex;flex-wrap:wrap;gap:8px}.cfg{border:1px solid #ddd;margin:12px 0;padding:8px}\n"
        "code{background:#f6f6f6;padding:1px 4px}\n</style></head><body>\n";
   o << "<h1>" << html_escape(ctx.title) << "</h1>\n";
@@ -347,8 +243,8 @@ std::string render_html(const std::vector<Comparison>& rows, const ReportContext
 
   o << "<h2 id=\"configs\">Per configuration</h2>\n";
   for (const auto& [label, cs] : groups) {
-    Series mt{"measured", "#1f77b4", {}, true}, pt{"commsim", "#d62728", {}, false};
-    Series mb = mt, pb = pt;
+    PlotSeries mt{"measured", plot_colour(0), {}, true}, pt{"commsim", plot_colour(1), {}, false};
+    PlotSeries mb = mt, pb = pt;
     for (const auto& c : cs) {
       const auto x = static_cast<double>(c.bytes);
       mt.points.emplace_back(x, c.measured_us);
@@ -368,8 +264,16 @@ std::string render_html(const std::vector<Comparison>& rows, const ReportContext
       o << "<tr><td class=\"l\">" << regime_name(r) << "</td><td>" << rs.count << "</td><td>" << pct(rs.mape)
         << "</td><td>" << pct(rs.worst) << "</td><td>" << pct(rs.spread) << "</td></tr>";
     }
-    o << "</table><div class=\"charts\">" << svg_loglog(label + ": time", "time (us)", {mt, pt}, true)
-      << svg_loglog(label + ": algorithm bandwidth", "GB/s", {mb, pb}, true) << "</div></div>\n";
+    LogLogChart time;
+    time.title = label + ": time";
+    time.x_label = "message size";
+    time.y_label = "time (us)";
+    time.x_ticks = PlotXTicks::Bytes;
+    LogLogChart bandwidth = time;
+    bandwidth.title = label + ": algorithm bandwidth";
+    bandwidth.y_label = "GB/s";
+    o << "</table><div class=\"charts\">" << svg_loglog(time, {mt, pt}) << svg_loglog(bandwidth, {mb, pb})
+      << "</div></div>\n";
   }
 
   if (ctx.timeline) {

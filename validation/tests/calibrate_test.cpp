@@ -83,3 +83,27 @@ TEST_CASE("calibrate: unknown parameters and empty selections are usage errors")
   o.workloads = {"all_reduce"};
   CHECK_THROWS_AS(calibrate(h200x4(), models::ModelParams::defaults(), {}, o), UsageError);
 }
+
+TEST_CASE("calibrate: --fit selects workloads, single configurations and a smallest size") {
+  Comparison p01, p02, ov_small, ov_large;
+  p01.workload = p02.workload = "p2p";
+  p01.gpus = {0, 1};
+  p02.gpus = {0, 2};
+  ov_small.workload = ov_large.workload = "exchange";
+  ov_small.mode = ov_large.mode = "overlapped";
+  ov_small.gpus = ov_large.gpus = {0, 1};
+  ov_small.bytes = 512 * 1024;
+  ov_large.bytes = 1 << 20;
+  const FitSelection by_workload({"p2p"});
+  CHECK(by_workload.selects(p01));
+  CHECK(by_workload.selects(p02));
+  CHECK_FALSE(by_workload.selects(ov_large));
+  const FitSelection by_label({"p2p 0->1", "exchange gpus 0,1 overlapped >=1MiB"});
+  CHECK(by_label.selects(p01));
+  CHECK_FALSE(by_label.selects(p02));
+  CHECK_FALSE(by_label.selects(ov_small));
+  CHECK(by_label.selects(ov_large));
+  CHECK(FitSelection({"exchange>=1MiB"}).selects(ov_large));
+  CHECK(FitSelection({}).empty());
+  CHECK_THROWS_WITH_AS(FitSelection({"p2p >=lots"}), doctest::Contains("--fit 'p2p >=lots'"), UsageError);
+}

@@ -45,12 +45,6 @@ std::size_t count(const std::string& s, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("report: html_escape escapes markup and quotes") {
-  CHECK(html_escape("<script>alert('x') & \"y\"</script>") ==
-        "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;");
-  CHECK(html_escape("plain 0,1") == "plain 0,1");
-}
-
 TEST_CASE("report: html has a plot pair per configuration, a heatmap cell per row and worst cases") {
   ReportContext ctx;
   ctx.topology = "h200x4.topo";

@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
+
+#include "commsim/core/csv.hpp"
 
 namespace commsim::measure {
 
@@ -112,7 +115,10 @@ NvmlLogger::NvmlLogger(const Nvml& nvml, std::vector<int> gpus, std::vector<int>
       samples_(gpus_.size()) {
   if (!nvml_.available()) return;
   if (csv_.tellp() == 0)
-    csv_ << "unix_time,gpu,temperature_c,sm_clock_mhz,mem_clock_mhz,power_w,throttle_reasons\n";
+    csv_ << CsvWriter()
+                .header({"unix_time", "gpu", "temperature_c", "sm_clock_mhz", "mem_clock_mhz", "power_w",
+                         "throttle_reasons"})
+                .str();
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -133,9 +139,11 @@ void NvmlLogger::loop() {
       GpuSample s;
       if (!nvml_.sample(gpus_[i], s)) continue;
       samples_[i].push_back(s);
-      csv_ << std::fixed << now << "," << labels_[i] << "," << s.temperature_c << "," << s.sm_clock_mhz << ","
-           << s.mem_clock_mhz << "," << s.power_w << ",0x" << std::hex << s.throttle_reasons << std::dec
-           << "\n";
+      char throttle[24];
+      std::snprintf(throttle, sizeof throttle, "0x%llx", s.throttle_reasons);
+      csv_ << CsvWriter({CsvDoubles::Fixed, 6})
+                  .row(now, labels_[i], s.temperature_c, s.sm_clock_mhz, s.mem_clock_mhz, s.power_w, throttle)
+                  .str();
     }
     csv_.flush();
     for (int slept = 0; slept < interval_ms_ && !stop_; slept += 50) {

@@ -14,12 +14,14 @@
 #include <sstream>
 #include <thread>
 
+#include "commsim/core/csv.hpp"
 #include "commsim/core/error.hpp"
+#include "commsim/core/svg_plot.hpp"
 #include "commsim/core/text.hpp"
+#include "commsim/core/toml_fields.hpp"
 #include "commsim/core/units.hpp"
 #include "commsim/models/nccl_env.hpp"
 #include "commsim/models/params.hpp"
-#include "commsim/core/toml_fields.hpp"
 #include "commsim/models/transfer.hpp"
 #include "commsim/sim/runtime.hpp"
 #include "commsim/sim/schedules.hpp"
@@ -62,51 +64,13 @@ std::string resolve(const std::string& path, const std::string& spec_file) {
   return path;
 }
 
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
+/// The column header line, "\n" included.
+std::string column_header() {
+  return CsvWriter()
+      .header({"point", "topology", "params", "nccl_env", "gpus", "ngpus", "workload", "bytes", "time_us",
+               "algbw_gbps", "busbw_gbps", "algorithm", "protocol", "error"})
+      .str();
 }
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cur += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cur += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
-
-constexpr const char* kHeader =
-    "point,topology,params,nccl_env,gpus,ngpus,workload,bytes,time_us,algbw_gbps,busbw_gbps,algorithm,"
-    "protocol,"
-    "error";
 
 /// One worker's model and runtime for a (topology, params, knobs) combination.
 struct Loaded {
@@ -339,24 +303,17 @@ namespace {
 
 std::string csv_text(const std::string& name, std::uint64_t hash, const Shard& shard, std::size_t points,
                      const std::vector<SweepRow>& rows) {
-  std::ostringstream o;
   std::string tag = name;  // one token in the header line
   std::replace_if(
       tag.begin(), tag.end(), [](char c) { return c == ' ' || c == ',' || c == '\t'; }, '_');
-  o << "# commsim-sweep name=" << tag << " hash=" << hash << " shard=" << shard.k << "/" << shard.n
-    << " points=" << points << "\n"
-    << kHeader << "\n";
-  char num[64];
+  CsvWriter w;
   for (const SweepRow& r : rows) {
-    o << r.index << "," << csv_field(r.topology) << "," << csv_field(r.params) << "," << csv_field(r.nccl_env)
-      << "," << csv_field(r.gpus) << "," << r.ngpus << "," << r.workload << "," << r.bytes;
-    for (double v : {r.time_us, r.algbw_gbps, r.busbw_gbps}) {
-      std::snprintf(num, sizeof num, ",%.6g", v);
-      o << num;
-    }
-    o << "," << r.algorithm << "," << r.protocol << "," << csv_field(r.error) << "\n";
+    w.row(r.index, r.topology, r.params, r.nccl_env, r.gpus, r.ngpus, r.workload, r.bytes, r.time_us,
+          r.algbw_gbps, r.busbw_gbps, r.algorithm, r.protocol, r.error);
   }
-  return o.str();
+  return "# commsim-sweep name=" + tag + " hash=" + std::to_string(hash) +
+         " shard=" + std::to_string(shard.k) + "/" + std::to_string(shard.n) +
+         " points=" + std::to_string(points) + "\n" + column_header() + w.str();
 }
 
 }  // namespace
@@ -406,12 +363,12 @@ std::string merge_sweep_csvs(const std::vector<std::pair<std::string, std::strin
     if (!shards.insert(k).second)
       throw InputError({file, 1, 1}, "shard " + std::to_string(k) + " given twice");
     std::getline(in, header);
-    if (header != kHeader) throw InputError({file, 2, 1}, "unexpected column header");
+    if (header + "\n" != column_header()) throw InputError({file, 2, 1}, "unexpected column header");
     int lineno = 2;
     while (std::getline(in, line)) {
       ++lineno;
       if (line.empty()) continue;
-      const auto c = split_csv_line(line);
+      const auto c = csv_split(line);
       if (c.size() != 14)
         throw InputError({file, lineno, 1}, "expected 14 columns, found " + std::to_string(c.size()));
       SweepRow r;
@@ -459,28 +416,12 @@ std::string merge_sweep_csvs(const std::vector<std::pair<std::string, std::strin
 }
 
 std::string sweep_html(const std::string& title, const std::vector<SweepRow>& rows) {
-  auto esc = [](const std::string& s) {
-    std::string o;
-    for (char c : s) {
-      if (c == '<')
-        o += "&lt;";
-      else if (c == '>')
-        o += "&gt;";
-      else if (c == '&')
-        o += "&amp;";
-      else if (c == '"')
-        o += "&quot;";
-      else
-        o += c;
-    }
-    return o;
-  };
   std::ostringstream h;
-  h << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << esc(title)
+  h << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << html_escape(title)
     << "</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:12px}"
        "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}"
-       "svg{margin:0.5em 1em 1em 0;border:1px solid #ddd}</style></head><body>\n<h1>"
-    << esc(title) << "</h1>\n<p>" << rows.size()
+       "svg{margin:0.5em 1em 1em 0;border:1px solid #ddd}"
+    << svg_chart_css() << "</style></head><body>\n<h1>" << html_escape(title) << "</h1>\n<p>" << rows.size()
     << " points. Plots: predicted time against size, log-log, one line per parameter set, NCCL knobs and GPU "
        "set."
        "</p>\n";
@@ -490,52 +431,22 @@ std::string sweep_html(const std::string& title, const std::vector<SweepRow>& ro
     if (r.error.empty() && r.time_us > 0)
       charts[{r.topology, r.workload}][r.params + " " + r.nccl_env + " gpus=" + r.gpus].push_back(&r);
   }
-  const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
-                           "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
   for (const auto& [key, lines] : charts) {
-    double x0 = 1e300, x1 = 0, y0 = 1e300, y1 = 0;
+    LogLogChart chart;
+    chart.title = key.second + " on " + fs::path(key.first).filename().string();
+    chart.x_label = "message size";
+    chart.y_label = "time (us)";
+    chart.x_ticks = PlotXTicks::Bytes;
+    chart.width = 520;
+    chart.height = 300;
+    chart.legend_below = true;
+    std::vector<PlotSeries> series;
     for (const auto& [label, pts] : lines) {
-      for (const SweepRow* r : pts) {
-        x0 = std::min(x0, static_cast<double>(r->bytes));
-        x1 = std::max(x1, static_cast<double>(r->bytes));
-        y0 = std::min(y0, r->time_us);
-        y1 = std::max(y1, r->time_us);
-      }
-    }
-    const double lx0 = std::log10(x0), lx1 = std::max(std::log10(x1), lx0 + 1e-9);
-    const double ly0 = std::log10(y0), ly1 = std::max(std::log10(y1), ly0 + 1e-9);
-    const int w = 520, hgt = 300, m = 50;
-    auto px = [&](double b) { return m + (std::log10(b) - lx0) / (lx1 - lx0) * (w - 2 * m); };
-    auto py = [&](double t) { return hgt - m - (std::log10(t) - ly0) / (ly1 - ly0) * (hgt - 2 * m); };
-    h << "<svg width=\"" << w << "\" height=\"" << hgt + 20 * static_cast<int>(lines.size())
-      << "\" xmlns=\"http://www.w3.org/2000/svg\"><text x=\"" << m << "\" y=\"18\" font-size=\"13\">"
-      << esc(key.second + " on " + fs::path(key.first).filename().string()) << "</text>"
-      << "<line x1=\"" << m << "\" y1=\"" << hgt - m << "\" x2=\"" << w - m << "\" y2=\"" << hgt - m
-      << "\" stroke=\"#000\"/><line x1=\"" << m << "\" y1=\"" << m << "\" x2=\"" << m << "\" y2=\"" << hgt - m
-      << "\" stroke=\"#000\"/>"
-      << "<text x=\"" << m << "\" y=\"" << hgt - m + 16 << "\" font-size=\"10\">"
-      << format_size(static_cast<std::uint64_t>(x0)) << "</text><text x=\"" << w - m << "\" y=\""
-      << hgt - m + 16 << "\" font-size=\"10\" text-anchor=\"end\">"
-      << format_size(static_cast<std::uint64_t>(x1)) << "</text><text x=\"" << m - 4 << "\" y=\"" << hgt - m
-      << "\" font-size=\"10\" text-anchor=\"end\">" << std::round(y0 * 10) / 10 << "</text><text x=\""
-      << m - 4 << "\" y=\"" << m + 4 << "\" font-size=\"10\" text-anchor=\"end\">" << std::round(y1 * 10) / 10
-      << "</text><text x=\"" << w / 2 << "\" y=\"" << hgt - m + 30
-      << "\" font-size=\"10\" text-anchor=\"middle\">size</text><text x=\"12\" y=\"" << hgt / 2
-      << "\" font-size=\"10\" transform=\"rotate(-90 12 " << hgt / 2 << ")\">time (us)</text>";
-    int li = 0;
-    for (const auto& [label, pts] : lines) {
-      const char* colour = colours[li % 8];
-      h << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"1.5\" points=\"";
-      for (const SweepRow* r : pts) h << px(static_cast<double>(r->bytes)) << "," << py(r->time_us) << " ";
-      h << "\"/>";
+      series.push_back({label, plot_colour(series.size()), {}, true});
       for (const SweepRow* r : pts)
-        h << "<circle cx=\"" << px(static_cast<double>(r->bytes)) << "\" cy=\"" << py(r->time_us)
-          << "\" r=\"2.5\" fill=\"" << colour << "\"/>";
-      h << "<text x=\"" << m << "\" y=\"" << hgt + 14 + 20 * li << "\" font-size=\"11\" fill=\"" << colour
-        << "\">" << esc(label) << "</text>";
-      ++li;
+        series.back().points.emplace_back(static_cast<double>(r->bytes), r->time_us);
     }
-    h << "</svg>\n";
+    h << svg_loglog(chart, series) << "\n";
   }
   h << "<table><tr><th>point</th><th>topology</th><th>params</th><th>nccl_env</th><th>gpus</th><th>ngpus</th>"
        "<th>workload</th><th>bytes</th><th>time_us</th><th>algbw_gbps</th><th>busbw_gbps</th><th>algorithm</"
@@ -543,14 +454,16 @@ std::string sweep_html(const std::string& title, const std::vector<SweepRow>& ro
        "<th>protocol</th><th>error</th></tr>\n";
   char num[64];
   for (const SweepRow& r : rows) {
-    h << "<tr><td>" << r.index << "</td><td>" << esc(fs::path(r.topology).filename().string()) << "</td><td>"
-      << esc(r.params) << "</td><td>" << esc(r.nccl_env) << "</td><td>" << esc(r.gpus) << "</td><td>"
-      << r.ngpus << "</td><td>" << r.workload << "</td><td>" << r.bytes << "</td>";
+    h << "<tr><td>" << r.index << "</td><td>" << html_escape(fs::path(r.topology).filename().string())
+      << "</td><td>" << html_escape(r.params) << "</td><td>" << html_escape(r.nccl_env) << "</td><td>"
+      << html_escape(r.gpus) << "</td><td>" << r.ngpus << "</td><td>" << r.workload << "</td><td>" << r.bytes
+      << "</td>";
     for (double v : {r.time_us, r.algbw_gbps, r.busbw_gbps}) {
       std::snprintf(num, sizeof num, "%.4g", v);
       h << "<td>" << num << "</td>";
     }
-    h << "<td>" << r.algorithm << "</td><td>" << r.protocol << "</td><td>" << esc(r.error) << "</td></tr>\n";
+    h << "<td>" << r.algorithm << "</td><td>" << r.protocol << "</td><td>" << html_escape(r.error)
+      << "</td></tr>\n";
   }
   h << "</table>\n</body></html>\n";
   return h.str();

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "commsim/core/csv.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/units.hpp"
 
@@ -136,15 +137,16 @@ std::string cell_text(const ResultTable::Cell& c, bool for_table) {
 }  // namespace
 
 std::string ResultTable::to_csv() const {
-  std::ostringstream o;
-  for (const auto& n : notes) o << "# " << n << "\n";
-  for (std::size_t i = 0; i < columns.size(); ++i) o << (i ? "," : "") << columns[i];
-  o << "\n";
+  std::string out;
+  for (const auto& n : notes) out += "# " + n + "\n";
+  CsvWriter w;  // the one CSV writer, default options: "%.6g" numbers as before (issue #15 switches to round-trip)
+  for (const auto& c : columns) w.field(c);
+  w.end_row();
   for (const auto& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) o << (i ? "," : "") << cell_text(row[i], false);
-    o << "\n";
+    for (const auto& cell : row) std::visit([&](const auto& v) { w.field(v); }, cell);
+    w.end_row();
   }
-  return o.str();
+  return out + w.str();
 }
 
 std::string ResultTable::to_table() const {

@@ -1,6 +1,7 @@
 // One way to name an enum's values: a table of {value, name} pairs gives both directions and the error text.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,11 +29,16 @@ struct EnumNames {
     for (const auto& [v, n] : entries) out += (out.empty() ? "" : ", ") + std::string(n);
     return out;
   }
-  /// The value named `text`; throws UsageError "unknown <what> 'text'; valid <plural>: a, b, c" otherwise.
-  E parse(std::string_view text, std::string_view what, std::string_view plural) const {
+  /// The value named `text`, if any (for callers whose error text is their own).
+  constexpr std::optional<E> find(std::string_view text) const {
     for (const auto& [v, n] : entries) {
       if (text == n) return v;
     }
+    return std::nullopt;
+  }
+  /// The value named `text`; throws UsageError "unknown <what> 'text'; valid <plural>: a, b, c" otherwise.
+  E parse(std::string_view text, std::string_view what, std::string_view plural) const {
+    if (const auto v = find(text)) return *v;
     throw UsageError("unknown " + std::string(what) + " '" + std::string(text) + "'; valid " +
                      std::string(plural) + ": " + list());
   }

@@ -1,4 +1,5 @@
-// Reading input files as text: binary detection, line splitting with original columns.
+// Text in and out: reading input files (binary detection, line splitting with original columns), writing
+// files atomically, escaping for HTML.
 #pragma once
 
 #include <string>
@@ -28,5 +29,12 @@ struct Line {
 
 /// Splits text into lines; a trailing newline does not start an extra line.
 std::vector<Line> split_lines(std::string_view text);
+
+/// `parts` with `separator` between each two: join({"a", "b"}, ", ") is "a, b".
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
+
+/// Escapes &, <, >, " and ' for HTML text and attribute values (the one escaper of every HTML and SVG page
+/// commsim writes).
+std::string html_escape(std::string_view s);
 
 }  // namespace commsim

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "commsim/core/enum_names.hpp"
 #include "commsim/core/units.hpp"
 #include "commsim/models/link_kind.hpp"
 #include "commsim/models/nccl_env.hpp"
@@ -19,6 +20,12 @@ namespace commsim::models {
 
 enum class Transport { P2p, Shm, Net };
 enum class Protocol { Ll, Ll128, Simple };
+/// NCCL's names: "P2P", "SHM", "NET".
+inline constexpr EnumNames<Transport, 3> kTransportNames{
+    {{Transport::P2p, "P2P"}, {Transport::Shm, "SHM"}, {Transport::Net, "NET"}}};
+/// NCCL's names: "LL", "LL128", "Simple".
+inline constexpr EnumNames<Protocol, 3> kProtocolNames{
+    {{Protocol::Ll, "LL"}, {Protocol::Ll128, "LL128"}, {Protocol::Simple, "Simple"}}};
 const char* transport_name(Transport t);
 const char* protocol_name(Protocol p);
 
@@ -27,6 +34,15 @@ enum class CollOp { AllReduce, AllGather, ReduceScatter, Broadcast, Reduce };
 inline constexpr int kCollOpCount = 5;  ///< CollOp's values are 0 .. kCollOpCount - 1
 /// Collective algorithms commsim models (NVLS, CollNet and PAT are off or absent on the modelled machines).
 enum class Algorithm { Ring, Tree };
+/// "all_reduce", ...: as nccl-tests and commsim name them.
+inline constexpr EnumNames<CollOp, 5> kCollOpNames{{{CollOp::AllReduce, "all_reduce"},
+                                                    {CollOp::AllGather, "all_gather"},
+                                                    {CollOp::ReduceScatter, "reduce_scatter"},
+                                                    {CollOp::Broadcast, "broadcast"},
+                                                    {CollOp::Reduce, "reduce"}}};
+/// NCCL's names: "Ring", "Tree".
+inline constexpr EnumNames<Algorithm, 2> kAlgorithmNames{
+    {{Algorithm::Ring, "Ring"}, {Algorithm::Tree, "Tree"}}};
 const char* coll_op_name(CollOp op);  ///< "all_reduce", as nccl-tests and commsim name them
 /// nccl-tests' bus-bandwidth factor for `workload` (a collective's name, alltoall, sendrecv, p2p) over
 /// `nranks`: 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and alltoall, 1 otherwise.

@@ -1,6 +1,7 @@
 // Fits transfer-model parameters to commsim-measure data: weighted least squares on relative error (Eigen).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,12 +25,32 @@ struct FitParameter {
 /// Every parameter calibrate can fit, with the bounds it searches within.
 const std::vector<FitParameter>& fit_parameters();
 
+/// Which rows a fit uses, from --fit's entries: each is a workload name (every row of it, e.g. "sendrecv") or
+/// a configuration label as validate prints it (e.g. "p2p 0->1", "exchange gpus 0,1 overlapped"), optionally
+/// followed by " >=SIZE" to take only its sizes from SIZE on (e.g. "exchange gpus 0,1 overlapped >=1MiB").
+class FitSelection {
+ public:
+  /// Throws UsageError for a bad size after ">=".
+  explicit FitSelection(const std::vector<std::string>& entries);
+  bool empty() const { return rules_.empty(); }
+  bool selects(const Comparison& c) const;
+
+ private:
+  struct Rule {
+    std::string name;             ///< workload or label
+    std::uint64_t min_bytes = 0;  ///< smallest size taken
+  };
+  std::vector<Rule> rules_;
+};
+
 struct CalibrateOptions {
   std::vector<std::string> measured;          ///< commsim-measure output directories
   std::vector<std::string> nccl_tests;        ///< nccl-tests logs (workload = the nccl-tests op)
   std::string gpu_map;                        ///< index,pci.bus_id CSV for the nccl-tests logs (optional)
   std::vector<std::string> manifests;         ///< manifest.csv files (calibrate_manifest)
-  std::vector<std::string> workloads{"p2p"};  ///< rows of these workloads are fitted; the rest are held out
+  /// The rows fitted (FitSelection: workloads or configuration labels, with an optional smallest size); the
+  /// rest are held out.
+  std::vector<std::string> workloads{"p2p"};
   std::vector<std::string> parameters;  ///< "section.key" names; empty: the defaults of fit_parameters()
   double sigma_large = 0.02;            ///< relative measurement error assumed for sizes >= 1 MiB
   double sigma_small = 0.08;            ///< below 1 MiB, where run-to-run spread is larger
@@ -89,7 +110,7 @@ CalibrateResult calibrate_manifest(const ManifestData& data, const topo::Topolog
                                    const models::ModelParams& start, const CalibrateOptions& o);
 
 /// The parameter file calibrate writes: `start_file`'s keys (if any) with the fitted values set, a header
-/// saying what was fitted, on what, and how well.
+/// saying what was fitted, on what, and how well (and why, for a degenerate fit written anyway).
 std::string fitted_params_toml(const CalibrateResult& result, const std::string& start_file,
                                const std::string& name, const CalibrateOptions& options);
 

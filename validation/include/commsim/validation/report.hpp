@@ -3,7 +3,6 @@
 
 #include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -23,9 +22,6 @@ struct ReportContext {
   std::vector<std::pair<std::string, std::string>> metadata;  ///< measurement metadata, key -> value
   std::optional<TimelinePair> timeline;  ///< one pipeline step, measured and simulated, drawn side by side
 };
-
-/// Escapes &, <, >, " and ' for HTML text and attribute values.
-std::string html_escape(std::string_view s);
 
 /// The metadata of a commsim-measure run (GPUs, driver, NCCL, host, date, command line, temperatures and
 /// clocks from the NVML summary) as key/value lines prefixed by the directory's name.
