@@ -230,6 +230,7 @@ Plan plan_run(const Options& o, int devices) {
   const workloads::WorkloadArgs& a = o.args;
   PlanOptions p;
   p.workload = o.workload;
+  p.args = o.args;
   p.gpu_count = devices;
   if (!(o.dry_run && o.dry_run_gpus > 0)) p.gpus = parse_list(o.gpus, devices);
   if (spec.family == workloads::Family::PointToPoint) {
@@ -470,9 +471,9 @@ RunnerOptions runner_options(const Options& o, const Plan& plan) {
   ro.nccl_mem_alloc = o.buffers == "ncclmemalloc";
   ro.persistent_threads = o.worker_threads == "persistent";
   ro.nvlink_centric_sched = o.nvlink_centric_sched == "on";
-  const bool pipeline = workloads::find_workload(o.workload).family == workloads::Family::Pipeline;
+  const MeasureWorkload& w = measure_workload(o.workload);
   for (const Config& c : plan.configs)
-    ro.max_bytes = std::max(ro.max_bytes, pipeline ? 2 * c.bytes : c.bytes);
+    ro.max_bytes = std::max<std::uint64_t>(ro.max_bytes, w.buffer_bytes ? w.buffer_bytes(c) : c.bytes);
   return ro;
 }
 

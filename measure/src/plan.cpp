@@ -157,6 +157,7 @@ std::vector<Config> plan_configs(const PlanOptions& o) {
   std::vector<Config> out;
   const auto add = [&](Config c) {
     c.id = static_cast<int>(out.size());
+    c.args = o.args;
     out.push_back(std::move(c));
   };
   switch (spec.family) {

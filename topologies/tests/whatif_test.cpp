@@ -132,7 +132,7 @@ TEST_CASE("whatif: every quantity needs a unit, and errors point at the value") 
   CHECK_THROWS_WITH_AS(whatif("name = \"x\"\n", diag), doctest::Contains("missing [[nodes]]"), InputError);
 }
 
-TEST_CASE("whatif: fabric kinds are named both ways; an unknown one is an error at the key") {
+TEST_CASE("whatif: fabric kinds are named both ways, an unknown one is an error at the key") {
   CHECK(parse_fabric_kind("tcp") == FabricKind::Tcp);
   CHECK(std::string(kind_name(FabricKind::InfiniBand)) == "infiniband");
   CHECK_THROWS_WITH_AS(parse_fabric_kind("slingshot"),

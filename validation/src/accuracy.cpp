@@ -283,6 +283,34 @@ double pipeline_flag(const nlohmann::json& doc, const nlohmann::json& row, const
   return std::atof(cmd.c_str() + at + std::string(flag).size() + 1);
 }
 
+/// The workload's own flags that both tools share (Side::Both), as the measured run had them: a field of the row
+/// or of the run (flag name without "--", '-' as '_'), else the run's command line, else the default.
+workloads::WorkloadArgs measured_args(const workloads::WorkloadSpec& spec, const nlohmann::json& doc,
+                                      const nlohmann::json& row) {
+  workloads::WorkloadArgs args = workloads::WorkloadArgs::defaults(spec, workloads::Side::Simulate);
+  const std::string cmd = doc.value("command_line", "");
+  for (const workloads::FlagSpec& f : spec.flags) {
+    if (f.side != workloads::Side::Both) continue;
+    std::string key = f.name.substr(2);
+    std::replace(key.begin(), key.end(), '-', '_');
+    std::string value;
+    const nlohmann::json* field = row.contains(key) ? &row[key] : doc.contains(key) ? &doc[key] : nullptr;
+    if (field) {
+      value = field->is_string() ? field->get<std::string>() : field->dump();
+    } else if (const auto at = cmd.find(f.name + " "); at != std::string::npos) {
+      const std::size_t from = at + f.name.size() + 1;
+      value = cmd.substr(from, cmd.find(' ', from) - from);
+    } else {
+      continue;
+    }
+    using Kind = workloads::FlagSpec::Kind;
+    if (f.kind == Kind::Int) args.ints[f.name] = std::atoi(value.c_str());
+    if (f.kind == Kind::Number) args.numbers[f.name] = std::atof(value.c_str());
+    if (f.kind == Kind::Text) args.text[f.name] = value;
+  }
+  return args;
+}
+
 sim::Program pipeline_of(const std::vector<int>& gpus, std::uint64_t bytes, int microbatches,
                          const std::string& mode, double fwd_us, double bwd_us, sim::Framework framework,
                          int chunks = 1) {
@@ -470,7 +498,7 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
     req.bytes = c.bytes;
     req.thread_per_gpu = thread_per_gpu;
     req.mode = c.mode;
-    req.args = workloads::WorkloadArgs::defaults(*spec, workloads::Side::Simulate);
+    req.args = measured_args(*spec, doc, row);
     if (family == workloads::Family::Ring || family == workloads::Family::Collective) {
       c.mode = thread_per_gpu ? "thread-per-gpu" : "single-thread";
     } else if (family == workloads::Family::Pipeline) {

@@ -110,10 +110,13 @@ void issue(IssueContext& ctx) {
   }
 }
 
+/// Two receive buffers per stage: activations from the previous stage, gradients from the next.
+std::size_t buffer_bytes(const Config& c) { return 2 * c.bytes; }
+
 }  // namespace
 
 const MeasureWorkload& measure_workload_pipeline() {
-  static const MeasureWorkload w{"pipeline", &issue};
+  static const MeasureWorkload w{"pipeline", &issue, &buffer_bytes};
   return w;
 }
 

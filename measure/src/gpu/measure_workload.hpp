@@ -52,6 +52,8 @@ struct MeasureWorkload {
   /// Issues one iteration for one rank on its streams (every call through the check macros); the side streams
   /// end joined into stream 0.
   void (*issue)(IssueContext& ctx) = nullptr;
+  /// Bytes each of a GPU's send and receive buffers needs for configuration `c` (nullptr: c.bytes).
+  std::size_t (*buffer_bytes)(const Config& c) = nullptr;
 };
 
 /// Every workload commsim-measure runs (one per file in workloads/measure/), in the registry's measure order;
