@@ -83,6 +83,23 @@ std::vector<WorkloadSpec> build() {
                           "nccl-tests alltoall_perf over --gpus, as NCCL runs it: grouped sends\nand receives of "
                           "bytes/n to and from every other rank",
                           Family::Ring, BusBw::RanksMinusOne, false, 7));
+  WorkloadSpec alltoallv =
+      over_gpus("alltoallv",
+                "The uneven all-to-all of MoE token dispatch over --gpus: grouped sends\nand receives whose per-peer "
+                "sizes follow --skew (or a --counts file)",
+                Family::Ring, BusBw::RanksMinusOne, false, 11);
+  alltoallv.example = "--gpus 0-3 --skew 1.2";
+  alltoallv.flags.push_back({"--skew", Kind::Number,
+                             "Expert popularity skew: peer k of a seeded order receives a share\n1/(1+k)^skew "
+                             "(0: uniform, alltoall's sizes)",
+                             "0", false, Side::Both, {}});
+  alltoallv.flags.push_back({"--skew-seed", Kind::Int, "Seed of the peers' popularity order", "1", false,
+                             Side::Both, {}});
+  alltoallv.flags.push_back({"--counts", Kind::Text,
+                             "File of n lines of n relative sizes (line r: what rank r sends each\nrank), instead "
+                             "of --skew",
+                             "", false, Side::Both, {}});
+  out.push_back(alltoallv);
 
   WorkloadSpec exchange;
   exchange.name = "exchange";

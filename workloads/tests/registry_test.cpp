@@ -1,9 +1,11 @@
 // Tests of the workload registry: names, lookups, busbw factors and flag defaults.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "commsim/core/error.hpp"
+#include "commsim/workloads/alltoallv.hpp"
 #include "commsim/workloads/registry.hpp"
 
 using namespace commsim;
@@ -49,4 +51,43 @@ TEST_CASE("registry: flag defaults per tool") {
   const WorkloadArgs c = WorkloadArgs::defaults(find_workload("all_reduce"), Side::Simulate);
   CHECK(c.str("--gpus") == "all");
   CHECK(c.str("--launch") == "auto");
+}
+
+TEST_CASE("alltoallv: skew 0 gives alltoall's blocks, bytes/n to every other rank") {
+  const auto m = alltoallv_matrix(4, 1 << 20, 0.0, 1);
+  for (int r = 0; r < 4; ++r) {
+    for (int p = 0; p < 4; ++p) CHECK(m[static_cast<std::size_t>(r * 4 + p)] == (r == p ? 0u : (1u << 20) / 4));
+  }
+}
+
+TEST_CASE("alltoallv: a skew moves the same bytes, unevenly, in whole floats, the same for a seed") {
+  const std::uint64_t bytes = 64ULL << 20;
+  const auto m = alltoallv_matrix(8, bytes, 1.5, 7);
+  std::uint64_t total = 0, most = 0, least = ~0ULL;
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    CHECK(m[i] % 4 == 0);
+    if (i / 8 == i % 8) continue;
+    total += m[i];
+    most = std::max(most, m[i]);
+    least = std::min(least, m[i]);
+  }
+  CHECK(static_cast<double>(total) == doctest::Approx(static_cast<double>(bytes) * 7).epsilon(1e-6));
+  CHECK(most > 4 * least);
+  CHECK(alltoallv_matrix(8, bytes, 1.5, 7) == m);
+  CHECK(alltoallv_matrix(8, bytes, 1.5, 8) != m);
+}
+
+TEST_CASE("alltoallv: bad counts files and flags are clear errors") {
+  const std::string dir = COMMSIM_SOURCE_DIR "/workloads/tests/";
+  CHECK_THROWS_AS(alltoallv_matrix(1, 1024, 0.0, 1), UsageError);
+  CHECK_THROWS_AS(alltoallv_matrix(4, 1024, -1.0, 1), UsageError);
+  CHECK_THROWS_AS(alltoallv_matrix(4, 1024, 0.0, 1, dir + "no-such-counts.txt"), IoError);
+  try {
+    alltoallv_matrix(2, 1024, 0.0, 1, dir + "alltoallv-bad-counts.txt");
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("alltoallv-bad-counts.txt:3:3") != std::string::npos);
+  }
+  const auto m = alltoallv_matrix(2, 1024, 0.0, 1, dir + "alltoallv-counts.txt");
+  CHECK(m[1] == 4 * m[2]);  // rank 0 sends rank 1 four times what rank 1 sends rank 0
 }
