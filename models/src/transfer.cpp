@@ -304,13 +304,6 @@ const char* protocol_name(Protocol p) {
   return kProtocolNames.name(p);
 }
 
-double busbw_factor(std::string_view w, int nranks) {
-  const double n = nranks;
-  if (w == "all_reduce") return 2 * (n - 1) / n;
-  if (w == "all_gather" || w == "reduce_scatter" || w == "alltoall") return (n - 1) / n;
-  return 1.0;
-}
-
 const char* coll_op_name(CollOp op) {
   return kCollOpNames.name(op);
 }

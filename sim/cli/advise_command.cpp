@@ -250,12 +250,7 @@ void add_advise_command(CLI::App& app) {
       "pipeline",
       "Simulate every P2P mode (sequential, overlapped, batched) of a Megatron 1F1B\npipeline and say "
       "which wins, by how much and why");
-  p->add_option("--topology", o->topology, "Topology: `nvidia-smi topo -m` output or a what-if .toml")
-      ->required();
-  p->add_option("--gpu", o->gpu, "GPU generation (`commsim topo gpus`)");
-  p->add_option("--params", o->params, "Parameter set (TOML), e.g. models/params/h200.toml");
-  p->add_option("--cost-model", o->cost_model, "Cost (transfer) model: nccl or ideal")->capture_default_str();
-  p->add_option("--nccl-env", o->nccl_env, "NCCL knob as a what-if, KEY=VALUE, repeatable");
+  add_setup_flags(p, {&o->topology, &o->gpu, &o->params, &o->cost_model, &o->nccl_env}, SetupRole::WhatIf);
   p->add_option("--stages", o->stages, "Pipeline stages P: stage r on GPU r");
   p->add_option("--gpus", o->gpus, "GPUs for the stages in order (instead of the first P)");
   p->add_option("--microbatches", o->microbatches, "Microbatches per step")->required();

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "setup.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/models/params.hpp"
@@ -118,8 +119,7 @@ void add_calibrate_command(CLI::App& app) {
        "--out", o->out,
        "Parameter file to write (TOML); not written when the fit is degenerate\n(see --allow-degenerate)")
       ->required();
-  c->add_option("--topology", o->topology, "Topology of the measured machine")->required();
-  c->add_option("--gpu", o->gpu, "GPU generation, as for simulate");
+  add_setup_flags(c, {&o->topology, &o->gpu, nullptr, nullptr, &o->nccl_env}, SetupRole::Measured);
   c->add_option(
       "--start", o->start,
       "Parameter set to start from; its other keys are copied to --out\n(default: the NCCL defaults)");
@@ -139,7 +139,6 @@ void add_calibrate_command(CLI::App& app) {
   c->add_option("--param", o->fit.parameters,
                 "Parameters to fit, as section.key (repeatable). Default: those a p2p\nsweep pins down");
   c->add_option("--name", o->name, "name = in the written file (default: --out's file name)");
-  c->add_option("--nccl-env", o->nccl_env, "NCCL knobs the measurement ran with, KEY=VALUE, repeatable");
   c->add_option("--max-iterations", o->fit.max_iterations, "Levenberg-Marquardt iterations")
       ->capture_default_str();
   c->add_flag("--allow-degenerate", o->allow_degenerate,

@@ -3,6 +3,8 @@
 
 #include <iostream>
 
+#include "commsim/models/nccl_env.hpp"
+#include "commsim/models/transfer.hpp"
 #include "commsim/topo/load.hpp"
 
 namespace commsim::cli {
@@ -36,6 +38,44 @@ std::unique_ptr<SimSetup> load_setup(const std::string& topology, const std::str
                      ", so the band is the wider datasheet band";
   }
   return s;
+}
+
+void add_setup_flags(CLI::App* app, const SetupFlagTargets& to, SetupRole role) {
+  const bool what_if = role == SetupRole::WhatIf;
+  if (to.topology) {
+    app->add_option("--topology", *to.topology,
+                    what_if ? "Topology: `nvidia-smi topo -m` output or a what-if .toml"
+                            : "Topology of the measured machine")
+        ->required();
+  }
+  if (to.gpu) {
+    app->add_option("--gpu", *to.gpu,
+                    what_if ? "GPU generation (`commsim topo gpus`); default: what the topology says"
+                            : "GPU generation, as for simulate");
+  }
+  if (to.params) {
+    app->add_option(
+        "--params", *to.params,
+        what_if ? "Parameter set (TOML) over the defaults, e.g. models/params/h200.toml;\ndefault: "
+                  "models/params/nccl-default.toml"
+                : "Parameter set (TOML) over the defaults");
+  }
+  if (to.cost_model) {
+    std::string models_help = "Cost (transfer) model:";
+    for (const auto& m : models::transfer_models())
+      models_help += "\n  " + std::string(m.name) + ": " + std::string(m.description);
+    app->add_option("--cost-model", *to.cost_model,
+                    what_if ? models_help : "Cost (transfer) model (see `commsim simulate p2p --help`)")
+        ->capture_default_str();
+  }
+  if (to.nccl_env) {
+    app->add_option("--nccl-env", *to.nccl_env,
+                    what_if ? "NCCL knob as a what-if, repeatable: KEY=VALUE, e.g. NCCL_PROTO=Simple,\n"
+                              "NCCL_P2P_DISABLE=1, NCCL_BUFFSIZE=8MiB. Known: " +
+                                  models::NcclEnv::known_keys()
+                            : "NCCL knobs the measurement ran with, KEY=VALUE, repeatable")
+        ->allow_extra_args(false);
+  }
 }
 
 }  // namespace commsim::cli

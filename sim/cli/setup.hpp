@@ -1,6 +1,8 @@
 // What every simulating subcommand loads first: NCCL knobs, parameter set, cost model and topology.
 #pragma once
 
+#include <CLI/CLI.hpp>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,5 +28,18 @@ struct SimSetup {
 std::unique_ptr<SimSetup> load_setup(const std::string& topology, const std::string& gpu,
                                      const std::string& params, const std::string& cost_model,
                                      const std::vector<std::string>& nccl_env);
+
+/// Where the setup flags land (nullptr: the command has no such flag).
+struct SetupFlagTargets {
+  std::string* topology = nullptr;
+  std::string* gpu = nullptr;
+  std::string* params = nullptr;
+  std::string* cost_model = nullptr;
+  std::vector<std::string>* nccl_env = nullptr;
+};
+/// What the setup describes: a machine to simulate (knobs are what-ifs) or the machine a measurement ran on.
+enum class SetupRole { WhatIf, Measured };
+/// Declares --topology (required), --gpu, --params, --cost-model and --nccl-env on `app`, once for every command.
+void add_setup_flags(CLI::App* app, const SetupFlagTargets& to, SetupRole role);
 
 }  // namespace commsim::cli

@@ -294,22 +294,7 @@ void run_workload(const std::string& workload, const SimOptions& o) {
 }
 
 void add_common(CLI::App* app, SimOptions& o) {
-  app->add_option("--topology", o.topology, "Topology: `nvidia-smi topo -m` output or a what-if .toml")
-      ->required();
-  app->add_option("--gpu", o.gpu, "GPU generation (`commsim topo gpus`); default: what the topology says");
-  app->add_option("--params", o.params,
-                  "Parameter set (TOML) over the defaults, e.g. models/params/h200.toml;\ndefault: "
-                  "models/params/nccl-default.toml");
-  std::string models_help = "Cost (transfer) model:";
-  for (const auto& m : models::transfer_models())
-    models_help += "\n  " + std::string(m.name) + ": " + std::string(m.description);
-  app->add_option("--cost-model", o.model, models_help)->capture_default_str();
-  app->add_option(
-         "--nccl-env", o.nccl_env,
-         "NCCL knob as a what-if, repeatable: KEY=VALUE, e.g. NCCL_PROTO=Simple,\nNCCL_P2P_DISABLE=1, "
-         "NCCL_BUFFSIZE=8MiB. Known: " +
-             models::NcclEnv::known_keys())
-      ->allow_extra_args(false);
+  add_setup_flags(app, {&o.topology, &o.gpu, &o.params, &o.model, &o.nccl_env}, SetupRole::WhatIf);
   app->add_option("--min-bytes", o.min_bytes, "Smallest size, with a unit")->capture_default_str();
   app->add_option("--max-bytes", o.max_bytes, "Largest size, with a unit")->capture_default_str();
   app->add_option("--factor", o.factor, "Multiply the size by this between steps")->capture_default_str();

@@ -238,12 +238,7 @@ void add_validate_command(CLI::App& app) {
   v->add_option("--torch", o->torch,
                 "measure/torch outputs (pipeline_1f1b.py, weight_sync_broadcast.py JSON),\nsimulated with "
                 "--framework torch");
-  v->add_option("--topology", o->topology, "Topology of the measured machine")->required();
-  v->add_option("--gpu", o->gpu, "GPU generation, as for simulate");
-  v->add_option("--params", o->params, "Parameter set (TOML) over the defaults");
-  v->add_option("--cost-model", o->model, "Cost (transfer) model (see `commsim simulate p2p --help`)")
-      ->capture_default_str();
-  v->add_option("--nccl-env", o->nccl_env, "NCCL knobs the measurement ran with, KEY=VALUE, repeatable");
+  add_setup_flags(v, {&o->topology, &o->gpu, &o->params, &o->model, &o->nccl_env}, SetupRole::Measured);
   v->add_option(
       "--gpu-map", o->gpu_map,
       "CSV from `nvidia-smi --query-gpu=index,pci.bus_id --format=csv`: maps\nthe logs' PCI bus ids to "

@@ -1,6 +1,8 @@
 // Published multi-node figures (validation/data/published/anchors.toml) against the default parameter set.
 #include <doctest/doctest.h>
 
+#include "commsim/workloads/registry.hpp"
+
 #include <string>
 #include <vector>
 
@@ -70,7 +72,7 @@ TEST_CASE("anchors: predictions fall inside the published multi-node ranges") {
       const double algbw = static_cast<double>(bytes) / seconds / 1e9;
       const double value = metric == "bandwidth"
                                ? algbw
-                               : algbw * models::busbw_factor(workload, static_cast<int>(gpus.size())) / nics;
+                               : algbw * workloads::find_workload(workload).busbw_factor(static_cast<int>(gpus.size())) / nics;
       CAPTURE(size);
       CAPTURE(value);
       CHECK(value >= low);

@@ -44,9 +44,6 @@ inline constexpr EnumNames<CollOp, 5> kCollOpNames{{{CollOp::AllReduce, "all_red
 inline constexpr EnumNames<Algorithm, 2> kAlgorithmNames{
     {{Algorithm::Ring, "Ring"}, {Algorithm::Tree, "Tree"}}};
 const char* coll_op_name(CollOp op);  ///< "all_reduce", as nccl-tests and commsim name them
-/// nccl-tests' bus-bandwidth factor for `workload` (a collective's name, alltoall, sendrecv, p2p) over
-/// `nranks`: 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and alltoall, 1 otherwise.
-double busbw_factor(std::string_view workload, int nranks);
 const char* algorithm_name(Algorithm a);
 
 /// What a model needs to know about one GPU pair (derived from the topology by the simulator).
