@@ -17,6 +17,8 @@ import time
 import torch
 import torch.distributed as dist
 
+from ranks import cuda_rank
+
 
 def calibrate_sleep(device):
     """Cycles of torch.cuda._sleep per microsecond on this GPU, measured with CUDA events."""
@@ -121,10 +123,7 @@ def main():
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
 
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    local = int(os.environ.get("LOCAL_RANK", rank))
-    torch.cuda.set_device(local)
-    device = torch.device("cuda", local)
+    rank, world, local, device = cuda_rank()
     dist.init_process_group("nccl", device_id=device)
     group = dist.group.WORLD
     cyc_per_us = calibrate_sleep(device)

@@ -17,6 +17,8 @@ import time
 import torch
 import torch.distributed as dist
 
+from ranks import cuda_rank
+
 QWEN25_32B = dict(layers=64, hidden=5120, intermediate=27648, heads=40, kv_heads=8, vocab=152064, tied=False,
                   qkv_bias=True)
 
@@ -46,10 +48,7 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    local = int(os.environ.get("LOCAL_RANK", rank))
-    torch.cuda.set_device(local)
-    device = torch.device("cuda", local)
+    rank, world, local, device = cuda_rank()
     shapes = tensor_shapes(QWEN25_32B)
     tensors = [torch.full(s, 0.5 if rank == 0 else 0.0, dtype=torch.bfloat16, device=device) for _, s in shapes]
     params = sum(t.numel() for t in tensors)

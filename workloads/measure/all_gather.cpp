@@ -4,19 +4,11 @@
 #include "gpu/measure_workload.hpp"
 
 namespace commsim::measure {
-namespace {
-
-void issue(IssueContext& ctx) {
-  MeasureDevice& dv = ctx.device;
-  const std::size_t floats = ctx.bytes() / 4;
-  COMMSIM_NCCL_CHECK(
-      ncclAllGather(dv.send, dv.recv, floats / ctx.ranks(), ncclFloat, ctx.comm, dv.stream[0]));
-}
-
-}  // namespace
 
 const MeasureWorkload& measure_workload_all_gather() {
-  static const MeasureWorkload w{"all_gather", &issue};
+  static const MeasureWorkload w{"all_gather", [](IssueContext& c) {
+    COMMSIM_NCCL_CHECK(ncclAllGather(c.device.send, c.device.recv, c.floats() / c.ranks(), ncclFloat, c.comm, c.stream()));
+  }};
   return w;
 }
 

@@ -3,18 +3,11 @@
 #include "gpu/measure_workload.hpp"
 
 namespace commsim::measure {
-namespace {
-
-void issue(IssueContext& ctx) {
-  MeasureDevice& dv = ctx.device;
-  const std::size_t floats = ctx.bytes() / 4;
-  COMMSIM_NCCL_CHECK(ncclAllReduce(dv.send, dv.recv, floats, ncclFloat, ncclSum, ctx.comm, dv.stream[0]));
-}
-
-}  // namespace
 
 const MeasureWorkload& measure_workload_all_reduce() {
-  static const MeasureWorkload w{"all_reduce", &issue};
+  static const MeasureWorkload w{"all_reduce", [](IssueContext& c) {
+    COMMSIM_NCCL_CHECK(ncclAllReduce(c.device.send, c.device.recv, c.floats(), ncclFloat, ncclSum, c.comm, c.stream()));
+  }};
   return w;
 }
 

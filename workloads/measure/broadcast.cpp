@@ -3,19 +3,11 @@
 #include "gpu/measure_workload.hpp"
 
 namespace commsim::measure {
-namespace {
-
-void issue(IssueContext& ctx) {
-  MeasureDevice& dv = ctx.device;
-  const std::size_t floats = ctx.bytes() / 4;
-  COMMSIM_NCCL_CHECK(
-      ncclBroadcast(dv.send, dv.recv, floats, ncclFloat, ctx.root_rank(), ctx.comm, dv.stream[0]));
-}
-
-}  // namespace
 
 const MeasureWorkload& measure_workload_broadcast() {
-  static const MeasureWorkload w{"broadcast", &issue};
+  static const MeasureWorkload w{"broadcast", [](IssueContext& c) {
+    COMMSIM_NCCL_CHECK(ncclBroadcast(c.device.send, c.device.recv, c.floats(), ncclFloat, c.root_rank(), c.comm, c.stream()));
+  }};
   return w;
 }
 

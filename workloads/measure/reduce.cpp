@@ -3,19 +3,12 @@
 #include "gpu/measure_workload.hpp"
 
 namespace commsim::measure {
-namespace {
-
-void issue(IssueContext& ctx) {
-  MeasureDevice& dv = ctx.device;
-  const std::size_t floats = ctx.bytes() / 4;
-  COMMSIM_NCCL_CHECK(
-      ncclReduce(dv.send, dv.recv, floats, ncclFloat, ncclSum, ctx.root_rank(), ctx.comm, dv.stream[0]));
-}
-
-}  // namespace
 
 const MeasureWorkload& measure_workload_reduce() {
-  static const MeasureWorkload w{"reduce", &issue};
+  static const MeasureWorkload w{"reduce", [](IssueContext& c) {
+    COMMSIM_NCCL_CHECK(ncclReduce(c.device.send, c.device.recv, c.floats(), ncclFloat, ncclSum, c.root_rank(), c.comm,
+                                  c.stream()));
+  }};
   return w;
 }
 

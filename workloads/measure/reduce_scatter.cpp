@@ -4,19 +4,12 @@
 #include "gpu/measure_workload.hpp"
 
 namespace commsim::measure {
-namespace {
-
-void issue(IssueContext& ctx) {
-  MeasureDevice& dv = ctx.device;
-  const std::size_t floats = ctx.bytes() / 4;
-  COMMSIM_NCCL_CHECK(
-      ncclReduceScatter(dv.send, dv.recv, floats / ctx.ranks(), ncclFloat, ncclSum, ctx.comm, dv.stream[0]));
-}
-
-}  // namespace
 
 const MeasureWorkload& measure_workload_reduce_scatter() {
-  static const MeasureWorkload w{"reduce_scatter", &issue};
+  static const MeasureWorkload w{"reduce_scatter", [](IssueContext& c) {
+    COMMSIM_NCCL_CHECK(ncclReduceScatter(c.device.send, c.device.recv, c.floats() / c.ranks(), ncclFloat, ncclSum, c.comm,
+                                         c.stream()));
+  }};
   return w;
 }
 

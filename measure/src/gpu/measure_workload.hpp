@@ -44,6 +44,10 @@ struct IssueContext {
   std::size_t bytes() const { return config.bytes; }
   /// The root's rank (config.root is a GPU index): rooted collectives.
   int root_rank() const;
+  /// The configuration's size in 4-byte floats (the collectives move floats, as nccl-tests).
+  std::size_t floats() const { return config.bytes / 4; }
+  /// Stream 0 of this rank's GPU, where one-communicator workloads issue.
+  cudaStream_t stream() const { return device.stream[0]; }
 };
 
 /// commsim-measure's side of one workload.
