@@ -8,16 +8,12 @@ the next). Results (step time per configuration and repetition, plus metadata) g
 atomically. This is the `--framework torch` reference for commsim's pipeline workload.
 """
 import argparse
-import json
-import os
-import socket
-import sys
 import time
 
 import torch
 import torch.distributed as dist
 
-from ranks import cuda_rank
+from ranks import cuda_rank, run_metadata, write_results
 
 
 def calibrate_sleep(device):
@@ -157,15 +153,8 @@ def main():
                             "per_rank_wall_us": [t[1] for t in times]})
     if rank == 0:
         meta = {"tool": "measure/torch/pipeline_1f1b.py", "framework": "torch", "stages": world,
-                "fwd_us": a.fwd_us, "bwd_us": a.bwd_us, "sleep_cycles_per_us": cyc_per_us, "host": socket.gethostname(),
-                "torch": torch.__version__, "nccl": ".".join(map(str, torch.cuda.nccl.version())),
-                "gpu": torch.cuda.get_device_name(device), "command_line": " ".join(sys.argv),
-                "env": {k: v for k, v in os.environ.items() if k.startswith(("NCCL_", "TORCH_", "NVSHMEM_"))},
-                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        tmp = a.out + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump({"metadata": meta, "results": results}, f, indent=1)
-        os.replace(tmp, a.out)
+                "fwd_us": a.fwd_us, "bwd_us": a.bwd_us, "sleep_cycles_per_us": cyc_per_us, **run_metadata(device)}
+        write_results(a.out, meta, results)
     dist.barrier()
     dist.destroy_process_group()
 

@@ -8,16 +8,12 @@ derived from the model's architecture (layers, hidden, intermediate, heads, kv h
 q/k/v biases), the same derivation commsim's model specs use. Results go to --out as JSON, written atomically.
 """
 import argparse
-import json
-import os
-import socket
-import sys
 import time
 
 import torch
 import torch.distributed as dist
 
-from ranks import cuda_rank
+from ranks import cuda_rank, run_metadata, write_results
 
 QWEN25_32B = dict(layers=64, hidden=5120, intermediate=27648, heads=40, kv_heads=8, vocab=152064, tied=False,
                   qkv_bias=True)
@@ -84,15 +80,8 @@ def main():
         meta = {"tool": "measure/torch/weight_sync_broadcast.py", "method": "broadcast", "model": "qwen2.5-32b",
                 "spec": QWEN25_32B, "tensors": len(shapes), "parameters": params, "bytes": params * 2,
                 "dtype": "bfloat16", "ranks": world, "root": 0, "init_process_group_time": init_time,
-                "destroy_group_time": destroy_time, "host": socket.gethostname(), "torch": torch.__version__,
-                "nccl": ".".join(map(str, torch.cuda.nccl.version())), "gpu": torch.cuda.get_device_name(device),
-                "command_line": " ".join(sys.argv),
-                "env": {k: v for k, v in os.environ.items() if k.startswith(("NCCL_", "TORCH_", "NVSHMEM_"))},
-                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        tmp = a.out + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump({"metadata": meta, "results": results}, f, indent=1)
-        os.replace(tmp, a.out)
+                "destroy_group_time": destroy_time, **run_metadata(device)}
+        write_results(a.out, meta, results)
 
 
 if __name__ == "__main__":
