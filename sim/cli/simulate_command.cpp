@@ -267,7 +267,7 @@ void run_workload(const std::string& workload, const SimOptions& o) {
   };
   std::unique_ptr<Progress> progress;
   sim::SimContext ctx{workload, topology, params, runtime, o.topology, o.nccl_env, sizes, framework, o.framework,
-                      o.iterations, o.warmup};
+                      o.iterations, o.warmup, {}, {}, {}, {}, {}};
   ctx.run_raw = run_raw;
   ctx.run = [&](sim::Program p) {
     p.iterations = o.iterations;
@@ -277,9 +277,9 @@ void run_workload(const std::string& workload, const SimOptions& o) {
   };
   ctx.progress_start = [&](std::size_t total) { progress = std::make_unique<Progress>(total); };
   ctx.progress_step = [&] { progress->step(); };
-  ctx.with_setup = [&](const std::string& path, const std::vector<std::string>& env,
+  ctx.with_setup = [&](const std::string& path, const std::vector<std::string>& knobs,
                        const std::function<void(sim::Runtime&)>& body) {
-    const auto other = load_setup(path, o.gpu, o.params, o.model, env);
+    const auto other = load_setup(path, o.gpu, o.params, o.model, knobs);
     sim::Runtime rt(other->topology, *other->model);
     body(rt);
   };

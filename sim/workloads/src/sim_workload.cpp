@@ -82,8 +82,12 @@ std::vector<int> start_sweep(const SimContext& ctx, const WorkloadArgs& args, Re
 
 }  // namespace
 
-void simulate_ring(const SimContext& ctx, const WorkloadArgs& args, ResultTable& table,
-                   Program (*program)(const RowRequest&)) {
+namespace {
+
+/// A size sweep over --gpus: the columns, units and metadata, then `emit(row, busbw factor)` for every size, with
+/// progress. Rows carry every flag, the root and the framework; each workload's program takes what it needs.
+template <typename Emit>
+void sweep_sizes(const SimContext& ctx, const WorkloadArgs& args, ResultTable& table, Emit emit) {
   bool per_gpu = false;
   const std::vector<int> gpus = start_sweep(ctx, args, table, ctx.workload, per_gpu);
   const double factor = workloads::find_workload(ctx.workload).busbw_factor(static_cast<int>(gpus.size()));
@@ -92,13 +96,24 @@ void simulate_ring(const SimContext& ctx, const WorkloadArgs& args, ResultTable&
     RowRequest row;
     row.gpus = gpus;
     row.bytes = bytes;
+    row.root = args.integer("--root");
     row.thread_per_gpu = per_gpu;
+    row.framework = ctx.framework;
     row.args = args;
-    add_transfer_row(table, {}, bytes, ctx.run(program(row)), {static_cast<std::int64_t>(gpus.size())});
-    auto& cells = table.rows.back();
-    cells[3] = std::get<double>(cells[2]) * factor;
+    emit(row, factor);
     ctx.progress_step();
   }
+}
+
+}  // namespace
+
+void simulate_ring(const SimContext& ctx, const WorkloadArgs& args, ResultTable& table,
+                   Program (*program)(const RowRequest&)) {
+  sweep_sizes(ctx, args, table, [&](const RowRequest& row, double factor) {
+    add_transfer_row(table, {}, row.bytes, ctx.run(program(row)), {static_cast<std::int64_t>(row.gpus.size())});
+    auto& cells = table.rows.back();
+    cells[3] = std::get<double>(cells[2]) * factor;
+  });
 }
 
 Program collective_row_program(models::CollOp op, const RowRequest& row) {
@@ -106,29 +121,16 @@ Program collective_row_program(models::CollOp op, const RowRequest& row) {
 }
 
 void simulate_collective(const SimContext& ctx, const WorkloadArgs& args, ResultTable& table, models::CollOp op) {
-  const std::string name = models::coll_op_name(op);
-  bool per_gpu = false;
-  const std::vector<int> gpus = start_sweep(ctx, args, table, name, per_gpu);
-  const int root = args.integer("--root");
-  table.metadata["root"] = root;
-  const double factor = workloads::find_workload(name).busbw_factor(static_cast<int>(gpus.size()));
-  ctx.progress_start(ctx.sizes.size());
-  for (std::uint64_t bytes : ctx.sizes) {
-    RowRequest row;
-    row.gpus = gpus;
-    row.bytes = bytes;
-    row.root = root;
-    row.thread_per_gpu = per_gpu;
-    row.framework = ctx.framework;
+  table.metadata["root"] = args.integer("--root");
+  sweep_sizes(ctx, args, table, [&](const RowRequest& row, double factor) {
     const RunResult r = ctx.run(collective_row_program(op, row));
     const double t_us = static_cast<double>(r.per_iteration) / 1e6;
-    const double algbw = t_us > 0 ? static_cast<double>(bytes) / (t_us * 1e3) : 0.0;
+    const double algbw = t_us > 0 ? static_cast<double>(row.bytes) / (t_us * 1e3) : 0.0;
     const CollectiveRecord c = r.collectives.empty() ? CollectiveRecord{} : r.collectives.front();
-    table.rows.push_back({static_cast<std::int64_t>(bytes), t_us, algbw, algbw * factor,
-                          static_cast<std::int64_t>(gpus.size()), std::string(models::algorithm_name(c.algorithm)),
+    table.rows.push_back({static_cast<std::int64_t>(row.bytes), t_us, algbw, algbw * factor,
+                          static_cast<std::int64_t>(row.gpus.size()), std::string(models::algorithm_name(c.algorithm)),
                           std::string(models::protocol_name(c.protocol)), std::int64_t{c.channels}});
-    ctx.progress_step();
-  }
+  });
 }
 
 std::uint64_t bucket_flag(const WorkloadArgs& args, std::uint64_t fallback) {
