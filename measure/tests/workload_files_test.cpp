@@ -34,5 +34,6 @@ TEST_CASE("measured workloads come in commsim-measure's order, and only measured
     names += (names.empty() ? "" : ",") + w->name;
   }
   CHECK(names ==
-        "p2p,sendrecv,exchange,all_reduce,all_gather,reduce_scatter,alltoall,broadcast,reduce,pipeline,alltoallv");
+        "p2p,sendrecv,exchange,all_reduce,all_gather,reduce_scatter,alltoall,broadcast,reduce,pipeline,"
+        "alltoallv");
 }

@@ -4,13 +4,13 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "setup.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/models/params.hpp"
 #include "commsim/topo/load.hpp"
 #include "commsim/validation/calibrate.hpp"
 #include "commsim/validation/crossval.hpp"
+#include "setup.hpp"
 
 namespace commsim::cli {
 namespace {

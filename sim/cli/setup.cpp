@@ -54,11 +54,11 @@ void add_setup_flags(CLI::App* app, const SetupFlagTargets& to, SetupRole role) 
                             : "GPU generation, as for simulate");
   }
   if (to.params) {
-    app->add_option(
-        "--params", *to.params,
-        what_if ? "Parameter set (TOML) over the defaults, e.g. models/params/h200.toml;\ndefault: "
-                  "models/params/nccl-default.toml"
-                : "Parameter set (TOML) over the defaults");
+    app->add_option("--params", *to.params,
+                    what_if
+                        ? "Parameter set (TOML) over the defaults, e.g. models/params/h200.toml;\ndefault: "
+                          "models/params/nccl-default.toml"
+                        : "Parameter set (TOML) over the defaults");
   }
   if (to.cost_model) {
     std::string models_help = "Cost (transfer) model:";

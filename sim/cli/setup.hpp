@@ -39,7 +39,8 @@ struct SetupFlagTargets {
 };
 /// What the setup describes: a machine to simulate (knobs are what-ifs) or the machine a measurement ran on.
 enum class SetupRole { WhatIf, Measured };
-/// Declares --topology (required), --gpu, --params, --cost-model and --nccl-env on `app`, once for every command.
+/// Declares --topology (required), --gpu, --params, --cost-model and --nccl-env on `app`, once for every
+/// command.
 void add_setup_flags(CLI::App* app, const SetupFlagTargets& to, SetupRole role);
 
 }  // namespace commsim::cli

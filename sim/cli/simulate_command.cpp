@@ -18,7 +18,6 @@
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/models/hardware.hpp"
-#include "commsim/workloads/model_spec.hpp"
 #include "commsim/models/nccl_env.hpp"
 #include "commsim/models/params.hpp"
 #include "commsim/models/transfer.hpp"
@@ -26,9 +25,10 @@
 #include "commsim/sim/schedules.hpp"
 #include "commsim/sim/sim_workload.hpp"
 #include "commsim/sim/workloads.hpp"
-#include "commsim/workloads/cli_flags.hpp"
-#include "commsim/workloads/registry.hpp"
 #include "commsim/topo/load.hpp"
+#include "commsim/workloads/cli_flags.hpp"
+#include "commsim/workloads/model_spec.hpp"
+#include "commsim/workloads/registry.hpp"
 #include "setup.hpp"
 
 namespace commsim::cli {
@@ -266,8 +266,8 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     return r;
   };
   std::unique_ptr<Progress> progress;
-  sim::SimContext ctx{workload, topology, params, runtime, o.topology, o.nccl_env, sizes, framework, o.framework,
-                      o.iterations, o.warmup, {}, {}, {}, {}, {}};
+  sim::SimContext ctx{workload,    topology,     params,   runtime, o.topology, o.nccl_env, sizes, framework,
+                      o.framework, o.iterations, o.warmup, {},      {},         {},         {},    {}};
   ctx.run_raw = run_raw;
   ctx.run = [&](sim::Program p) {
     p.iterations = o.iterations;

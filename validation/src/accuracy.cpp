@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -12,8 +13,8 @@
 #include "commsim/core/text.hpp"
 #include "commsim/sim/schedules.hpp"
 #include "commsim/sim/sim_workload.hpp"
-#include "commsim/workloads/registry.hpp"
 #include "commsim/sim/workloads.hpp"
+#include "commsim/workloads/registry.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -271,24 +272,31 @@ MeasuredRun load_measured(const std::string& dir) {
 namespace {
 
 /// --fwd-us/--bwd-us of a pipeline row: from the row, else the document, else the recorded command line.
+/// The value written after `flag` on the measured run's command line (its "command_line" field), if any.
+std::optional<std::string> command_line_value(const nlohmann::json& doc, const std::string& flag) {
+  const std::string cmd = doc.value("command_line", "");
+  const auto at = cmd.find(flag + " ");
+  if (at == std::string::npos) return std::nullopt;
+  const std::size_t from = at + flag.size() + 1;
+  return cmd.substr(from, cmd.find(' ', from) - from);
+}
+
 double pipeline_flag(const nlohmann::json& doc, const nlohmann::json& row, const char* key, const char* flag,
                      const std::string& file) {
   if (row.contains(key)) return row[key].get<double>();
   if (doc.contains(key)) return doc[key].get<double>();
-  const std::string cmd = doc.value("command_line", "");
-  const auto at = cmd.find(std::string(flag) + " ");
-  if (at == std::string::npos)
+  const std::optional<std::string> value = command_line_value(doc, flag);
+  if (!value)
     throw InputError({file, 1, 1}, std::string("pipeline run without ") + key + " (neither a field nor " +
                                        flag + " on its command line)");
-  return std::atof(cmd.c_str() + at + std::string(flag).size() + 1);
+  return std::atof(value->c_str());
 }
 
-/// The workload's own flags that both tools share (Side::Both), as the measured run had them: a field of the row
-/// or of the run (flag name without "--", '-' as '_'), else the run's command line, else the default.
+/// The workload's own flags that both tools share (Side::Both), as the measured run had them: a field of the
+/// row or of the run (flag name without "--", '-' as '_'), else the run's command line, else the default.
 workloads::WorkloadArgs measured_args(const workloads::WorkloadSpec& spec, const nlohmann::json& doc,
                                       const nlohmann::json& row) {
   workloads::WorkloadArgs args = workloads::WorkloadArgs::defaults(spec, workloads::Side::Simulate);
-  const std::string cmd = doc.value("command_line", "");
   for (const workloads::FlagSpec& f : spec.flags) {
     if (f.side != workloads::Side::Both) continue;
     std::string key = f.name.substr(2);
@@ -297,9 +305,8 @@ workloads::WorkloadArgs measured_args(const workloads::WorkloadSpec& spec, const
     const nlohmann::json* field = row.contains(key) ? &row[key] : doc.contains(key) ? &doc[key] : nullptr;
     if (field) {
       value = field->is_string() ? field->get<std::string>() : field->dump();
-    } else if (const auto at = cmd.find(f.name + " "); at != std::string::npos) {
-      const std::size_t from = at + f.name.size() + 1;
-      value = cmd.substr(from, cmd.find(' ', from) - from);
+    } else if (const std::optional<std::string> given = command_line_value(doc, f.name)) {
+      value = *given;
     } else {
       continue;
     }
@@ -504,8 +511,10 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
     } else if (family == workloads::Family::Pipeline) {
       req.microbatches = row.at("microbatches").get<int>();
       req.chunks = row.value("chunks", 1);
-      req.fwd = static_cast<Picoseconds>(std::llround(pipeline_flag(doc, row, "fwd_us", "--fwd-us", file) * 1e6));
-      req.bwd = static_cast<Picoseconds>(std::llround(pipeline_flag(doc, row, "bwd_us", "--bwd-us", file) * 1e6));
+      req.fwd =
+          static_cast<Picoseconds>(std::llround(pipeline_flag(doc, row, "fwd_us", "--fwd-us", file) * 1e6));
+      req.bwd =
+          static_cast<Picoseconds>(std::llround(pipeline_flag(doc, row, "bwd_us", "--bwd-us", file) * 1e6));
       c.mode += " mb " + std::to_string(req.microbatches) +
                 (req.chunks > 1 ? " v" + std::to_string(req.chunks) : "") + " nccl";
     }

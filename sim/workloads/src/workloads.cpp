@@ -15,7 +15,6 @@
 
 namespace commsim::sim {
 
-
 std::size_t machine_count(const topo::Topology& topology, const std::vector<int>& gpus) {
   std::set<int> nodes;
   for (int g : gpus) nodes.insert(topology.gpus.at(g).node);
@@ -60,7 +59,6 @@ Program grouped_program(const std::vector<int>& gpus, std::vector<KernelSpec> ke
   }
   return p;
 }
-
 
 Program p2p_program(int src, int dst, std::uint64_t bytes) {
   if (src == dst) throw UsageError("--src and --dst are the same GPU");
@@ -126,11 +124,12 @@ Program exchange_program(int a, int b, ExchangeMode mode, std::uint64_t bytes) {
 
 namespace {
 
-std::string cell_text(const ResultTable::Cell& c, bool for_table) {
+/// A cell as the table format prints it (numbers with two decimals).
+std::string cell_text(const ResultTable::Cell& c) {
   if (const auto* i = std::get_if<std::int64_t>(&c)) return std::to_string(*i);
   if (const auto* s = std::get_if<std::string>(&c)) return *s;
   char buf[64];
-  std::snprintf(buf, sizeof buf, for_table ? "%.2f" : "%.6g", std::get<double>(c));
+  std::snprintf(buf, sizeof buf, "%.2f", std::get<double>(c));
   return buf;
 }
 
@@ -139,7 +138,8 @@ std::string cell_text(const ResultTable::Cell& c, bool for_table) {
 std::string ResultTable::to_csv() const {
   std::string out;
   for (const auto& n : notes) out += "# " + n + "\n";
-  CsvWriter w;  // the one CSV writer, default options: "%.6g" numbers as before (issue #15 switches to round-trip)
+  CsvWriter
+      w;  // the one CSV writer, default options: "%.6g" numbers as before (issue #15 switches to round-trip)
   for (const auto& c : columns) w.field(c);
   w.end_row();
   for (const auto& row : rows) {
@@ -160,7 +160,7 @@ std::string ResultTable::to_table() const {
   for (const auto& row : rows) {
     std::vector<std::string> t;
     for (std::size_t i = 0; i < row.size(); ++i) {
-      t.push_back(cell_text(row[i], true));
+      t.push_back(cell_text(row[i]));
       width[i] = std::max(width[i], t.back().size());
     }
     text.push_back(std::move(t));

@@ -23,7 +23,8 @@ struct Config {
   double fwd_us = 0;        ///< pipeline: emulated forward compute per stage and microbatch
   double bwd_us = 0;        ///< pipeline: emulated backward compute
   int chunks = 1;           ///< pipeline: model chunks per stage (> 1: Megatron's interleaved schedule)
-  workloads::WorkloadArgs args{};  ///< the workload's own flags, for workload files that need more than the above
+  workloads::WorkloadArgs
+      args{};  ///< the workload's own flags, for workload files that need more than the above
 
   /// "p2p_cfg0042_s0d1_sz1048576": the NVTX range name without the repetition suffix (its fields by the
   /// workload's family: source and destination, stages and chunks, or the GPU count).

@@ -23,16 +23,16 @@ enum class Family {
 
 /// What the size of a row means.
 enum class SizeMeaning {
-  PerRank,          ///< nccl-tests' size column: each rank's send buffer (all_gather: the gathered output)
-  PerMicrobatch,    ///< activation bytes per microbatch, sent forward and (as gradients) back
-  WholeModel,       ///< the model's bytes (sizes come from the model spec, not a sweep)
+  PerRank,        ///< nccl-tests' size column: each rank's send buffer (all_gather: the gathered output)
+  PerMicrobatch,  ///< activation bytes per microbatch, sent forward and (as gradients) back
+  WholeModel,     ///< the model's bytes (sizes come from the model spec, not a sweep)
 };
 
 /// nccl-tests' bus bandwidth factor (busbw = algbw x factor over n ranks).
 enum class BusBw {
-  One,               ///< 1 (p2p, sendrecv, broadcast, reduce, pipeline)
-  RanksMinusOne,     ///< (n-1)/n (all_gather, reduce_scatter, alltoall)
-  TwiceRanksMinusOne ///< 2(n-1)/n (all_reduce)
+  One,                ///< 1 (p2p, sendrecv, broadcast, reduce, pipeline)
+  RanksMinusOne,      ///< (n-1)/n (all_gather, reduce_scatter, alltoall)
+  TwiceRanksMinusOne  ///< 2(n-1)/n (all_reduce)
 };
 
 /// Which tool declares a flag (they differ only where issue #15 has not unified them yet).
@@ -41,7 +41,7 @@ enum class Side { Both, Simulate, Measure };
 /// A workload-specific command-line flag, declared once here and added to both tools' subcommands.
 struct FlagSpec {
   enum class Kind { Int, Number, Text, TextList, IntList };
-  std::string name;           ///< "--src"
+  std::string name;  ///< "--src"
   Kind kind = Kind::Text;
   std::string help;
   std::string default_value;  ///< printed as the default in --help ("" for none)
@@ -62,10 +62,9 @@ struct WorkloadSpec {
   Family family = Family::Ring;
   SizeMeaning size = SizeMeaning::PerRank;
   BusBw busbw = BusBw::One;
-  bool rooted = false;          ///< takes --root (broadcast, reduce)
-  bool measured = false;        ///< commsim-measure runs it (its twin in workloads/measure/)
-  int measure_order = 0;        ///< where commsim-measure lists it among the measured (ascending)
-  bool single_machine = false;  ///< needs every GPU in one machine (one host thread or copy engines)
+  bool rooted = false;               ///< takes --root (broadcast, reduce)
+  bool measured = false;             ///< commsim-measure runs it (its twin in workloads/measure/)
+  int measure_order = 0;             ///< where commsim-measure lists it among the measured (ascending)
   std::vector<std::string> columns;  ///< the result columns `commsim simulate` prints, in order
   std::vector<FlagSpec> flags;       ///< workload-specific flags (the setup flags are common to all)
 

@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
-#include "commsim/workloads/model_spec.hpp"
 #include "commsim/sim/runtime.hpp"
 #include "commsim/sim/workloads.hpp"
+#include "commsim/workloads/model_spec.hpp"
 
 namespace commsim::sim {
 

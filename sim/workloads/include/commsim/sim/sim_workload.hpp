@@ -21,17 +21,17 @@ using WorkloadArgs = workloads::WorkloadArgs;
 
 /// What `commsim simulate` hands a workload: the loaded setup, the sizes, and how to run programs.
 struct SimContext {
-  std::string workload;                     ///< the registry name being simulated
+  std::string workload;  ///< the registry name being simulated
   const topo::Topology& topology;
   const models::ModelParams& params;
   Runtime& runtime;
-  std::string topology_path;                ///< --topology as given
-  std::vector<std::string> nccl_env;        ///< --nccl-env as given
-  std::vector<std::uint64_t> sizes;         ///< --min-bytes .. --max-bytes by --factor, in bytes
+  std::string topology_path;          ///< --topology as given
+  std::vector<std::string> nccl_env;  ///< --nccl-env as given
+  std::vector<std::uint64_t> sizes;   ///< --min-bytes .. --max-bytes by --factor, in bytes
   Framework framework = Framework::Nccl;
-  std::string framework_name;               ///< --framework as given
-  int iterations = 1;                       ///< --iterations
-  int warmup = 0;                           ///< --warmup
+  std::string framework_name;  ///< --framework as given
+  int iterations = 1;          ///< --iterations
+  int warmup = 0;              ///< --warmup
   /// Runs a program with --iterations/--warmup and the framework's per-call overhead applied.
   std::function<RunResult(Program)> run;
   /// Runs a program exactly as built (its own iterations and warmup).
@@ -47,17 +47,17 @@ struct SimContext {
 
 /// One row to rebuild as a program (a sweep point, or a measured row being validated).
 struct RowRequest {
-  std::vector<int> gpus;       ///< rank order (p2p: src, dst; exchange: the pair)
-  std::uint64_t bytes = 0;     ///< the row's size (WorkloadSpec::size says what it means)
+  std::vector<int> gpus;    ///< rank order (p2p: src, dst; exchange: the pair)
+  std::uint64_t bytes = 0;  ///< the row's size (WorkloadSpec::size says what it means)
   bool thread_per_gpu = false;
-  int root = 0;                ///< root rank (index into gpus)
-  std::string mode;            ///< exchange or pipeline P2P mode
+  int root = 0;      ///< root rank (index into gpus)
+  std::string mode;  ///< exchange or pipeline P2P mode
   Framework framework = Framework::Nccl;
-  int microbatches = 0;        ///< pipeline
-  int chunks = 1;              ///< pipeline: model chunks per stage
-  Picoseconds fwd = 0;         ///< pipeline: forward compute per stage and microbatch
+  int microbatches = 0;  ///< pipeline
+  int chunks = 1;        ///< pipeline: model chunks per stage
+  Picoseconds fwd = 0;   ///< pipeline: forward compute per stage and microbatch
   Picoseconds bwd = 0;
-  WorkloadArgs args;           ///< the workload's own flags (defaults where the row does not say)
+  WorkloadArgs args;  ///< the workload's own flags (defaults where the row does not say)
 };
 
 /// The simulator's side of one workload.
@@ -79,8 +79,8 @@ const SimWorkload& sim_workload(std::string_view name);
 /// single-thread across machines.
 bool thread_per_gpu(const std::string& launch, const topo::Topology& topology, const std::vector<int>& gpus);
 
-/// A transfer row: prefix cells, bytes, time and bandwidths (busbw = algbw), the workload's own cells, then how
-/// NCCL moved the data (transport, protocol, channels).
+/// A transfer row: prefix cells, bytes, time and bandwidths (busbw = algbw), the workload's own cells, then
+/// how NCCL moved the data (transport, protocol, channels).
 void add_transfer_row(ResultTable& table, std::vector<ResultTable::Cell> prefix, std::uint64_t bytes,
                       const RunResult& r, std::vector<ResultTable::Cell> middle);
 
@@ -88,7 +88,8 @@ void add_transfer_row(ResultTable& table, std::vector<ResultTable::Cell> prefix,
 void simulate_ring(const SimContext& ctx, const WorkloadArgs& args, ResultTable& table,
                    Program (*program)(const RowRequest&));
 /// A size sweep of one collective over --gpus (rooted at --root), rows as nccl-tests.
-void simulate_collective(const SimContext& ctx, const WorkloadArgs& args, ResultTable& table, models::CollOp op);
+void simulate_collective(const SimContext& ctx, const WorkloadArgs& args, ResultTable& table,
+                         models::CollOp op);
 /// The program of one collective row.
 Program collective_row_program(models::CollOp op, const RowRequest& row);
 
@@ -108,12 +109,11 @@ const SimWorkload& ring_workload(const char* name) {
 /// The simulator's side of the collective `Op` (nccl-tests <op>_perf as NCCL's tuner runs it).
 template <models::CollOp Op>
 const SimWorkload& collective_workload() {
-  static const SimWorkload w{
-      models::coll_op_name(Op),
-      [](const SimContext& ctx, const WorkloadArgs& args, ResultTable& table) {
-        simulate_collective(ctx, args, table, Op);
-      },
-      [](const RowRequest& row) { return collective_row_program(Op, row); }};
+  static const SimWorkload w{models::coll_op_name(Op),
+                             [](const SimContext& ctx, const WorkloadArgs& args, ResultTable& table) {
+                               simulate_collective(ctx, args, table, Op);
+                             },
+                             [](const RowRequest& row) { return collective_row_program(Op, row); }};
   return w;
 }
 
