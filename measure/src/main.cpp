@@ -81,6 +81,8 @@ struct Options {
   std::string buffers = "ncclmemalloc";
   std::string worker_threads = "persistent";
   std::string nvlink_centric_sched = "on";
+  std::string rotate_buffers = "on";
+  std::string select_device = "when-needed";
   double drift_seconds = 30;
   double thermal_target_c = 0;
   double thermal_timeout_s = 300;
@@ -381,6 +383,8 @@ nlohmann::json settings_metadata(const Options& o, const World& world, Timing ti
           {"buffers", o.buffers},
           {"worker_threads", o.worker_threads},
           {"nvlink_centric_sched", o.nvlink_centric_sched},
+          {"rotate_buffers", o.rotate_buffers},
+          {"select_device", o.select_device},
           {"processes", world.size()},
           {"seed", o.seed},
           {"reps", o.reps},
@@ -471,6 +475,8 @@ RunnerOptions runner_options(const Options& o, const Plan& plan) {
   ro.nccl_mem_alloc = o.buffers == "ncclmemalloc";
   ro.persistent_threads = o.worker_threads == "persistent";
   ro.nvlink_centric_sched = o.nvlink_centric_sched == "on";
+  ro.rotate_buffers = o.rotate_buffers == "on";
+  ro.select_device_per_call = o.select_device == "per-call";
   const MeasureWorkload& w = measure_workload(o.workload);
   for (const Config& c : plan.configs)
     ro.max_bytes = std::max<std::uint64_t>(ro.max_bytes, w.buffer_bytes ? w.buffer_bytes(c) : c.bytes);
@@ -674,6 +680,16 @@ void add_common_flags(CLI::App* sub, Options& o) {
   sub->add_option("--nvlink-centric-sched", o.nvlink_centric_sched,
                   "on: communicators with NCCL's nvlinkCentricSched = 1, as nccl-tests (NCCL >= 2.28)")
       ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  sub->add_option("--rotate-buffers", o.rotate_buffers,
+                  "on: iteration i uses the buffers SIZE x (i mod (largest/SIZE)) bytes in, as nccl-tests shifts\n"
+                  "them to avoid cache effects; off: every iteration the same bytes (L2-resident up to ~50 MB)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  sub->add_option("--select-device", o.select_device,
+                  "single-thread launch: when-needed (cudaSetDevice only before events and kernels, as nccl-tests\n"
+                  "-g N never calls it) or per-call (before every GPU's NCCL calls, as before issue 18)")
+      ->check(CLI::IsMember({"when-needed", "per-call"}))
       ->capture_default_str();
   sub->add_option("--drift-seconds", o.drift_seconds,
                   "GPU-vs-CPU clock drift window at start and end (0: skip)")

@@ -188,10 +188,13 @@ std::vector<std::uint64_t> collective_sizes(const std::string& workload, std::ve
   const bool per_rank = spec.busbw == workloads::BusBw::RanksMinusOne;
   if (spec.family != Family::Collective && !per_rank)
     return sizes;  // bytes: p2p, sendrecv, exchange, pipeline
-  const std::uint64_t unit = 4 * (per_rank ? std::max<std::size_t>(ranks, 1) : 1);
+  const std::uint64_t n = std::max<std::size_t>(ranks, 1);
   std::vector<std::uint64_t> out;
   for (std::uint64_t b : sizes) {
-    b -= b % unit;
+    const std::uint64_t floats = b / 4;
+    // nccl-tests (alltoall.cu, all_gather.cu, reduce_scatter.cu): each rank's piece is (count / nranks)
+    // rounded down to a multiple of 16 bytes (4 floats).
+    b = per_rank ? ((floats / n) & ~std::uint64_t{3}) * n * 4 : floats * 4;
     if (b > 0 && std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
   }
   return out;

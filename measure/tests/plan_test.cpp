@@ -102,15 +102,19 @@ TEST_CASE("plan: a pipeline is activation sizes x microbatch counts x modes over
   CHECK_THROWS_AS(plan_configs(o), UsageError);
 }
 
-TEST_CASE("collective_sizes: rounded down to whole floats per rank, as nccl-tests sizes them") {
-  const std::vector<std::uint64_t> sizes = {8, 16, 1024, 1073741824};
-  // 3 ranks: all_gather/alltoall need 12-byte multiples; 8 B rounds to 0 and is dropped.
-  CHECK(collective_sizes("alltoall", sizes, 3) == std::vector<std::uint64_t>{12, 1020, 1073741820});
-  CHECK(collective_sizes("all_gather", sizes, 4) == std::vector<std::uint64_t>{16, 1024, 1073741824});
+TEST_CASE("collective_sizes: rounded down to 16-byte pieces per rank, as nccl-tests sizes them") {
+  const std::vector<std::uint64_t> sizes = {8, 16, 128, 1024, 2048, 536870912, 1073741824};
+  // 3 ranks: each rank's piece is a multiple of 16 B (nccl-tests printed 96, 2016 and 536870880 on the
+  // 3-GPU alltoall of validation/data/h200x4/agreement); 8 and 16 B round to 0 and are dropped.
+  CHECK(collective_sizes("alltoall", sizes, 3) ==
+        std::vector<std::uint64_t>{96, 1008, 2016, 536870880, 1073741808});
+  // 4 ranks: a multiple of 64 B.
+  CHECK(collective_sizes("all_gather", sizes, 4) ==
+        std::vector<std::uint64_t>{128, 1024, 2048, 536870912, 1073741824});
   // all_reduce needs whole floats only.
   CHECK(collective_sizes("all_reduce", {2, 8, 10}, 3) == std::vector<std::uint64_t>{8});
   // Byte workloads keep every size.
   CHECK(collective_sizes("sendrecv", {1, 3}, 3) == std::vector<std::uint64_t>{1, 3});
   // Two sizes that round to the same value are kept once.
-  CHECK(collective_sizes("reduce_scatter", {12, 13, 14}, 3) == std::vector<std::uint64_t>{12});
+  CHECK(collective_sizes("reduce_scatter", {48, 52, 56}, 3) == std::vector<std::uint64_t>{48});
 }

@@ -7,7 +7,7 @@ namespace commsim::measure {
 
 const MeasureWorkload& measure_workload_all_gather() {
   static const MeasureWorkload w{"all_gather", [](IssueContext& c) {
-    COMMSIM_NCCL_CHECK(ncclAllGather(c.device.send, c.device.recv, c.floats() / c.ranks(), ncclFloat, c.comm, c.stream()));
+    COMMSIM_NCCL_CHECK(ncclAllGather(c.send(), c.recv(), c.floats() / c.ranks(), ncclFloat, c.comm, c.stream()));
   }};
   return w;
 }

@@ -6,7 +6,7 @@ namespace commsim::measure {
 
 const MeasureWorkload& measure_workload_all_reduce() {
   static const MeasureWorkload w{"all_reduce", [](IssueContext& c) {
-    COMMSIM_NCCL_CHECK(ncclAllReduce(c.device.send, c.device.recv, c.floats(), ncclFloat, ncclSum, c.comm, c.stream()));
+    COMMSIM_NCCL_CHECK(ncclAllReduce(c.send(), c.recv(), c.floats(), ncclFloat, ncclSum, c.comm, c.stream()));
   }};
   return w;
 }

@@ -14,8 +14,8 @@ void issue(IssueContext& ctx) {
   const std::size_t per = floats / n;
   COMMSIM_NCCL_CHECK(ncclGroupStart());
   for (int p = 0; p < n; ++p) {
-    COMMSIM_NCCL_CHECK(ncclSend(static_cast<float*>(dv.send) + p * per, per, ncclFloat, p, ctx.comm, s0));
-    COMMSIM_NCCL_CHECK(ncclRecv(static_cast<float*>(dv.recv) + p * per, per, ncclFloat, p, ctx.comm, s0));
+    COMMSIM_NCCL_CHECK(ncclSend(static_cast<float*>(ctx.send()) + p * per, per, ncclFloat, p, ctx.comm, s0));
+    COMMSIM_NCCL_CHECK(ncclRecv(static_cast<float*>(ctx.recv()) + p * per, per, ncclFloat, p, ctx.comm, s0));
   }
   COMMSIM_NCCL_CHECK(ncclGroupEnd());
 }

@@ -6,7 +6,7 @@ namespace commsim::measure {
 
 const MeasureWorkload& measure_workload_broadcast() {
   static const MeasureWorkload w{"broadcast", [](IssueContext& c) {
-    COMMSIM_NCCL_CHECK(ncclBroadcast(c.device.send, c.device.recv, c.floats(), ncclFloat, c.root_rank(), c.comm, c.stream()));
+    COMMSIM_NCCL_CHECK(ncclBroadcast(c.send(), c.recv(), c.floats(), ncclFloat, c.root_rank(), c.comm, c.stream()));
   }};
   return w;
 }

@@ -16,11 +16,11 @@ void issue(IssueContext& ctx) {
   if (mode == "sequential") {
     // Same stream and communicator; rank 0 sends first, rank 1 receives first.
     if (r == 0) {
-      COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, peer, comm, s0));
-      COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, peer, comm, s0));
+      COMMSIM_NCCL_CHECK(ncclSend(ctx.send(), bytes, ncclInt8, peer, comm, s0));
+      COMMSIM_NCCL_CHECK(ncclRecv(ctx.recv(), bytes, ncclInt8, peer, comm, s0));
     } else {
-      COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, peer, comm, s0));
-      COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, peer, comm, s0));
+      COMMSIM_NCCL_CHECK(ncclRecv(ctx.recv(), bytes, ncclInt8, peer, comm, s0));
+      COMMSIM_NCCL_CHECK(ncclSend(ctx.send(), bytes, ncclInt8, peer, comm, s0));
     }
   } else if (mode == "overlapped") {
     // Separate communicators and streams: rank 0 sends on (comm, stream 0) and receives on (comm1, stream 1).
@@ -28,18 +28,18 @@ void issue(IssueContext& ctx) {
     COMMSIM_CUDA_CHECK(cudaEventRecord(dv.join, s0));
     COMMSIM_CUDA_CHECK(cudaStreamWaitEvent(s1, dv.join, 0));
     if (r == 0) {
-      COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, peer, comm, s0));
-      COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, peer, ctx.comm1, s1));
+      COMMSIM_NCCL_CHECK(ncclSend(ctx.send(), bytes, ncclInt8, peer, comm, s0));
+      COMMSIM_NCCL_CHECK(ncclRecv(ctx.recv(), bytes, ncclInt8, peer, ctx.comm1, s1));
     } else {
-      COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, peer, comm, s0));
-      COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, peer, ctx.comm1, s1));
+      COMMSIM_NCCL_CHECK(ncclRecv(ctx.recv(), bytes, ncclInt8, peer, comm, s0));
+      COMMSIM_NCCL_CHECK(ncclSend(ctx.send(), bytes, ncclInt8, peer, ctx.comm1, s1));
     }
     COMMSIM_CUDA_CHECK(cudaEventRecord(dv.join, s1));
     COMMSIM_CUDA_CHECK(cudaStreamWaitEvent(s0, dv.join, 0));
   } else {
     COMMSIM_NCCL_CHECK(ncclGroupStart());
-    COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, peer, comm, s0));
-    COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, peer, comm, s0));
+    COMMSIM_NCCL_CHECK(ncclSend(ctx.send(), bytes, ncclInt8, peer, comm, s0));
+    COMMSIM_NCCL_CHECK(ncclRecv(ctx.recv(), bytes, ncclInt8, peer, comm, s0));
     COMMSIM_NCCL_CHECK(ncclGroupEnd());
   }
 }

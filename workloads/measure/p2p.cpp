@@ -8,8 +8,8 @@ namespace {
 void issue(IssueContext& ctx) {
   MeasureDevice& dv = ctx.device;
   cudaStream_t s0 = dv.stream[0];
-  if (ctx.rank == 0) COMMSIM_NCCL_CHECK(ncclSend(dv.send, ctx.bytes(), ncclInt8, 1, ctx.comm, s0));
-  if (ctx.rank == 1) COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, ctx.bytes(), ncclInt8, 0, ctx.comm, s0));
+  if (ctx.rank == 0) COMMSIM_NCCL_CHECK(ncclSend(ctx.send(), ctx.bytes(), ncclInt8, 1, ctx.comm, s0));
+  if (ctx.rank == 1) COMMSIM_NCCL_CHECK(ncclRecv(ctx.recv(), ctx.bytes(), ncclInt8, 0, ctx.comm, s0));
 }
 
 }  // namespace

@@ -6,7 +6,7 @@ namespace commsim::measure {
 
 const MeasureWorkload& measure_workload_reduce() {
   static const MeasureWorkload w{"reduce", [](IssueContext& c) {
-    COMMSIM_NCCL_CHECK(ncclReduce(c.device.send, c.device.recv, c.floats(), ncclFloat, ncclSum, c.root_rank(), c.comm,
+    COMMSIM_NCCL_CHECK(ncclReduce(c.send(), c.recv(), c.floats(), ncclFloat, ncclSum, c.root_rank(), c.comm,
                                   c.stream()));
   }};
   return w;

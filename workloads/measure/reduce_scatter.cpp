@@ -7,7 +7,7 @@ namespace commsim::measure {
 
 const MeasureWorkload& measure_workload_reduce_scatter() {
   static const MeasureWorkload w{"reduce_scatter", [](IssueContext& c) {
-    COMMSIM_NCCL_CHECK(ncclReduceScatter(c.device.send, c.device.recv, c.floats() / c.ranks(), ncclFloat, ncclSum, c.comm,
+    COMMSIM_NCCL_CHECK(ncclReduceScatter(c.send(), c.recv(), c.floats() / c.ranks(), ncclFloat, ncclSum, c.comm,
                                          c.stream()));
   }};
   return w;

@@ -13,8 +13,8 @@ void issue(IssueContext& ctx) {
   const int n = ctx.ranks();
   const std::size_t bytes = ctx.bytes();
   COMMSIM_NCCL_CHECK(ncclGroupStart());
-  COMMSIM_NCCL_CHECK(ncclSend(dv.send, bytes, ncclInt8, (r + 1) % n, ctx.comm, s0));
-  COMMSIM_NCCL_CHECK(ncclRecv(dv.recv, bytes, ncclInt8, (r + n - 1) % n, ctx.comm, s0));
+  COMMSIM_NCCL_CHECK(ncclSend(ctx.send(), bytes, ncclInt8, (r + 1) % n, ctx.comm, s0));
+  COMMSIM_NCCL_CHECK(ncclRecv(ctx.recv(), bytes, ncclInt8, (r + n - 1) % n, ctx.comm, s0));
   COMMSIM_NCCL_CHECK(ncclGroupEnd());
 }
 

@@ -37,6 +37,7 @@ struct IssueContext {
   ncclComm_t comm = nullptr;   ///< this rank's communicator over config.gpus (stream 0's)
   ncclComm_t comm1 = nullptr;  ///< a second communicator over the same GPUs for mode overlapped, else nullptr
   bool record = false;         ///< record the compute kernels' events of this iteration (pipeline timelines)
+  std::uint64_t shift = 0;     ///< bytes into the buffers where this iteration's data starts (nccl-tests' rotation)
 
   /// The number of ranks (config.gpus.size()).
   int ranks() const { return static_cast<int>(config.gpus.size()); }
@@ -46,6 +47,10 @@ struct IssueContext {
   int root_rank() const;
   /// The configuration's size in 4-byte floats (the collectives move floats, as nccl-tests).
   std::size_t floats() const { return config.bytes / 4; }
+  /// This iteration's send buffer: the device's, `shift` bytes in.
+  void* send() const { return static_cast<char*>(device.send) + shift; }
+  /// This iteration's receive buffer: the device's, `shift` bytes in.
+  void* recv() const { return static_cast<char*>(device.recv) + shift; }
   /// Stream 0 of this rank's GPU, where one-communicator workloads issue.
   cudaStream_t stream() const { return device.stream[0]; }
 };

@@ -30,6 +30,12 @@ struct RunnerOptions {
   double timeout_s = 60;       ///< watchdog: a repetition taking longer is aborted and reported as failed
   bool single_thread = false;  ///< --launch single-thread: one host thread drives every GPU (nccl-tests -g N)
   std::uint64_t max_bytes = 0;  ///< buffer size per GPU and direction
+  /// Shift the buffers by the size every iteration, as nccl-tests' startColl does ("avoid cache effects"):
+  /// iteration i uses offset bytes * (i % (max_bytes / bytes)) of the send and receive buffers (--rotate-buffers)
+  bool rotate_buffers = true;
+  /// Single-thread launch: cudaSetDevice before each GPU's NCCL calls (--select-device per-call); nccl-tests
+  /// never does (NCCL switches devices itself), so the default is only where a kernel or event needs it
+  bool select_device_per_call = false;
 };
 
 /// GPUs are named by their global index (the index in `Config::gpus`): the CUDA device index in the
@@ -49,7 +55,7 @@ class Runner {
   /// Issues one iteration of `c` by workload `w` for rank `r` (device c.gpus[r]); both streams end joined
   /// into stream 0.
   void issue(const MeasureWorkload& w, const Config& c, int r, const std::vector<ncclComm_t>& comm0,
-             const std::vector<ncclComm_t>* comm1, bool record = false);
+             const std::vector<ncclComm_t>* comm1, bool record = false, std::uint64_t shift = 0);
 
   const World& world_;
   RunnerOptions o_;
