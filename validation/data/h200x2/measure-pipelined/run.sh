@@ -16,3 +16,5 @@ PIPE="pipeline --gpus all --activation-bytes 4MiB,64MiB --microbatches 8 --mode 
 run pipeline_per_op $PIPE --timing per-op
 run pipeline_per_iteration $PIPE --timing per-iteration
 echo "measure-pipelined done in $(( $(date +%s) - T0 )) s"
+# Start vm-20261122T203226Z (session 6, commsim-measure with --rotate-buffers on, the default since then) ran this
+# script unchanged on the nvidia-h200-x2 lease, /tmp/mp renamed to the start's name.
