@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "commsim/core/error.hpp"
@@ -38,7 +39,9 @@ std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max
   // Count the steps first: a factor barely above 1 would otherwise loop for hours on sizes that round alike.
   const double steps = std::log(static_cast<double>(max_bytes) / static_cast<double>(min_bytes)) / std::log(factor);
   if (!(steps <= static_cast<double>(kMaxSweepSteps))) {
-    throw UsageError("--factor " + std::to_string(factor) + " from " + format_size(min_bytes) + " to " +
+    char text[32];
+    std::snprintf(text, sizeof text, "%.12g", factor);
+    throw UsageError("--factor " + std::string(text) + " from " + format_size(min_bytes) + " to " +
                      format_size(max_bytes) + " takes more than " + std::to_string(kMaxSweepSteps) +
                      " steps; raise --factor");
   }
