@@ -270,11 +270,50 @@ void with_band(std::vector<Comparison>& rows, const models::ModelParams& params)
   }
 }
 
+namespace {
+
+/// The metadata the reports show (measured_metadata) must have the types they read: GPUs and NVML summaries
+/// are objects whose numbers are numbers and whose names are strings.
+void check_report_metadata(const JsonValue& doc) {
+  auto optional_number = [](const JsonValue& o, const char* key) {
+    if (o.has(key) && !o.at(key).raw().is_null()) o.at(key).number(-2147483647.0, 2147483647.0);
+  };
+  auto optional_text = [](const JsonValue& o, const char* key) {
+    if (o.has(key) && !o.at(key).raw().is_null()) o.at(key).text();
+  };
+  if (doc.has("gpus") && doc.at("gpus").raw().is_array()) {
+    for (const JsonValue& g : doc.at("gpus").items(static_cast<std::size_t>(kMaxGpus))) {
+      if (!g.is_object()) g.fail("expected an object describing one GPU, found " + std::string(g.raw().type_name()));
+      optional_number(g, "index");
+      optional_text(g, "name");
+      optional_text(g, "pci_bus_id");
+    }
+  }
+  if (doc.has("nvml_summary") && doc.at("nvml_summary").raw().is_array()) {
+    for (const JsonValue& g : doc.at("nvml_summary").items(static_cast<std::size_t>(kMaxGpus))) {
+      if (!g.is_object()) g.fail("expected an object, found " + std::string(g.raw().type_name()));
+      optional_number(g, "gpu");
+      optional_number(g, "throttle_reasons_seen");
+      for (const char* key : {"temperature_c", "sm_clock_mhz", "power_w"}) {
+        if (!g.has(key)) continue;
+        const JsonValue r = g.at(key);
+        if (!r.is_object()) r.fail("expected an object with min and max, found " + std::string(r.raw().type_name()));
+        optional_number(r, "min");
+        optional_number(r, "max");
+      }
+    }
+  }
+  if (doc.has("command_line") && !doc.at("command_line").raw().is_null()) doc.at("command_line").text();
+}
+
+}  // namespace
+
 MeasuredRun load_measured(const std::string& dir) {
   MeasuredRun run{dir, dir + "/results.json", {}};
   run.doc = parse_json_file_text(read_file(run.file), run.file, "commsim-measure results JSON");
   const auto& doc = run.doc;
   if (!doc.is_object()) JsonValue(doc, run.file).fail("expected a commsim-measure results object");
+  check_report_metadata(JsonValue(doc, run.file));
   if (doc.contains("schema") && doc["schema"] == "commsim.weight_sync/1") {
     if (!doc.contains("metrics") || !doc.contains("method") || !doc.contains("model"))
       throw InputError({run.file, 1, 1}, "incomplete commsim-measure weight-sync output");
@@ -293,7 +332,9 @@ namespace {
 /// --fwd-us/--bwd-us of a pipeline row: from the row, else the document, else the recorded command line.
 /// The value written after `flag` on the measured run's command line (its "command_line" field), if any.
 std::optional<std::string> command_line_value(const nlohmann::json& doc, const std::string& flag) {
-  const std::string cmd = doc.value("command_line", "");
+  const std::string cmd = doc.contains("command_line") && doc["command_line"].is_string()
+                              ? doc["command_line"].get<std::string>()
+                              : std::string();
   const auto at = cmd.find(flag + " ");
   if (at == std::string::npos) return std::nullopt;
   const std::size_t from = at + flag.size() + 1;
@@ -537,13 +578,15 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
                                          int warmup) {
   const std::string& file = run.file;
   const JsonValue doc(run.doc, file);
-  if (run.doc.value("schema", "") == "commsim.weight_sync/1") return compare_weight_sync(run, runtime);
+  if (run.doc.is_object() && run.doc.contains("schema") && run.doc["schema"] == "commsim.weight_sync/1")
+    return compare_weight_sync(run, runtime);
   std::string launch = "thread-per-gpu";
   if (const auto v = doc.find("launch")) {
     launch = v->text();
-    if (launch != "thread-per-gpu" && launch != "single-thread")
-      v->fail("unknown launch '" + launch + "' (known: thread-per-gpu, single-thread)");
+    if (launch != "thread-per-gpu" && launch != "single-thread" && launch != "mpi")
+      v->fail("unknown launch '" + launch + "' (known: thread-per-gpu, single-thread, mpi)");
   }
+  // A rank per process (mpi) is simulated as one host thread driving the GPUs, as before launches were checked.
   const bool thread_per_gpu = launch == "thread-per-gpu";
   // Runs from before --timing existed put a CUDA event between iterations: per-iteration.
   const std::string run_timing = doc.has("timing") ? doc.at("timing").text() : "per-iteration";
