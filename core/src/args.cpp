@@ -3,9 +3,11 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "commsim/core/error.hpp"
+#include "commsim/core/limits.hpp"
 #include "commsim/core/units.hpp"
 
 namespace commsim {
@@ -18,6 +20,11 @@ std::uint64_t parse_size_flag(const std::string& flag, const std::string& value)
     throw UsageError(flag + " " + value + ": " + e.what());
   }
   if (v == 0) throw UsageError(flag + " " + value + ": a size must be at least 1B");
+  try {
+    check_size(v, "the size");
+  } catch (const ValueError& e) {
+    throw UsageError(flag + " " + value + ": " + e.what());
+  }
   return v;
 }
 
@@ -25,6 +32,19 @@ std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max
   if (min_bytes == 0) throw UsageError("--min-bytes must be at least 1B");
   if (max_bytes < min_bytes) throw UsageError("--max-bytes is smaller than --min-bytes");
   if (!(factor > 1.0) || !std::isfinite(factor)) throw UsageError("--factor must be a number greater than 1");
+  if (max_bytes > kMaxBytes) {
+    throw UsageError("--max-bytes " + std::to_string(max_bytes) + " B is larger than the largest size commsim " +
+                     "simulates (" + format_size(kMaxBytes) + ")");
+  }
+  // Count the steps first: a factor barely above 1 would otherwise loop for hours on sizes that round alike.
+  const double steps = std::log(static_cast<double>(max_bytes) / static_cast<double>(min_bytes)) / std::log(factor);
+  if (!(steps <= static_cast<double>(kMaxSweepSteps))) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.12g", factor);
+    throw UsageError("--factor " + std::string(text) + " from " + format_size(min_bytes) + " to " +
+                     format_size(max_bytes) + " takes more than " + std::to_string(kMaxSweepSteps) +
+                     " steps; raise --factor");
+  }
   std::vector<std::uint64_t> out;
   double s = static_cast<double>(min_bytes);
   while (s <= static_cast<double>(max_bytes) * (1 + 1e-12)) {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "commsim/core/error.hpp"
+#include "commsim/core/limits.hpp"
 
 namespace commsim {
 namespace {
@@ -116,6 +117,7 @@ std::uint64_t parse_size(std::string_view text) {
 double parse_bandwidth(std::string_view text) {
   const double bps = parse_quantity(text, kBandwidthUnits, "bandwidth");
   if (bps <= 0) throw ValueError("bandwidth '" + std::string(trim(text)) + "' must be positive");
+  check_bandwidth(bps, "bandwidth '" + std::string(trim(text)) + "' =");
   return bps;
 }
 

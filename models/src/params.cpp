@@ -7,6 +7,7 @@
 
 #include "commsim/core/embedded.hpp"
 #include "commsim/core/error.hpp"
+#include "commsim/core/limits.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/core/toml_fields.hpp"
 
@@ -204,9 +205,13 @@ ModelParams ModelParams::parse(std::string_view toml_text, const std::string& fi
       if (!field) sf.fail(name, "unknown key; valid keys in [" + key + "]: " + valid);
       double value = 0;
       switch (field->kind) {
-        case Kind::Size:
-          value = static_cast<double>(*sf.size(name));
+        case Kind::Size: {
+          const std::uint64_t bytes = *sf.size(name);
+          if (bytes > kMaxBytes)
+            sf.fail(name, "larger than the largest size commsim simulates (" + format_size(kMaxBytes) + ")");
+          value = static_cast<double>(bytes);
           break;
+        }
         case Kind::Bandwidth:
           value = *sf.bandwidth(name);
           break;

@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "commsim/core/error.hpp"
+#include "commsim/core/limits.hpp"
 #include "commsim/core/text.hpp"
 
 namespace commsim::topo {
@@ -33,6 +34,7 @@ int NvlinkGpuStatus::active_links() const {
 }
 
 NvlinkStatus parse_nvlink_status(std::string_view text, const std::string& file) {
+  text = strip_utf8_bom(text);  // a byte-order mark (Windows editors) is accepted
   require_text(text, file, kWhat);
   NvlinkStatus out;
   out.file = file;

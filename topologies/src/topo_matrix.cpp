@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "commsim/core/limits.hpp"
 #include "commsim/core/text.hpp"
 
 namespace commsim::topo {
@@ -235,6 +236,7 @@ int TopoMatrix::gpu_count() const {
 }
 
 bool looks_like_topo_matrix(std::string_view text) {
+  text = strip_utf8_bom(text);  // a byte-order mark (Windows editors) is accepted
   for (const Line& l : split_lines(text.substr(0, std::min<std::size_t>(text.size(), 1 << 16)))) {
     std::string stripped;  // without ESC[..m sequences
     for (std::size_t i = 0; i < l.text.size(); ++i) {
@@ -260,6 +262,7 @@ bool looks_like_topo_matrix(std::string_view text) {
 }
 
 TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
+  text = strip_utf8_bom(text);  // a byte-order mark (Windows editors) is accepted
   require_text(text, file, kWhat);
   const std::vector<Line> raw = split_lines(text);
   std::vector<CleanLine> lines;

@@ -10,10 +10,12 @@
 
 #include "commsim/core/enum_names.hpp"
 #include "commsim/core/error.hpp"
+#include "commsim/core/limits.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/sim/schedules.hpp"
 #include "commsim/sim/sim_workload.hpp"
 #include "commsim/sim/workloads.hpp"
+#include "commsim/validation/json_reader.hpp"
 #include "commsim/workloads/registry.hpp"
 
 #include <nlohmann/json.hpp>
@@ -113,7 +115,9 @@ std::string Comparison::label() const {
 }
 
 GpuMap GpuMap::from_csv(const std::string& path) {
-  const std::string text = read_file(path);
+  const std::string content = read_file(path);
+  const std::string_view text = strip_utf8_bom(content);
+  require_text(text, path, "a GPU map CSV (nvidia-smi --query-gpu=index,pci.bus_id --format=csv)");
   GpuMap m;
   int bus_col = -1, index_col = -1;
   for (const Line& l : split_lines(text)) {
@@ -129,8 +133,13 @@ GpuMap GpuMap::from_csv(const std::string& path) {
       continue;
     }
     if (cells.size() <= static_cast<std::size_t>(std::max(bus_col, index_col))) continue;
-    const int idx = std::atoi(cells[index_col].c_str());
-    if (idx < 0 || idx > 4096) throw InputError({path, l.number, 1}, "bad GPU index");
+    const auto index = parse_integer(cells[static_cast<std::size_t>(index_col)], 0, kMaxGpus - 1);
+    if (!index)
+      throw InputError({path, l.number, 1}, "bad GPU index '" + cells[static_cast<std::size_t>(index_col)] + "' (expected 0 to " +
+                                                std::to_string(kMaxGpus - 1) + ")");
+    const int idx = static_cast<int>(*index);
+    if (static_cast<std::size_t>(idx) < m.bus_ids.size() && !m.bus_ids[static_cast<std::size_t>(idx)].empty())
+      throw InputError({path, l.number, 1}, "GPU index " + std::to_string(idx) + " is listed twice");
     if (m.bus_ids.size() <= static_cast<std::size_t>(idx)) m.bus_ids.resize(idx + 1);
     m.bus_ids[idx] = normalize_bus(cells[bus_col]);
   }
@@ -165,12 +174,25 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
     std::vector<int> gpus;
     for (const NcclTestsDevice& d : r.devices) gpus.push_back(map.gpu_of(d, where));
     if (gpus.empty()) throw InputError({r.file, r.line, 1}, "nccl-tests run lists no devices");
+    const std::int64_t per_process = std::int64_t{r.nthreads} * r.ngpus;
+    if (static_cast<std::int64_t>(gpus.size()) % per_process != 0) {
+      throw InputError({r.file, r.line, 1},
+                       "the run lists " + std::to_string(gpus.size()) + " device(s) but ran nThread " +
+                           std::to_string(r.nthreads) + " x nGpus " + std::to_string(r.ngpus) +
+                           " GPUs per process: commsim cannot tell which GPUs it used (list the run in a "
+                           "--manifest, or give its text log)");
+    }
     for (int g : gpus) {
       if (g < 0 || g >= n_gpus) {
         throw InputError({r.file, r.line, 1}, "the run used GPU " + std::to_string(g) +
                                                   " but the topology has " + std::to_string(n_gpus) +
                                                   " GPUs (mismatched topology?)");
       }
+    }
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+      if (std::find(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(i), gpus[i]) !=
+          gpus.begin() + static_cast<std::ptrdiff_t>(i))
+        throw InputError({r.file, r.line, 1}, "two ranks of the run map to GPU " + std::to_string(gpus[i]));
     }
     for (std::size_t i = 0; i < gpus.size(); ++i) {
       check_device_model(r.devices[i], runtime.topology().gpus[static_cast<std::size_t>(gpus[i])].model,
@@ -248,14 +270,50 @@ void with_band(std::vector<Comparison>& rows, const models::ModelParams& params)
   }
 }
 
+namespace {
+
+/// The metadata the reports show (measured_metadata) must have the types they read: GPUs and NVML summaries
+/// are objects whose numbers are numbers and whose names are strings.
+void check_report_metadata(const JsonValue& doc) {
+  auto optional_number = [](const JsonValue& o, const char* key) {
+    if (o.has(key) && !o.at(key).raw().is_null()) o.at(key).number(-2147483647.0, 2147483647.0);
+  };
+  auto optional_text = [](const JsonValue& o, const char* key) {
+    if (o.has(key) && !o.at(key).raw().is_null()) o.at(key).text();
+  };
+  if (doc.has("gpus") && doc.at("gpus").raw().is_array()) {
+    for (const JsonValue& g : doc.at("gpus").items(static_cast<std::size_t>(kMaxGpus))) {
+      if (!g.is_object()) g.fail("expected an object describing one GPU, found " + std::string(g.raw().type_name()));
+      optional_number(g, "index");
+      optional_text(g, "name");
+      optional_text(g, "pci_bus_id");
+    }
+  }
+  if (doc.has("nvml_summary") && doc.at("nvml_summary").raw().is_array()) {
+    for (const JsonValue& g : doc.at("nvml_summary").items(static_cast<std::size_t>(kMaxGpus))) {
+      if (!g.is_object()) g.fail("expected an object, found " + std::string(g.raw().type_name()));
+      optional_number(g, "gpu");
+      optional_number(g, "throttle_reasons_seen");
+      for (const char* key : {"temperature_c", "sm_clock_mhz", "power_w"}) {
+        if (!g.has(key)) continue;
+        const JsonValue r = g.at(key);
+        if (!r.is_object()) r.fail("expected an object with min and max, found " + std::string(r.raw().type_name()));
+        optional_number(r, "min");
+        optional_number(r, "max");
+      }
+    }
+  }
+  if (doc.has("command_line") && !doc.at("command_line").raw().is_null()) doc.at("command_line").text();
+}
+
+}  // namespace
+
 MeasuredRun load_measured(const std::string& dir) {
   MeasuredRun run{dir, dir + "/results.json", {}};
-  try {
-    run.doc = nlohmann::json::parse(read_file(run.file));
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError({run.file, 0, 0}, std::string("not a commsim-measure results file: ") + e.what());
-  }
+  run.doc = parse_json_file_text(read_file(run.file), run.file, "commsim-measure results JSON");
   const auto& doc = run.doc;
+  if (!doc.is_object()) JsonValue(doc, run.file).fail("expected a commsim-measure results object");
+  check_report_metadata(JsonValue(doc, run.file));
   if (doc.contains("schema") && doc["schema"] == "commsim.weight_sync/1") {
     if (!doc.contains("metrics") || !doc.contains("method") || !doc.contains("model"))
       throw InputError({run.file, 1, 1}, "incomplete commsim-measure weight-sync output");
@@ -274,45 +332,73 @@ namespace {
 /// --fwd-us/--bwd-us of a pipeline row: from the row, else the document, else the recorded command line.
 /// The value written after `flag` on the measured run's command line (its "command_line" field), if any.
 std::optional<std::string> command_line_value(const nlohmann::json& doc, const std::string& flag) {
-  const std::string cmd = doc.value("command_line", "");
+  const std::string cmd = doc.contains("command_line") && doc["command_line"].is_string()
+                              ? doc["command_line"].get<std::string>()
+                              : std::string();
   const auto at = cmd.find(flag + " ");
   if (at == std::string::npos) return std::nullopt;
   const std::size_t from = at + flag.size() + 1;
   return cmd.substr(from, cmd.find(' ', from) - from);
 }
 
-double pipeline_flag(const nlohmann::json& doc, const nlohmann::json& row, const char* key, const char* flag,
-                     const std::string& file) {
-  if (row.contains(key)) return row[key].get<double>();
-  if (doc.contains(key)) return doc[key].get<double>();
-  const std::optional<std::string> value = command_line_value(doc, flag);
+/// The largest compute time a pipeline row may record, in microseconds (as `simulate pipeline --fwd-us`).
+constexpr double kMaxComputeUs = 1e9;
+
+double pipeline_flag(const JsonValue& doc, const JsonValue& row, const char* key, const char* flag) {
+  if (row.has(key)) return row.at(key).number(0, kMaxComputeUs);
+  if (doc.has(key)) return doc.at(key).number(0, kMaxComputeUs);
+  const std::optional<std::string> value = command_line_value(doc.raw(), flag);
   if (!value)
-    throw InputError({file, 1, 1}, std::string("pipeline run without ") + key + " (neither a field nor " +
-                                       flag + " on its command line)");
-  return std::atof(value->c_str());
+    throw InputError({doc.file(), 1, 1}, std::string("pipeline run without ") + key + " (neither a field nor " +
+                                             flag + " on its command line)");
+  const std::optional<double> v = parse_finite(*value);
+  if (!v || *v < 0 || *v > kMaxComputeUs)
+    doc.at("command_line").fail(std::string(flag) + " '" + *value + "' is not a compute time in microseconds");
+  return *v;
 }
 
 /// The workload's own flags that both tools share (Side::Both), as the measured run had them: a field of the
 /// row or of the run (flag name without "--", '-' as '_'), else the run's command line, else the default.
-workloads::WorkloadArgs measured_args(const workloads::WorkloadSpec& spec, const nlohmann::json& doc,
-                                      const nlohmann::json& row) {
+/// Values are checked: an Int flag takes a whole number, a Number flag a finite number.
+workloads::WorkloadArgs measured_args(const workloads::WorkloadSpec& spec, const JsonValue& doc,
+                                      const JsonValue& row) {
   workloads::WorkloadArgs args = workloads::WorkloadArgs::defaults(spec, workloads::Side::Simulate);
   for (const workloads::FlagSpec& f : spec.flags) {
     if (f.side != workloads::Side::Both) continue;
     std::string key = f.name.substr(2);
     std::replace(key.begin(), key.end(), '-', '_');
+    using Kind = workloads::FlagSpec::Kind;
+    const std::optional<JsonValue> field = row.has(key) ? row.find(key) : doc.has(key) ? doc.find(key) : std::nullopt;
+    if (field && !field->raw().is_string()) {
+      if (f.kind == Kind::Int) args.ints[f.name] = static_cast<int>(field->integer(-2147483647, 2147483647));
+      if (f.kind == Kind::Number) args.numbers[f.name] = field->number();
+      if (f.kind == Kind::Text) args.text[f.name] = field->raw().dump();
+      continue;
+    }
     std::string value;
-    const nlohmann::json* field = row.contains(key) ? &row[key] : doc.contains(key) ? &doc[key] : nullptr;
+    std::string where;
     if (field) {
-      value = field->is_string() ? field->get<std::string>() : field->dump();
-    } else if (const std::optional<std::string> given = command_line_value(doc, f.name)) {
+      value = field->text();
+      where = field->path();
+    } else if (const std::optional<std::string> given = command_line_value(doc.raw(), f.name)) {
       value = *given;
+      where = "$.command_line";
     } else {
       continue;
     }
-    using Kind = workloads::FlagSpec::Kind;
-    if (f.kind == Kind::Int) args.ints[f.name] = std::atoi(value.c_str());
-    if (f.kind == Kind::Number) args.numbers[f.name] = std::atof(value.c_str());
+    auto bad = [&](const char* what) {
+      throw InputError({doc.file(), 0, 0}, where + ": " + f.name + " '" + value + "' is not " + what);
+    };
+    if (f.kind == Kind::Int) {
+      const auto v = parse_integer(value, -2147483647, 2147483647);
+      if (!v) bad("a whole number");
+      args.ints[f.name] = static_cast<int>(*v);
+    }
+    if (f.kind == Kind::Number) {
+      const auto v = parse_finite(value);
+      if (!v) bad("a finite number");
+      args.numbers[f.name] = *v;
+    }
     if (f.kind == Kind::Text) args.text[f.name] = value;
   }
   return args;
@@ -333,17 +419,50 @@ sim::Program pipeline_of(const std::vector<int>& gpus, std::uint64_t bytes, int 
   return sim::pipeline_program(spec);
 }
 
+/// The GPU list `v` (a JSON array): each index inside the topology, none twice, at least `min_count`.
+std::vector<int> gpu_list(const JsonValue& v, int n_gpus, std::size_t min_count) {
+  std::vector<int> out;
+  for (const JsonValue& g : v.items(static_cast<std::size_t>(kMaxGpus))) {
+    const int x = g.gpu(n_gpus);
+    if (std::find(out.begin(), out.end(), x) != out.end()) g.fail("GPU " + std::to_string(x) + " is listed twice");
+    out.push_back(x);
+  }
+  if (out.size() < min_count)
+    v.fail("lists " + std::to_string(out.size()) + " GPU(s); this workload needs at least " +
+           std::to_string(min_count));
+  return out;
+}
+
+/// The model spec named at `v` (a string), or an error at its path.
+const workloads::ModelSpec& model_at(const JsonValue& v) {
+  const std::string name = v.text();
+  try {
+    return workloads::model_spec(name);
+  } catch (const UsageError& e) {
+    v.fail(e.what());
+  }
+}
+
 /// A commsim-measure weight-sync run (schema commsim.weight_sync/1): total_transfer_time against the
 /// simulated push.
 std::vector<Comparison> compare_weight_sync(const MeasuredRun& run, sim::Runtime& runtime) {
-  const auto& doc = run.doc;
-  const std::string method = doc.at("method").get<std::string>();
-  const workloads::ModelSpec& spec = workloads::model_spec(doc.at("model").get<std::string>());
-  const int from = doc.at("from").get<int>();
-  const auto to = doc.at("to").get<std::vector<int>>();
+  const JsonValue doc(run.doc, run.file);
+  const int n_gpus = static_cast<int>(runtime.topology().gpus.size());
+  const JsonValue method_at = doc.at("method");
+  const std::string method = method_at.text();
+  if (method != "broadcast" && method != "p2p-engine")
+    method_at.fail("unknown weight-sync method '" + method + "' (known: broadcast, p2p-engine)");
+  const workloads::ModelSpec& spec = model_at(doc.at("model"));
+  const int from = doc.at("from").gpu(n_gpus);
+  const auto to = gpu_list(doc.at("to"), n_gpus, 1);
+  if (std::find(to.begin(), to.end(), from) != to.end())
+    doc.at("to").fail("lists the sending GPU " + std::to_string(from));
   std::vector<double> totals;
-  for (const auto& m : doc.at("metrics")) {
-    if (!m.value("warmup", false)) totals.push_back(m.at("total_transfer_time").get<double>() * 1e6);
+  for (const JsonValue& m : doc.at("metrics").items()) {
+    if (m.has("warmup") && m.at("warmup").boolean()) continue;
+    const JsonValue t = m.at("total_transfer_time");  // seconds
+    totals.push_back(t.number(0, static_cast<double>(kMaxSimulatedTime) / 1e12) * 1e6);
+    if (!(totals.back() > 0)) t.fail("time " + t.raw().dump() + " s must be positive");
   }
   if (totals.empty()) throw InputError({run.file, 1, 1}, "weight-sync run without timed repetitions");
   sim::Program p;
@@ -351,12 +470,13 @@ std::vector<Comparison> compare_weight_sync(const MeasuredRun& run, sim::Runtime
   c.workload = "weight-sync";
   c.gpus = {from};
   c.gpus.insert(c.gpus.end(), to.begin(), to.end());
-  const std::uint64_t bucket = doc.value("bucket_bytes", std::uint64_t{0});
+  const std::uint64_t bucket = doc.has("bucket_bytes") ? doc.at("bucket_bytes").bytes() : 0;
   if (method == "broadcast") {
     p = sim::broadcast_pieces_program(c.gpus, sim::tensor_pieces(spec, bucket));
     c.mode = "broadcast" + (bucket ? " bucket " + format_size(bucket) : std::string());
   } else {
-    p = sim::copy_engine_program(from, to, sim::tensor_pieces(spec, 0), doc.value("streams", 4));
+    const int streams = doc.has("streams") ? static_cast<int>(doc.at("streams").integer(1, 1024)) : 4;
+    p = sim::copy_engine_program(from, to, sim::tensor_pieces(spec, 0), streams);
     c.mode = "p2p-engine";
   }
   p.warmup = 0;
@@ -372,33 +492,36 @@ std::vector<Comparison> compare_weight_sync(const MeasuredRun& run, sim::Runtime
 
 std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& runtime, int iterations,
                                       int warmup) {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(read_file(file));
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError({file, 0, 0}, std::string("not a measure/torch results file: ") + e.what());
-  }
-  if (!doc.contains("metadata") || !doc.contains("results"))
+  const nlohmann::json raw = parse_json_file_text(read_file(file), file, "measure/torch results JSON");
+  const JsonValue doc(raw, file);
+  if (!raw.is_object() || !raw.contains("metadata") || !raw.contains("results"))
     throw InputError({file, 1, 1}, "expected a measure/torch output (metadata and results)");
-  const auto& meta = doc["metadata"];
-  const std::string tool = meta.value("tool", "");
+  const JsonValue meta = doc.at("metadata");
+  const std::string tool = meta.has("tool") ? meta.at("tool").text() : "";
   const int n_gpus = static_cast<int>(runtime.topology().gpus.size());
   std::vector<Comparison> out;
   if (tool.find("pipeline_1f1b") != std::string::npos) {
-    const int stages = meta.at("stages").get<int>();
+    const int stages = static_cast<int>(meta.at("stages").integer(1, kMaxGpus));
     if (stages > n_gpus) throw InputError({file, 1, 1}, "measured on more GPUs than the topology has");
     std::vector<int> gpus;
     for (int i = 0; i < stages; ++i) gpus.push_back(i);
+    const double fwd = meta.at("fwd_us").number(0, kMaxComputeUs);
+    const double bwd = meta.at("bwd_us").number(0, kMaxComputeUs);
     std::map<std::tuple<std::uint64_t, int, std::string>, std::vector<double>> steps;
-    for (const auto& r : doc["results"]) {
-      steps[{r.at("activation_bytes").get<std::uint64_t>(), r.at("microbatches").get<int>(),
-             r.at("mode").get<std::string>()}]
-          .push_back(r.at("step_us").get<double>());
+    for (const JsonValue& r : doc.at("results").items()) {
+      const JsonValue mode = r.at("mode");
+      try {
+        sim::parse_exchange_mode(mode.text());
+      } catch (const Error& e) {
+        mode.fail(e.what());
+      }
+      steps[{r.at("activation_bytes").bytes(), static_cast<int>(r.at("microbatches").integer(1, 100000)),
+             mode.text()}]
+          .push_back(r.at("step_us").positive_time_us());
     }
     for (const auto& [key, ts] : steps) {
       const auto& [bytes, mb, mode] = key;
-      sim::Program p = pipeline_of(gpus, bytes, mb, mode, meta.at("fwd_us").get<double>(),
-                                   meta.at("bwd_us").get<double>(), sim::Framework::Torch);
+      sim::Program p = pipeline_of(gpus, bytes, mb, mode, fwd, bwd, sim::Framework::Torch);
       p.iterations = iterations;
       p.warmup = warmup;
       Comparison c;
@@ -412,15 +535,16 @@ std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& run
       out.push_back(c);
     }
   } else if (tool.find("weight_sync") != std::string::npos) {
-    const workloads::ModelSpec& spec = workloads::model_spec(meta.at("model").get<std::string>());
-    const int ranks = meta.at("ranks").get<int>();
+    const workloads::ModelSpec& spec = model_at(meta.at("model"));
+    const int ranks = static_cast<int>(meta.at("ranks").integer(2, kMaxGpus));
     if (ranks > n_gpus) throw InputError({file, 1, 1}, "measured on more GPUs than the topology has");
     std::vector<double> totals;
-    for (const auto& r : doc["results"]) {
-      if (r.value("warmup", false)) continue;
+    for (const JsonValue& r : doc.at("results").items()) {
+      if (r.has("warmup") && r.at("warmup").boolean()) continue;
       double worst = 0;
-      for (const auto& pr : r.at("per_rank"))
-        worst = std::max(worst, pr.at("total_transfer_time").get<double>());
+      for (const JsonValue& pr : r.at("per_rank").items())
+        worst = std::max(worst, pr.at("total_transfer_time").number(0, static_cast<double>(kMaxSimulatedTime) / 1e12));
+      if (!(worst > 0)) r.at("per_rank").fail("no positive total_transfer_time");
       totals.push_back(worst * 1e6);
     }
     if (totals.empty()) throw InputError({file, 1, 1}, "no timed repetitions");
@@ -453,49 +577,61 @@ std::vector<Comparison> compare_measured(const std::string& dir, sim::Runtime& r
 std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& runtime, int iterations,
                                          int warmup) {
   const std::string& file = run.file;
-  const nlohmann::json& doc = run.doc;
-  if (doc.value("schema", "") == "commsim.weight_sync/1") return compare_weight_sync(run, runtime);
-  const bool thread_per_gpu = doc.value("launch", "thread-per-gpu") == "thread-per-gpu";
+  const JsonValue doc(run.doc, file);
+  if (run.doc.is_object() && run.doc.contains("schema") && run.doc["schema"] == "commsim.weight_sync/1")
+    return compare_weight_sync(run, runtime);
+  std::string launch = "thread-per-gpu";
+  if (const auto v = doc.find("launch")) {
+    launch = v->text();
+    if (launch != "thread-per-gpu" && launch != "single-thread" && launch != "mpi")
+      v->fail("unknown launch '" + launch + "' (known: thread-per-gpu, single-thread, mpi)");
+  }
+  // A rank per process (mpi) is simulated as one host thread driving the GPUs, as before launches were checked.
+  const bool thread_per_gpu = launch == "thread-per-gpu";
   // Runs from before --timing existed put a CUDA event between iterations: per-iteration.
-  const std::string run_timing = doc.value("timing", "per-iteration");
+  const std::string run_timing = doc.has("timing") ? doc.at("timing").text() : "per-iteration";
   const int n_gpus = static_cast<int>(runtime.topology().gpus.size());
-  if (static_cast<int>(doc["gpus"].size()) > n_gpus) {
-    throw InputError({file, 1, 1}, "measured on " + std::to_string(doc["gpus"].size()) +
+  const auto gpus_meta = doc.at("gpus").items(static_cast<std::size_t>(kMaxGpus));
+  if (static_cast<int>(gpus_meta.size()) > n_gpus) {
+    throw InputError({file, 1, 1}, "measured on " + std::to_string(gpus_meta.size()) +
                                        " GPUs but the topology has " + std::to_string(n_gpus) +
                                        " (mismatched topology?)");
   }
   std::vector<Comparison> out;
-  for (const auto& row : doc["rows"]) {
+  for (const JsonValue& row : doc.at("rows").items()) {
     Comparison c;
-    c.workload = row.at("workload").get<std::string>();
-    c.bytes = row.at("bytes").get<std::uint64_t>();
-    c.measured_us = row.at("median_us").get<double>();
-    c.runs = row.at("reps").get<int>();
-    c.min_us = row.at("min_us").get<double>();
-    c.max_us = row.at("max_us").get<double>();
-    c.spread = c.measured_us > 0 ? (c.max_us - c.min_us) / c.measured_us : 0;
-    c.mode = row.value("mode", "");
-    c.source = file + " config " + std::to_string(row.at("config_id").get<int>());
-    c.timing = row.value("timing", "");
+    c.workload = row.at("workload").text();
+    c.bytes = row.at("bytes").bytes();
+    c.runs = static_cast<int>(row.at("reps").integer(0, 1000000000));
+    c.mode = row.has("mode") ? row.at("mode").text() : "";
+    c.source = file + " config " + std::to_string(row.at("config_id").integer(0, 2147483647));
+    c.timing = row.has("timing") ? row.at("timing").text() : "";
     if (c.timing.empty()) c.timing = run_timing;
     if (c.runs == 0) continue;  // every repetition failed: nothing to compare, and the file says so
+    c.measured_us = row.at("median_us").positive_time_us();
+    c.min_us = row.at("min_us").positive_time_us();
+    c.max_us = row.at("max_us").positive_time_us();
+    if (c.min_us > c.measured_us * (1 + 1e-9) || c.measured_us > c.max_us * (1 + 1e-9))
+      row.fail("min_us <= median_us <= max_us does not hold (" + row.at("min_us").raw().dump() + ", " +
+               row.at("median_us").raw().dump() + ", " + row.at("max_us").raw().dump() + ")");
+    c.spread = (c.max_us - c.min_us) / c.measured_us;
     const workloads::WorkloadSpec* spec = workloads::lookup_workload(c.workload);
     if (!spec || !sim::sim_workload(c.workload).program) {
-      throw InputError({file, 0, 0}, "commsim cannot simulate measured '" + c.workload + "' (supported: " +
-                                         workloads::workload_names([](const workloads::WorkloadSpec& w) {
-                                           return w.measured || w.family == workloads::Family::ModelPush;
-                                         }) +
-                                         ")");
+      row.at("workload").fail("commsim cannot simulate measured '" + c.workload + "' (supported: " +
+                              workloads::workload_names([](const workloads::WorkloadSpec& w) {
+                                return w.measured || w.family == workloads::Family::ModelPush;
+                              }) +
+                              ")");
     }
     const workloads::Family family = spec->family;
     if (family == workloads::Family::PointToPoint) {
-      c.gpus = {row.at("src").get<int>(), row.at("dst").get<int>()};
+      c.gpus = {row.at("src").gpu(n_gpus), row.at("dst").gpu(n_gpus)};
+      if (c.gpus[0] == c.gpus[1]) row.at("dst").fail("src and dst are the same GPU");
     } else {
-      c.gpus = row.at("gpus").get<std::vector<int>>();
-    }
-    for (int g : c.gpus) {
-      if (g < 0 || g >= n_gpus)
-        throw InputError({file, 0, 0}, "GPU " + std::to_string(g) + " is not in the topology");
+      const std::size_t need = family == workloads::Family::Pair ? 2 : family == workloads::Family::Pipeline ? 2 : 1;
+      c.gpus = gpu_list(row.at("gpus"), n_gpus, need);
+      if (family == workloads::Family::Pair && c.gpus.size() != 2)
+        row.at("gpus").fail(c.workload + " runs between exactly 2 GPUs, found " + std::to_string(c.gpus.size()));
     }
     // Point-to-point and pair workloads are simulated with one host thread per GPU only.
     if (!thread_per_gpu && (family == workloads::Family::PointToPoint || family == workloads::Family::Pair))
@@ -509,16 +645,19 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
     if (family == workloads::Family::Ring || family == workloads::Family::Collective) {
       c.mode = thread_per_gpu ? "thread-per-gpu" : "single-thread";
     } else if (family == workloads::Family::Pipeline) {
-      req.microbatches = row.at("microbatches").get<int>();
-      req.chunks = row.value("chunks", 1);
-      req.fwd =
-          static_cast<Picoseconds>(std::llround(pipeline_flag(doc, row, "fwd_us", "--fwd-us", file) * 1e6));
-      req.bwd =
-          static_cast<Picoseconds>(std::llround(pipeline_flag(doc, row, "bwd_us", "--bwd-us", file) * 1e6));
+      req.microbatches = static_cast<int>(row.at("microbatches").integer(1, 100000));
+      req.chunks = row.has("chunks") ? static_cast<int>(row.at("chunks").integer(1, 1000)) : 1;
+      req.fwd = seconds_to_picoseconds(pipeline_flag(doc, row, "fwd_us", "--fwd-us") / 1e6, "fwd_us");
+      req.bwd = seconds_to_picoseconds(pipeline_flag(doc, row, "bwd_us", "--bwd-us") / 1e6, "bwd_us");
       c.mode += " mb " + std::to_string(req.microbatches) +
                 (req.chunks > 1 ? " v" + std::to_string(req.chunks) : "") + " nccl";
     }
-    sim::Program p = sim::sim_workload(c.workload).program(req);
+    sim::Program p;
+    try {
+      p = sim::sim_workload(c.workload).program(req);
+    } catch (const UsageError& e) {
+      row.fail(e.what());  // a measured value the workload refuses (an unknown mode, a bad flag value)
+    }
     p.iterations = iterations;
     p.warmup = warmup;
     c.predicted_us = static_cast<double>(runtime.run(p).per_iteration) / 1e6;
@@ -541,31 +680,36 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
 }
 
 std::optional<TimelinePair> pipeline_timeline(const MeasuredRun& run, sim::Runtime& runtime) {
-  const nlohmann::json& doc = run.doc;
-  if (!doc.contains("rows")) return std::nullopt;
-  for (const auto& row : doc["rows"]) {
-    if (row.value("workload", "") != "pipeline" || !row.contains("timeline")) continue;
+  const JsonValue doc(run.doc, run.file);
+  if (!run.doc.is_object() || !run.doc.contains("rows")) return std::nullopt;
+  const int n_gpus = static_cast<int>(runtime.topology().gpus.size());
+  for (const JsonValue& row : doc.at("rows").items()) {
+    if (!row.has("workload") || row.at("workload").text() != "pipeline" || !row.has("timeline")) continue;
     TimelinePair t;
-    const auto gpus = row.at("gpus").get<std::vector<int>>();
-    const int mb = row.at("microbatches").get<int>();
-    const int chunks = row.value("chunks", 1);
-    const std::string mode = row.at("mode").get<std::string>();
-    const std::uint64_t bytes = row.at("bytes").get<std::uint64_t>();
+    const auto gpus = gpu_list(row.at("gpus"), n_gpus, 2);
+    const int mb = static_cast<int>(row.at("microbatches").integer(1, 100000));
+    const int chunks = row.has("chunks") ? static_cast<int>(row.at("chunks").integer(1, 1000)) : 1;
+    const std::string mode = row.at("mode").text();
+    const std::uint64_t bytes = row.at("bytes").bytes();
     t.label = "pipeline gpus ";
     for (std::size_t i = 0; i < gpus.size(); ++i) t.label += (i ? "," : "") + std::to_string(gpus[i]);
     t.label += " " + mode + " mb " + std::to_string(mb) + (chunks > 1 ? " v" + std::to_string(chunks) : "") +
                " nccl, " + format_size(bytes) + " activations";
-    t.measured_step_us = row.at("median_us").get<double>();
-    for (const auto& rank : row["timeline"]) {
+    t.measured_step_us = row.at("median_us").positive_time_us();
+    for (const JsonValue& rank : row.at("timeline").items(gpus.size())) {
       std::vector<TimelineSpan> spans;
-      for (const auto& sp : rank)
-        spans.push_back({sp.at("kind").get<std::string>(), sp.at("start_us").get<double>(),
-                         sp.at("end_us").get<double>()});
+      for (const JsonValue& sp : rank.items())
+        spans.push_back({sp.at("kind").text(), sp.at("start_us").number(), sp.at("end_us").number()});
       t.measured.push_back(std::move(spans));
     }
-    const double fwd = pipeline_flag(doc, row, "fwd_us", "--fwd-us", run.file);
-    const double bwd = pipeline_flag(doc, row, "bwd_us", "--bwd-us", run.file);
-    sim::Program p = pipeline_of(gpus, bytes, mb, mode, fwd, bwd, sim::Framework::Nccl, chunks);
+    const double fwd = pipeline_flag(doc, row, "fwd_us", "--fwd-us");
+    const double bwd = pipeline_flag(doc, row, "bwd_us", "--bwd-us");
+    sim::Program p;
+    try {
+      p = pipeline_of(gpus, bytes, mb, mode, fwd, bwd, sim::Framework::Nccl, chunks);
+    } catch (const UsageError& e) {
+      row.fail(e.what());
+    }
     p.warmup = 1;
     p.iterations = 1;
     const sim::RunResult r = runtime.run(p);
@@ -573,6 +717,7 @@ std::optional<TimelinePair> pipeline_timeline(const MeasuredRun& run, sim::Runti
     t.simulated.assign(gpus.size(), {});
     for (const sim::ComputeSpan& c : r.compute) {
       const auto at = std::find(gpus.begin(), gpus.end(), c.gpu) - gpus.begin();
+      if (at >= static_cast<std::ptrdiff_t>(gpus.size())) continue;
       const auto it = r.iteration_start.find(c.gpu);
       const Picoseconds origin = it == r.iteration_start.end() ? 0 : it->second;
       t.simulated[static_cast<std::size_t>(at)].push_back(

@@ -11,7 +11,9 @@
 
 #include "commsim/core/enum_names.hpp"
 #include "commsim/core/error.hpp"
+#include "commsim/core/limits.hpp"
 #include "commsim/core/text.hpp"
+#include "commsim/validation/json_reader.hpp"
 #include "commsim/core/units.hpp"
 #include "commsim/models/nccl_env.hpp"
 #include "commsim/models/transfer.hpp"
@@ -55,7 +57,8 @@ std::string size_text(std::uint64_t bytes) {
 }  // namespace
 
 std::vector<ManifestEntry> load_manifest(const std::string& path) {
-  const std::string text = read_file(path);
+  const std::string content = read_file(path);
+  const std::string_view text = strip_utf8_bom(content);
   require_text(text, path, "a manifest CSV (file,start,workload,gpus,launch,nccl_env,repeat)");
   const std::string dir = path.find('/') == std::string::npos ? "" : path.substr(0, path.rfind('/') + 1);
   static const std::vector<std::string> kColumns = {"file",   "start",    "workload", "gpus",
@@ -119,9 +122,10 @@ std::vector<ManifestEntry> load_manifest(const std::string& path) {
       throw fail("nccl_env", err.what());
     }
     const std::string rep = cell("repeat").text;
-    e.repeat = std::atoi(rep.c_str());
-    if (rep.empty() || rep.find_first_not_of("0123456789") != std::string::npos || e.repeat < 1)
-      throw fail("repeat", "repeat must be a positive integer, not '" + rep + "'");
+    const std::optional<std::int64_t> repeat = parse_integer(rep, 1, 1000000);
+    if (!repeat || rep.find_first_not_of("0123456789") != std::string::npos)
+      throw fail("repeat", "repeat must be a positive integer (at most 1000000), not '" + rep + "'");
+    e.repeat = static_cast<int>(*repeat);
     out.push_back(std::move(e));
   }
   if (!header) throw InputError({path, 1, 1}, "empty manifest: no header line");

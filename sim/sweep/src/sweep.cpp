@@ -16,6 +16,7 @@
 
 #include "commsim/core/csv.hpp"
 #include "commsim/core/error.hpp"
+#include "commsim/core/limits.hpp"
 #include "commsim/core/svg_plot.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/core/toml_fields.hpp"
@@ -113,6 +114,7 @@ SweepSpec SweepSpec::parse(std::string_view text, const std::string& file) {
   for (const auto& z : string_list(g, "sizes", true)) {
     try {
       s.sizes.push_back(parse_size(z));
+      check_size(s.sizes.back(), "size");
     } catch (const ValueError& e) {
       g.fail("sizes", e.what());
     }

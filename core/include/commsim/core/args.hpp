@@ -8,10 +8,11 @@
 
 namespace commsim {
 
-/// Sizes min, min*factor, ... up to max (bytes). Throws UsageError for zero sizes, min > max or factor <= 1.
+/// Sizes min, min*factor, ... up to max (bytes). Throws UsageError for zero sizes, min > max, factor <= 1, a
+/// max above kMaxBytes, or more than kMaxSweepSteps steps (core/limits.hpp).
 std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor);
-/// Parses a size flag ("1GiB", "8B") into bytes; zero, negative, unit-less or overflowing values throw
-/// UsageError naming `flag`.
+/// Parses a size flag ("1GiB", "8B") into bytes; zero, negative, unit-less or overflowing values, and sizes
+/// above kMaxBytes (4 TiB), throw UsageError naming `flag`.
 std::uint64_t parse_size_flag(const std::string& flag, const std::string& value);
 /// "0-7,12", "all": GPU indices in the order written, checked against `gpu_count` (no GPU twice). Throws
 /// UsageError.

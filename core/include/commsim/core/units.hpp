@@ -21,7 +21,8 @@ std::uint64_t parse_size(std::string_view text);
 
 /// Parses a bandwidth such as "25GBps", "400Gbps", "31.5 GB/s" into bytes per second. Byte units
 /// (Bps, KBps, MBps, GBps, TBps, KiBps, MiBps, GiBps, and the "/s" spellings B/s, GB/s, GiB/s ...) and bit
-/// units (bps, Kbps, Mbps, Gbps, Tbps, Gb/s ...) are accepted. Throws ValueError.
+/// units (bps, Kbps, Mbps, Gbps, Tbps, Gb/s ...) are accepted. Throws ValueError, also outside the simulated
+/// range [kMinBandwidth, kMaxBandwidth] (1 MB/s to 1 PB/s, core/limits.hpp).
 double parse_bandwidth(std::string_view text);
 
 /// Parses a duration such as "1.5us", "600ns", "2 ms" into picoseconds (rounded to nearest). Units: ps, ns,

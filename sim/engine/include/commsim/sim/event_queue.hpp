@@ -6,6 +6,7 @@
 #include <queue>
 #include <vector>
 
+#include "commsim/core/limits.hpp"
 #include "commsim/core/units.hpp"
 
 namespace commsim::sim {
@@ -14,10 +15,18 @@ class EventQueue {
  public:
   using Action = std::function<void()>;
 
-  /// Schedules `action` at absolute time `when` (>= now()). Equal times run in insertion order.
+  /// Schedules `action` at absolute time `when` (ps, >= now()). Equal times run in insertion order. Throws
+  /// ValueError past kMaxSimulatedTime.
   void at(Picoseconds when, Action action);
-  void after(Picoseconds delay, Action action) { at(now_ + delay, std::move(action)); }
-  /// Runs events until none is left. Returns the number of events run.
+  /// Schedules `action` `delay` ps from now (checked against overflow and kMaxSimulatedTime).
+  void after(Picoseconds delay, Action action);
+  /// Bounds on work (a would-be hang becomes a ValueError): events in all (default kMaxEvents), and events
+  /// in a row without simulated time advancing (default 100 million).
+  void set_limits(std::uint64_t max_events, std::uint64_t max_events_at_one_time) {
+    max_events_ = max_events;
+    max_events_at_one_time_ = max_events_at_one_time;
+  }
+  /// Runs events until none is left. Returns the number of events run. Throws ValueError past the limits.
   std::uint64_t run();
   /// The same, calling `poll` every `every` events; when it returns false the run stops with events still
   /// queued (the caller abandons the simulation).
@@ -43,6 +52,9 @@ class EventQueue {
   Picoseconds now_ = 0;
   std::uint64_t seq_ = 0;
   std::uint64_t events_run_ = 0;
+  std::uint64_t events_at_now_ = 0;  ///< events run in a row at now_
+  std::uint64_t max_events_ = kMaxEvents;
+  std::uint64_t max_events_at_one_time_ = 100000000;
 };
 
 }  // namespace commsim::sim
