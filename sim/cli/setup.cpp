@@ -1,6 +1,7 @@
 // Loading the inputs every simulating subcommand needs.
 #include "setup.hpp"
 
+#include <filesystem>
 #include <iostream>
 
 #include "commsim/models/nccl_env.hpp"
@@ -38,6 +39,15 @@ std::unique_ptr<SimSetup> load_setup(const std::string& topology, const std::str
                      ", so the band is the wider datasheet band";
   }
   return s;
+}
+
+void guard_topology(OutputGuard& guard, const std::string& flag, const std::string& path) {
+  if (path.empty()) return;
+  guard.input(flag, path);
+  std::filesystem::path p(path);
+  if (p.filename() == "topo.txt")
+    guard.input(flag + " (its nvlink.txt)", (p.parent_path() / "nvlink.txt").string());
+  guard.input(flag + " (its .nvlink file)", p.replace_extension(".nvlink").string());
 }
 
 void add_setup_flags(CLI::App* app, const SetupFlagTargets& to, SetupRole role) {
