@@ -45,7 +45,7 @@ enum class SetupRole { WhatIf, Measured };
 void add_setup_flags(CLI::App* app, const SetupFlagTargets& to, SetupRole role);
 
 /// Adds the topology file `path` (given by `flag`) to `guard` as an input, with the `nvidia-smi nvlink -s`
-/// capture the loader reads beside it (NAME.nvlink, or nvlink.txt beside topo.txt).
+/// capture the loader reads beside it when there is one (NAME.nvlink, or nvlink.txt beside topo.txt).
 void guard_topology(OutputGuard& guard, const std::string& flag, const std::string& path);
 
 }  // namespace commsim::cli

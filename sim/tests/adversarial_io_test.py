@@ -93,6 +93,14 @@ def case_topo_show_onto_topology():
     refuse([ARGS.commsim, "topo", "show", "h200x4.topo", "-o", "link.txt"], [t], ["--out", "FILE"], d)
     os.mkdir(os.path.join(d, "sub"))  # through another spelling
     refuse([ARGS.commsim, "topo", "show", "h200x4.topo", "-o", "sub/../h200x4.topo"], [t], ["FILE"], d)
+    # The `nvidia-smi nvlink -s` capture read beside the topology, and one given by --nvlink, are inputs too.
+    nv = os.path.join(d, "h200x4.nvlink")
+    shutil.copy(src("topologies/library/real/h200x4.nvlink"), nv)
+    refuse([ARGS.commsim, "topo", "show", t, "-o", nv], [t, nv], ["--out", "its .nvlink file"], d)
+    other = os.path.join(d, "other.nvlink")
+    shutil.copy(nv, other)
+    refuse([ARGS.commsim, "topo", "show", t, "--nvlink", other, "--format", "json", "-o", other], [other],
+           ["--out", "--nvlink"], d)
 
 
 def case_topo_show_onto_directory():
@@ -297,6 +305,15 @@ def check_html(path, what):
     return text
 
 
+def check_html_raw(path, what):
+    """Like check_html, for pages that need not show the payload."""
+    with open(path, encoding="utf-8") as f:
+        lowered = f.read().lower()
+    for raw in ("<script", "<img"):
+        if raw in lowered:
+            raise Fail(f"{what}: raw {raw!r}")
+
+
 def check_markdown(path, what):
     with open(path, encoding="utf-8") as f:
         text = f.read()
@@ -376,6 +393,57 @@ def case_payloads_in_validate_reports():
     if any(len(r) != len(rows[0]) for r in rows):
         raise Fail("a CSV row has the wrong number of fields")
 
+    # A manifest whose listed run and machine start carry the payload.
+    with open(src("validation/data/h200x4/nccl-tests/manifest.csv"), newline="") as f:
+        entries = list(csv.reader(f))
+    header, first = entries[0], entries[1]
+    shutil.copy(src("validation/data/h200x4/nccl-tests", first[0]), os.path.join(base, NAME_PAYLOAD + ".json"))
+    first[0] = NAME_PAYLOAD + ".json"
+    first[1] = PAYLOAD.replace(",", ";")
+    manifest = os.path.join(base, NAME_PAYLOAD + ".manifest.csv")
+    with open(manifest, "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows([header, first])
+    rc, out, err = run([ARGS.commsim, "validate", "--topology", t, "--gpu", "H200", "--manifest", manifest,
+                        "--report", outs["report"], "--markdown", outs["markdown"]], cwd=d, timeout=120)
+    expect(rc, 0, out, err, "validate --manifest with payloads")
+    check_html(outs["report"], "report of a manifest")
+    md = check_markdown(outs["markdown"], "markdown of a manifest")
+    paste_and_run(re.search(r"Regenerate with:\n\n(`{3,})\n(.*?)\n\1\n", md, flags=re.S).group(2), "manifest")
+
+    # Fields that commsim checks (names of workloads, modes, launches, GPUs): a payload there is refused with
+    # exit 2 or 3, or, where it is free text, shown escaped. Either way no output holds it raw.
+    def planted(what, edit):
+        shutil.rmtree(measured)
+        plant_measured(measured)
+        path = os.path.join(measured, "results.json")
+        with open(path) as f:
+            doc = json.load(f)
+        edit(doc)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        for o in outs.values():
+            if os.path.exists(o):
+                os.remove(o)
+        rc, out, err = run([ARGS.commsim, "validate", "--topology", t, "--gpu", "H200", "--measured", measured,
+                            "--report", outs["report"], "--markdown", outs["markdown"]], cwd=d, timeout=120)
+        print(f"payload in {what}: exit {rc} {err.strip().splitlines()[-1][:160] if rc else ''}")
+        if rc not in (0, 2, 3):
+            raise Fail(f"validate with a planted {what}: exit {rc}\n{err[-2000:]}")
+        if rc == 0:
+            check_html_raw(outs["report"], "report")
+            check_markdown(outs["markdown"], "markdown")
+        elif any(os.path.exists(o) for o in outs.values()):
+            raise Fail("a refused input still wrote a report")
+
+    for key in ("workload", "mode", "timing"):
+        planted("rows[]." + key, lambda doc, key=key: [r.__setitem__(key, PAYLOAD) for r in doc["rows"]])
+    for key in ("launch", "timing", "schema", "workload"):
+        planted(key, lambda doc, key=key: doc.__setitem__(key, PAYLOAD))
+    for key in ("name", "pci_bus_id"):
+        planted("gpus[]." + key, lambda doc, key=key: [g.__setitem__(key, PAYLOAD) for g in doc["gpus"]])
+    if "PWNED" in os.listdir(d) or "PWNED" in os.listdir(base):
+        raise Fail("something ran a payload")
+
 
 def case_payloads_in_sweep_summaries():
     d = fresh("payload-sweep")
@@ -439,6 +507,10 @@ def main():
         print("\n".join(CASES))
         return 0
     ARGS.work = os.path.abspath(ARGS.work)
+    ARGS.source_dir = os.path.abspath(ARGS.source_dir)
+    for attr in ("commsim", "measure"):  # the cases run in their own directories
+        if os.sep in getattr(ARGS, attr):
+            setattr(ARGS, attr, os.path.abspath(getattr(ARGS, attr)))
     os.makedirs(ARGS.work, exist_ok=True)
     try:
         CASES[ARGS.case]()
