@@ -34,7 +34,10 @@ void write_file_atomic(const std::string& path, std::string_view contents) {
   // The temporary file is a unique sibling (same directory, so the rename is atomic), created exclusively.
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmp = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  std::string name = ".";  // (appended, not "." + ...: GCC 12 warns -Wrestrict on that once inlined)
+  name += target.filename().string();
+  name += ".tmp.XXXXXX";
+  std::string tmp = (dir / name).string();
   const int fd = ::mkstemp(tmp.data());
   if (fd < 0) throw IoError(path + ": cannot create a temporary file beside it: " + std::strerror(errno));
   std::size_t done = 0;
