@@ -1,6 +1,7 @@
 // File reading and writing, binary-input detection, line splitting and HTML escaping.
 #include "commsim/core/text.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <sstream>
 #include <system_error>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace commsim {
@@ -26,19 +28,44 @@ std::string read_file(const std::string& path) {
 }
 
 void write_file_atomic(const std::string& path, std::string_view contents) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw IoError(tmp + ": cannot create: " + std::strerror(errno));
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    out.flush();
-    if (!out) throw IoError(tmp + ": write failed");
-  }
+  namespace fs = std::filesystem;
   std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw IoError(path + ": cannot replace: " + ec.message());
+  if (fs::is_directory(path, ec)) throw IoError(path + ": is a directory; expected a file name to write");
+  // The temporary file is a unique sibling (same directory, so the rename is atomic), created exclusively.
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string name = ".";  // (appended, not "." + ...: GCC 12 warns -Wrestrict on that once inlined)
+  name += target.filename().string();
+  name += ".tmp.XXXXXX";
+  std::string tmp = (dir / name).string();
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) throw IoError(path + ": cannot create a temporary file beside it: " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      fs::remove(tmp, ec);
+      throw IoError(path + ": write failed: " + std::strerror(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  // mkstemp creates the file 0600; give it the permissions an ordinary new file gets (0666 less the umask).
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  if (::close(fd) != 0) {
+    const int err = errno;
+    fs::remove(tmp, ec);
+    throw IoError(path + ": write failed: " + std::strerror(err));
+  }
+  std::error_code rename_error;
+  fs::rename(tmp, path, rename_error);
+  if (rename_error) {
+    fs::remove(tmp, ec);  // its own error code: the rename's is the one reported
+    throw IoError(path + ": cannot replace: " + rename_error.message());
   }
 }
 
@@ -135,6 +162,74 @@ std::string html_escape(std::string_view s) {
     }
   }
   return out;
+}
+
+std::string shell_quote(std::string_view s) {
+  const bool plain = !s.empty() && s.find_first_not_of(
+                                       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                       "0123456789@%_+=:,./-") == std::string_view::npos;
+  if (plain) return std::string(s);
+  std::string out = "'";
+  for (char ch : s) {
+    if (ch == '\'') {
+      out += "'\\''";
+    } else {
+      out += ch;
+    }
+  }
+  return out + "'";
+}
+
+std::string markdown_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    switch (ch) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '\\':
+      case '|':
+      case '`':
+      case '[':
+      case ']':
+        out += '\\';
+        out += ch;
+        break;
+      case '\n':
+      case '\r':
+        out += ' ';
+        break;
+      default:
+        out += ch;
+    }
+  }
+  return out;
+}
+
+std::string markdown_code_span(std::string_view s) {
+  if (s.find('<') != std::string_view::npos) return markdown_escape(s);
+  std::string body(s);
+  std::replace(body.begin(), body.end(), '\n', ' ');
+  std::replace(body.begin(), body.end(), '\r', ' ');
+  std::size_t longest = 0, run = 0;
+  for (char ch : body) {
+    run = ch == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(longest + 1, '`');
+  if (!body.empty() && (body.front() == '`' || body.back() == '`')) body = " " + body + " ";
+  return fence + body + fence;
+}
+
+std::string markdown_code_block(std::string_view s, std::string_view info) {
+  std::size_t longest = 0, run = 0;
+  for (char ch : s) {
+    run = ch == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+  return fence + std::string(info) + "\n" + std::string(s) + "\n" + fence + "\n";
 }
 
 }  // namespace commsim

@@ -1,7 +1,11 @@
-// Unit tests for binary detection and line splitting.
+// Unit tests for binary detection, line splitting, atomic writes and escaping for HTML, Markdown and the
+// shell.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <string>
+
+#include <unistd.h>
 
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
@@ -42,4 +46,53 @@ TEST_CASE("text: join puts the separator between each two parts") {
   CHECK(join({"a"}, ", ") == "a");
   CHECK(join({"a", "b", "c"}, ", ") == "a, b, c");
   CHECK(join({"NCCL_ALGO=Ring", "NCCL_PROTO=LL"}, " ") == "NCCL_ALGO=Ring NCCL_PROTO=LL");
+}
+
+TEST_CASE("text: shell_quote keeps plain words and makes everything else one literal word") {
+  CHECK(shell_quote("validation/data/h200x4/p2p_all") == "validation/data/h200x4/p2p_all");
+  CHECK(shell_quote("NCCL_PROTO=Simple") == "NCCL_PROTO=Simple");
+  CHECK(shell_quote("") == "''");
+  CHECK(shell_quote("m;touch PWNED;x") == "'m;touch PWNED;x'");
+  CHECK(shell_quote("a'b") == "'a'\\''b'");
+  CHECK(shell_quote("$(touch x)`id`") == "'$(touch x)`id`'");
+  CHECK(shell_quote("fitted on p2p; rest held out") == "'fitted on p2p; rest held out'");
+}
+
+TEST_CASE("text: markdown_escape leaves ordinary text alone and lets no HTML, cell end or link through") {
+  CHECK(markdown_escape("p2p 0->1 batched") == "p2p 0->1 batched");
+  CHECK(markdown_escape("<script>alert(1)</script>") == "&lt;script>alert(1)&lt;/script>");
+  CHECK(markdown_escape("a|b") == "a\\|b");
+  CHECK(markdown_escape("a\\|b") == "a\\\\\\|b");
+  CHECK(markdown_escape("[x](javascript:y)") == "\\[x\\](javascript:y)");
+  CHECK(markdown_escape("line\n\n<b>") == "line  &lt;b>");
+}
+
+TEST_CASE("text: Markdown code spans and blocks cannot be closed by their contents") {
+  CHECK(markdown_code_span("a.topo") == "`a.topo`");
+  CHECK(markdown_code_span("a`b") == "``a`b``");
+  CHECK(markdown_code_span("`x") == "`` `x ``");
+  CHECK(markdown_code_span("a\n\nb") == "`a  b`");
+  CHECK(markdown_code_span("a\n\n<b>") == "a  &lt;b>");
+  CHECK(markdown_code_block("cmd") == "```\ncmd\n```\n");
+  CHECK(markdown_code_block("cmd", "sh") == "```sh\ncmd\n```\n");
+  CHECK(markdown_code_block("x\n```\n<script>") == "````\nx\n```\n<script>\n````\n");
+}
+
+TEST_CASE("text: write_file_atomic replaces a file, names a directory target and leaves no temporary") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("commsim-atomic-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "sub");
+  const std::string file = (dir / "out.txt").string();
+  write_file_atomic(file, "one");
+  write_file_atomic(file, "two");
+  CHECK(read_file(file) == "two");
+  CHECK_THROWS_WITH_AS(write_file_atomic((dir / "sub").string(), "x"), doctest::Contains("is a directory"),
+                       IoError);
+  CHECK_THROWS_WITH_AS(write_file_atomic((dir / "missing" / "f").string(), "x"),
+                       doctest::Contains("No such file or directory"), IoError);
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
+  CHECK(entries == 2);  // out.txt and sub: no temporary left behind
+  fs::remove_all(dir);
 }

@@ -20,6 +20,7 @@
 #include "commsim/core/args.hpp"
 #include "commsim/core/csv.hpp"
 #include "commsim/core/error.hpp"
+#include "commsim/core/output_guard.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/core/units.hpp"
 #include "commsim/measure/plan.hpp"
@@ -219,11 +220,26 @@ void plan_pipeline_options(const workloads::WorkloadArgs& a, PlanOptions& p) {
   p.bwd_us = a.number("--bwd-us");
 }
 
-/// What a run measures: its configurations in canonical order, and how each repetition is timed.
+/// What a run measures: its configurations in canonical order, how each repetition is timed, and the hash
+/// that every record carries (plan_hash).
 struct Plan {
   std::vector<Config> configs;
   Timing timing = Timing::Pipelined;
+  std::string hash;
 };
+
+/// The flags that change what a repetition measures, for the plan hash (not --reps, --out or the
+/// watchdog's and logs' settings).
+nlohmann::json plan_settings(const Options& o, Timing timing) {
+  return {{"seed", o.seed},
+          {"timing", timing_name(timing)},
+          {"warmup", o.warmup},
+          {"iterations", o.iters},
+          {"launch", o.launch},
+          {"buffers", o.buffers},
+          {"worker_threads", o.worker_threads},
+          {"nvlink_centric_sched", o.nvlink_centric_sched}};
+}
 
 /// Phase 2, plan: the workload's flags by its family, the sizes as nccl-tests rounds them, the
 /// configurations.
@@ -260,6 +276,7 @@ Plan plan_run(const Options& o, int devices) {
     throw UsageError(
         "--timing pipelined: a pipeline step is timed per-op (or per-iteration), with its timeline");
   }
+  plan.hash = plan_hash(plan_description(plan.configs, plan_settings(o, plan.timing)));
   return plan;
 }
 
@@ -395,8 +412,9 @@ nlohmann::json settings_metadata(const Options& o, const World& world, Timing ti
 /// Phase 5, metadata first, so that a crash later still leaves the machine's description: every process's
 /// GPUs and hosts, versions, environment and settings; the writer (`store`, rank 0) writes metadata.json and
 /// every host's topo and nvlink files.
-nlohmann::json write_metadata(const Options& o, const World& world, const OwnGpus& g, Timing timing,
+nlohmann::json write_metadata(const Options& o, const World& world, const OwnGpus& g, const Plan& plan,
                               ResultStore* store, int argc, char** argv) {
+  const Timing timing = plan.timing;
   int driver = 0, runtime = 0, nccl = 0;
   cudaDriverGetVersion(&driver);
   cudaRuntimeGetVersion(&runtime);
@@ -423,6 +441,14 @@ nlohmann::json write_metadata(const Options& o, const World& world, const OwnGpu
   meta["cuda_runtime"] = runtime;
   meta["nccl_version"] = nccl;
   meta["nvml"] = nvml.available() ? "available" : nvml.why_unavailable();
+  std::string topo;  // the writer's host's topology
+  for (const auto& pp : per_process) {
+    if (pp.contains("topo") && pp["host"] == world.host()) topo = pp["topo"].get<std::string>();
+  }
+  meta["plan"] = plan.hash;
+  meta["machine"] = machine_hash(gpus, topo);
+  // A resumed run on other GPUs stops here, before its files replace the first run's.
+  if (store) store->set_machine(meta["machine"].get<std::string>());
   if (!nvml.available() && world.local_rank() == 0)
     std::cerr << "commsim-measure: warning: NVML unavailable on " << world.host() << " ("
               << nvml.why_unavailable() << "); no clock or temperature log\n";
@@ -559,23 +585,68 @@ void write_results(const Options& o, nlohmann::json& meta, const ResultStore& st
                configs.size(), o.reps, failures, o.out.c_str());
 }
 
+/// The files commsim-measure writes into --out (nccl_debug.*.log besides, named by host and process).
+const std::vector<std::string> kOutputFiles{"results.jsonl", "results.json", "results.csv",
+                                            "samples.csv",   "exec_log.csv", "nvml.csv",
+                                            "metadata.json", "topo.txt",     "nvlink.txt"};
+
+/// Refuses, before any work, an --out whose files would overwrite an input (--counts).
+void guard_measure_paths(const Options& o) {
+  OutputGuard guard;
+  guard.input("--counts", o.args.str("--counts"));
+  guard.output_in("--out", o.out, kOutputFiles);
+  guard.check();
+}
+
+/// What --resume found, on stderr: the plan, the repetitions kept, duplicates ignored, a torn last line
+/// dropped (`dry_run`: that would be dropped; nothing is changed).
+void report_resume(const ResumeScan& scan, const Plan& plan, const Options& o, bool dry_run) {
+  const std::size_t total = plan.configs.size() * static_cast<std::size_t>(std::max(o.reps, 0));
+  if (!scan.exists) {
+    std::fprintf(stderr, "commsim-measure: --resume: no %s yet; plan %s starts from scratch\n",
+                 scan.file.c_str(), plan.hash.c_str());
+    return;
+  }
+  std::fprintf(stderr, "commsim-measure: --resume: %s holds %zu repetition(s) of plan %s (%zu planned)\n",
+               scan.file.c_str(), scan.records, plan.hash.c_str(), total);
+  if (scan.duplicates > 0) {
+    std::fprintf(stderr,
+                 "commsim-measure: --resume: %s:%d: %zu duplicate record(s) of a repetition already recorded "
+                 "ignored (each counts once)\n",
+                 scan.file.c_str(), scan.first_duplicate_line, scan.duplicates);
+  }
+  if (scan.torn_line > 0) {
+    std::fprintf(
+        stderr,
+        "commsim-measure: --resume: %s:%d: %s the torn last line (%ju bytes, cut short by an interrupted "
+        "run); its repetition runs again\n",
+        scan.file.c_str(), scan.torn_line, dry_run ? "would drop" : "dropped", scan.torn_bytes);
+  }
+}
+
 /// `commsim-measure <workload>`: plan, and unless --dry-run, measure on this process's GPUs and (rank 0)
 /// write the results. Returns the exit status (6 when some repetitions failed).
 int run(const Options& o, const World& world, int argc, char** argv) {
+  guard_measure_paths(o);
   const int devices = count_devices(o, world);
   const Plan plan = plan_run(o, devices);
   if (o.dry_run) {
     if (world.rank() == 0) print_dry_run(o, plan.configs);
+    if (o.resume && !o.out.empty())
+      report_resume(scan_results(o.out, plan.hash, plan.configs.size()), plan, o, true);
     return 0;
   }
   if (o.out.empty()) throw UsageError("--out DIR is required (results, samples, logs and metadata go there)");
   const OwnGpus gpus = own_gpus(world, devices);
   // Rank 0 writes every output file; the other processes send it what they measure.
   std::optional<ResultStore> store;
-  if (world.rank() == 0) store.emplace(o.out, o.resume);
+  if (world.rank() == 0) {
+    store.emplace(o.out, o.resume, plan.hash, plan.configs.size());
+    if (o.resume) report_resume(store->resumed(), plan, o, false);
+  }
   ResultStore* writer = store ? &*store : nullptr;
   enable_nccl_debug(o);
-  nlohmann::json meta = write_metadata(o, world, gpus, plan.timing, writer, argc, argv);
+  nlohmann::json meta = write_metadata(o, world, gpus, plan, writer, argc, argv);
   Nvml nvml;
   // One NVML log per process (the MPI launch: nvml.rank<R>.csv, on that rank's host under --out).
   NvmlLogger logger(
@@ -606,7 +677,7 @@ int run_weight_sync_command(const WeightSyncOptions& w, const std::string& out, 
   }
   if (w.from < 0 || w.from >= devices) throw UsageError("--from GPU does not exist");
   if (w.to.empty()) throw UsageError("--to needs at least one GPU");
-  std::filesystem::create_directories(out);
+  create_output_directory("--out", out);
   nlohmann::json r = run_weight_sync(w);
   std::string cmdline;
   for (int i = 0; i < argc; ++i) {

@@ -2,6 +2,7 @@
 #include "commsim/measure/results.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <numeric>
@@ -14,6 +15,7 @@
 #include "commsim/core/csv.hpp"
 #include "commsim/core/enum_names.hpp"
 #include "commsim/core/error.hpp"
+#include "commsim/core/output_guard.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/workloads/registry.hpp"
 
@@ -113,41 +115,179 @@ void combine_rank_records(const std::vector<std::string>& encoded, int nranks, S
   }
 }
 
-ResultStore::ResultStore(std::string dir, bool resume) : dir_(std::move(dir)) {
+std::string plan_hash(const nlohmann::json& plan_description) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits
+  for (const char ch : plan_description.dump()) {
+    h ^= static_cast<unsigned char>(ch);
+    h *= 0x100000001b3ULL;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+nlohmann::json plan_description(const std::vector<Config>& configs, const nlohmann::json& settings) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const Config& c : configs) {
+    const workloads::WorkloadArgs& a = c.args;
+    list.push_back({{"id", c.id},
+                    {"workload", c.workload},
+                    {"src", c.src},
+                    {"dst", c.dst},
+                    {"gpus", c.gpus},
+                    {"bytes", c.bytes},
+                    {"mode", c.mode},
+                    {"root", c.root},
+                    {"microbatches", c.microbatches},
+                    {"fwd_us", c.fwd_us},
+                    {"bwd_us", c.bwd_us},
+                    {"chunks", c.chunks},
+                    {"args",
+                     {{"text", a.text},
+                      {"ints", a.ints},
+                      {"numbers", a.numbers},
+                      {"lists", a.lists},
+                      {"int_lists", a.int_lists}}}});
+  }
+  return {{"configs", std::move(list)}, {"settings", settings}};
+}
+
+std::string machine_hash(const nlohmann::json& gpus, const std::string& topo) {
+  nlohmann::json machine = {{"gpus", nlohmann::json::array()}, {"topo", topo}};
+  for (const auto& g : gpus) {
+    nlohmann::json id = nlohmann::json::object();
+    for (const char* key : {"host", "index", "name", "uuid", "pci_bus_id"}) {
+      if (g.is_object() && g.contains(key)) id[key] = g[key];
+    }
+    machine["gpus"].push_back(std::move(id));
+  }
+  return plan_hash(machine);
+}
+
+namespace {
+
+/// Why `j` is not a record commsim-measure wrote ("" when it is one).
+std::string record_problem(const nlohmann::json& j, std::size_t configs) {
+  if (!j.is_object()) return "not a JSON object";
+  const auto integer = [&](const char* key) { return j.contains(key) && j[key].is_number_integer(); };
+  if (!integer("config_id")) return "no integer config_id";
+  if (!integer("rep")) return "no integer rep";
+  const auto id = j["config_id"].get<std::int64_t>();
+  if (id < 0 || id > 1'000'000'000 ||
+      (configs != ResultStore::kAnyConfigs && static_cast<std::uint64_t>(id) >= configs))
+    return "config_id " + std::to_string(id) + " is not one of this plan's " + std::to_string(configs) +
+           " configurations";
+  if (j["rep"].get<std::int64_t>() < 0 || j["rep"].get<std::int64_t>() > 1'000'000'000)
+    return "rep " + j["rep"].dump() + " is out of range";
+  if (!j.contains("failed") || !j["failed"].is_boolean()) return "no boolean failed";
+  if (!j.contains("time_us") || !j["time_us"].is_number()) return "no numeric time_us";
+  if (!j.contains("iteration_us") || !j["iteration_us"].is_array()) return "no iteration_us list";
+  for (const auto& t : j["iteration_us"]) {
+    if (!t.is_number()) return "a non-numeric iteration_us";
+  }
+  if (j.contains("plan") && !j["plan"].is_string()) return "a plan that is not a string";
+  if (j.contains("machine") && !j["machine"].is_string()) return "a machine that is not a string";
+  return "";
+}
+
+}  // namespace
+
+ResumeScan scan_results(const std::string& dir, const std::string& plan, std::size_t configs) {
+  ResumeScan scan;
+  scan.file = dir + "/results.jsonl";
   std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec) throw IoError(dir_ + ": cannot create: " + ec.message());
+  if (!fs::exists(scan.file, ec)) return scan;
+  scan.exists = true;
+  const std::string text = read_file(scan.file);  // the lines below are views into it
+  const std::vector<Line> lines = split_lines(text);
+  std::uintmax_t offset = 0;  // where the current line starts in the file
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const Line& l = lines[i];
+    const bool last = i + 1 == lines.size();
+    const std::uintmax_t line_start = offset;
+    offset = static_cast<std::uintmax_t>(l.text.data() - text.data()) + l.text.size();
+    if (offset < text.size() && text[offset] == '\r') ++offset;
+    const bool has_newline = offset < text.size() && text[offset] == '\n';
+    if (has_newline) ++offset;
+    if (l.text.empty()) continue;
+    nlohmann::json j;
+    std::string problem;
+    try {
+      j = nlohmann::json::parse(l.text);
+      problem = record_problem(j, configs);
+    } catch (const nlohmann::json::exception& e) {
+      problem = "not JSON (" + std::string(e.what()) + ")";
+    }
+    if (!problem.empty()) {
+      // A record cut short by a crash can only be the last line; one before it means the file was damaged.
+      if (!last) {
+        throw InputError(
+            {scan.file, l.number, 1},
+            "unreadable result record before the last line (" + problem +
+                "); the file was changed after commsim-measure wrote it, so --resume cannot trust it");
+      }
+      scan.torn_line = l.number;
+      scan.keep_bytes = line_start;
+      scan.torn_bytes = text.size() - line_start;
+      break;
+    }
+    const std::string record_plan = j.value("plan", std::string());
+    if (record_plan != plan) {
+      throw UsageError(
+          scan.file + ":" + std::to_string(l.number) + ": " +
+          (j.contains("plan")
+               ? "a record of another plan (" + record_plan + "; this run's plan is " + plan + ")"
+               : std::string("a record from a run that did not record its plan")) +
+          ": the workload, its flags, the seed, the GPU set or the sizes differ. --resume continues only the "
+          "same plan: repeat the first run's flags, or choose another --out");
+    }
+    const std::string record_machine = j.value("machine", std::string());
+    if (scan.records > 0 && record_machine != scan.machine) {
+      throw UsageError(scan.file + ":" + std::to_string(l.number) +
+                       ": records of one plan measured on different machines (" + scan.machine + " and " +
+                       record_machine + "); --resume cannot continue it, choose another --out");
+    }
+    scan.machine = record_machine;
+    const std::pair<int, int> key{j["config_id"].get<int>(), j["rep"].get<int>()};
+    if (!scan.done.insert(key).second) {
+      ++scan.duplicates;
+      if (scan.first_duplicate_line == 0) scan.first_duplicate_line = l.number;
+      continue;
+    }
+    ++scan.records;
+    if (last && !has_newline) scan.missing_newline = true;
+    scan.lines.push_back(std::move(j));
+  }
+  if (scan.torn_line == 0) scan.keep_bytes = text.size();
+  return scan;
+}
+
+ResultStore::ResultStore(std::string dir, bool resume, std::string plan, std::size_t configs)
+    : dir_(std::move(dir)), plan_(std::move(plan)) {
+  create_output_directory("--out", dir_);
   const std::string jsonl = dir_ + "/results.jsonl";
-  if (fs::exists(jsonl)) {
+  std::error_code ec;
+  if (fs::exists(jsonl, ec)) {
     if (!resume) {
       throw UsageError(jsonl + " exists: pass --resume to continue that run, or choose another --out");
     }
-    const std::string text = read_file(jsonl);  // the lines below are views into it
-    const std::vector<Line> lines = split_lines(text);
-    for (const Line& l : lines) {
-      if (l.text.empty()) continue;
-      try {
-        auto j = nlohmann::json::parse(l.text);
-        done_.insert({j.at("config_id").get<int>(), j.at("rep").get<int>()});
-        lines_.push_back(std::move(j));
-      } catch (const nlohmann::json::exception&) {
-        // A line cut short by a crash: everything before it is kept; the configuration will run again.
-        if (l.number != lines.back().number) {
-          throw InputError({jsonl, l.number, 1}, "corrupted result line in the middle of the file");
-        }
-      }
+    resumed_ = scan_results(dir_, plan_, configs);
+    // Cut a torn last line off, and end a whole last record's line, so the next record starts cleanly.
+    if (resumed_.torn_line > 0) {
+      fs::resize_file(jsonl, resumed_.keep_bytes, ec);
+      if (ec) throw IoError(jsonl + ": cannot drop the torn last line: " + ec.message());
     }
-  }
-  if (fs::exists(jsonl)) {
-    // Drop a line cut short by a crash so the next line starts cleanly.
-    const std::string text = read_file(jsonl);
-    const auto keep = text.rfind('\n');
-    const std::uintmax_t size = keep == std::string::npos ? 0 : keep + 1;
-    if (size != text.size()) fs::resize_file(jsonl, size);
+    done_ = resumed_.done;
+    lines_ = resumed_.lines;
+    machine_ = resumed_.machine;
   }
   jsonl_.open(jsonl, std::ios::app);
   exec_log_.open(dir_ + "/exec_log.csv", std::ios::app);
   if (!jsonl_ || !exec_log_) throw IoError(dir_ + ": cannot write results");
+  if (resumed_.missing_newline) {
+    jsonl_ << "\n";
+    jsonl_.flush();
+  }
   if (exec_log_.tellp() == 0) {
     exec_log_ << CsvWriter()
                      .header({"config_id", "workload", "src", "dst", "bytes", "rep", "cpu_start_ns",
@@ -156,12 +296,33 @@ ResultStore::ResultStore(std::string dir, bool resume) : dir_(std::move(dir)) {
   }
 }
 
+void ResultStore::set_machine(const std::string& machine) {
+  if (resumed_.records > 0 && !resumed_.machine.empty() && resumed_.machine != machine) {
+    throw UsageError(resumed_.file + ": its records were measured on another machine (machine " +
+                     resumed_.machine + ", this one is " + machine +
+                     ": other GPUs or another topology); --resume continues only on the same machine, choose "
+                     "another --out");
+  }
+  machine_ = machine;
+}
+
 void ResultStore::append(const Config& c, const Sample& s) {
-  nlohmann::json j = {{"config_id", c.id},  {"rep", s.rep},           {"workload", c.workload},
-                      {"src", c.src},       {"dst", c.dst},           {"gpus", c.gpus},
-                      {"bytes", c.bytes},   {"mode", c.mode},         {"microbatches", c.microbatches},
-                      {"chunks", c.chunks}, {"time_us", s.time_us()}, {"iteration_us", s.iteration_us},
-                      {"failed", s.failed}, {"error", s.error}};
+  nlohmann::json j = {{"config_id", c.id},
+                      {"rep", s.rep},
+                      {"plan", plan_},
+                      {"machine", machine_},
+                      {"workload", c.workload},
+                      {"src", c.src},
+                      {"dst", c.dst},
+                      {"gpus", c.gpus},
+                      {"bytes", c.bytes},
+                      {"mode", c.mode},
+                      {"microbatches", c.microbatches},
+                      {"chunks", c.chunks},
+                      {"time_us", s.time_us()},
+                      {"iteration_us", s.iteration_us},
+                      {"failed", s.failed},
+                      {"error", s.error}};
   if (s.gpu_time_us > 0) j["gpu_time_us"] = s.gpu_time_us;
   if (!s.timeline.is_null()) j["timeline"] = s.timeline;
   jsonl_ << j.dump() << "\n";

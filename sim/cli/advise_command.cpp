@@ -69,6 +69,11 @@ std::string route_words(sim::Runtime& rt, int a, int b, const models::TransferMo
 }
 
 void run_advise(const AdviseOptions& o) {
+  OutputGuard guard;
+  guard_topology(guard, "--topology", o.topology);
+  guard.input("--params", o.params);
+  guard.output("--out", o.out);
+  guard.check();
   const auto setup = load_setup(o.topology, o.gpu, o.params, o.cost_model, o.nccl_env);
   const topo::Topology& topology = setup->topology;
   const models::TransferModel* model = setup->model.get();

@@ -37,6 +37,19 @@ void print_rows(const char* what, const std::vector<validation::Comparison>& row
 }
 
 void run_calibrate(const CalibrateCliOptions& o) {
+  OutputGuard guard;
+  guard_topology(guard, "--topology", o.topology);
+  guard.input("--start", o.start);
+  guard.input("--gpu-map", o.fit.gpu_map);
+  guard.inputs("--nccl-tests", o.fit.nccl_tests);
+  for (const auto& dir : o.fit.measured) guard.input_in("--measured", dir, {"results.json"});
+  guard.inputs("--manifest", o.fit.manifests);
+  for (const auto& m : o.fit.manifests) {
+    for (const auto& e : validation::load_manifest(m))
+      guard.input("--manifest " + m + " (a run it lists)", e.file);
+  }
+  guard.output("--out", o.out);
+  guard.check();
   const models::ModelParams start =
       o.start.empty() ? models::ModelParams::defaults() : models::ModelParams::load(o.start);
   topo::Diagnostics diag;

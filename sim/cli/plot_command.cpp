@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "commsim/core/csv.hpp"
 #include "commsim/core/error.hpp"
+#include "commsim/core/output_guard.hpp"
 #include "commsim/core/svg_plot.hpp"
 #include "commsim/core/text.hpp"
 
@@ -83,6 +84,10 @@ std::vector<std::pair<double, double>> read_points(const std::string& file, cons
 }
 
 void run_plot(const PlotOptions& o) {
+  OutputGuard guard;
+  guard.inputs("FILE", o.inputs);
+  guard.output("--out", o.out);
+  guard.check();
   if (!o.labels.empty() && o.labels.size() != o.inputs.size())
     throw UsageError("--label is given " + std::to_string(o.labels.size()) + " time(s) for " +
                      std::to_string(o.inputs.size()) + " file(s): give one per file, or none");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "commsim/core/output_guard.hpp"
 #include "commsim/models/nccl_env.hpp"
 #include "commsim/models/params.hpp"
 #include "commsim/models/transfer.hpp"
@@ -42,5 +43,9 @@ enum class SetupRole { WhatIf, Measured };
 /// Declares --topology (required), --gpu, --params, --cost-model and --nccl-env on `app`, once for every
 /// command.
 void add_setup_flags(CLI::App* app, const SetupFlagTargets& to, SetupRole role);
+
+/// Adds the topology file `path` (given by `flag`) to `guard` as an input, with the `nvidia-smi nvlink -s`
+/// capture the loader reads beside it when there is one (NAME.nvlink, or nvlink.txt beside topo.txt).
+void guard_topology(OutputGuard& guard, const std::string& flag, const std::string& path);
 
 }  // namespace commsim::cli

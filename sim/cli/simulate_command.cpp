@@ -229,6 +229,14 @@ struct EngineCount {
 };
 
 void run_workload(const std::string& workload, const SimOptions& o) {
+  OutputGuard guard;
+  guard_topology(guard, "--topology", o.topology);
+  guard.input("--params", o.params);
+  guard.input("--counts", o.args.str("--counts"));
+  guard_topology(guard, "--baseline-topology", o.args.str("--baseline-topology"));
+  guard.output("--out", o.out);
+  guard.output("--trace", o.trace);
+  guard.check();
   const auto& hw = models::HardwareCatalog::builtin();
   if (!o.gpu.empty()) hw.gpu(o.gpu);
   if (o.iterations < 1 || o.iterations > 1000) throw UsageError("--iterations must be between 1 and 1000");

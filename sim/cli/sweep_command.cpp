@@ -11,8 +11,10 @@
 
 #include "commands.hpp"
 #include "commsim/core/error.hpp"
+#include "commsim/core/output_guard.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/sim/sweep.hpp"
+#include "setup.hpp"
 
 namespace commsim::cli {
 namespace {
@@ -31,7 +33,21 @@ void run(const SweepOptions& o) {
   const sim::SweepSpec spec = sim::SweepSpec::load(o.spec);
   const sim::Shard shard = o.shard.empty() ? sim::Shard{} : sim::Shard::parse(o.shard);
   const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  fs::create_directories(o.out);
+  const std::string shard_file =
+      "shard-" + std::to_string(shard.k) + "-of-" + std::to_string(shard.n) + ".csv";
+  OutputGuard guard;
+  guard.input("SPEC", o.spec);
+  for (const auto& t : spec.topologies) guard_topology(guard, "SPEC " + o.spec + " (topologies)", t);
+  for (const auto& p : spec.params) {
+    if (p != "default") guard.input("SPEC " + o.spec + " (params)", p);
+  }
+  if (shard.n > 1) {
+    guard.output_in("--out", o.out, {shard_file});
+  } else {
+    guard.output_in("--out", o.out, {"results.csv", "summary.html"});
+  }
+  guard.check();
+  create_output_directory("--out", o.out);
   const bool tty = ::isatty(STDERR_FILENO);
   const auto start = std::chrono::steady_clock::now();
   std::size_t last_decile = 0;
@@ -52,9 +68,7 @@ void run(const SweepOptions& o) {
   for (const auto& r : rows) failed += r.error.empty() ? 0 : 1;
   const std::string csv = sim::sweep_csv(spec, shard, rows);
   if (shard.n > 1) {
-    const std::string path =
-        (fs::path(o.out) / ("shard-" + std::to_string(shard.k) + "-of-" + std::to_string(shard.n) + ".csv"))
-            .string();
+    const std::string path = (fs::path(o.out) / shard_file).string();
     write_file_atomic(path, csv);
     std::fprintf(stderr,
                  "sweep: shard %d/%d: %zu points (%zu failed) in %s; merge the shards with `commsim sweep "
@@ -70,7 +84,7 @@ void run(const SweepOptions& o) {
 }
 
 void merge(const SweepOptions& o) {
-  std::vector<std::pair<std::string, std::string>> files;
+  std::vector<std::string> paths;
   for (const auto& in : o.inputs) {
     if (fs::is_directory(in)) {
       std::vector<std::string> found;
@@ -80,14 +94,20 @@ void merge(const SweepOptions& o) {
           found.push_back(e.path().string());
       }
       std::sort(found.begin(), found.end());
-      for (const auto& f : found) files.push_back({f, read_file(f)});
+      paths.insert(paths.end(), found.begin(), found.end());
     } else {
-      files.push_back({in, read_file(in)});
+      paths.push_back(in);
     }
   }
+  OutputGuard guard;
+  guard.inputs("SHARDS", paths);
+  guard.output_in("--out", o.out, {"results.csv", "summary.html"});
+  guard.check();
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const auto& f : paths) files.push_back({f, read_file(f)});
   std::vector<sim::SweepRow> rows;
   const std::string csv = sim::merge_sweep_csvs(files, rows);
-  fs::create_directories(o.out);
+  create_output_directory("--out", o.out);
   write_file_atomic((fs::path(o.out) / "results.csv").string(), csv);
   const std::string first = csv.substr(0, csv.find('\n'));
   const auto at = first.find("name=");

@@ -5,11 +5,13 @@
 
 #include "commands.hpp"
 #include "commsim/core/error.hpp"
+#include "commsim/core/output_guard.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/core/units.hpp"
 #include "commsim/models/hardware.hpp"
 #include "commsim/topo/load.hpp"
 #include "commsim/topo/render.hpp"
+#include "setup.hpp"
 
 namespace commsim::cli {
 namespace {
@@ -23,6 +25,11 @@ struct ShowOptions {
 };
 
 void run_show(const ShowOptions& o) {
+  OutputGuard guard;
+  guard_topology(guard, "FILE", o.file);
+  guard.input("--nvlink", o.nvlink);
+  guard.output("--out", o.out);
+  guard.check();
   topo::Diagnostics diag;
   topo::LoadOptions load{o.gpu, o.nvlink};
   if (!o.gpu.empty())

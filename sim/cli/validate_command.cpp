@@ -43,12 +43,12 @@ struct ValidateOptions {
   bool per_size = false;
 };
 
-/// The command line that regenerates a report, rebuilt from the options (report paths included).
+/// The command line that regenerates a report, rebuilt from the options (report paths included), every
+/// value shell-quoted so that pasting it runs exactly this command.
 std::string validate_command_line(const ValidateOptions& o) {
-  std::string cmd = "commsim validate --topology " + o.topology;
+  std::string cmd = "commsim validate --topology " + shell_quote(o.topology);
   auto add = [&](const char* flag, const std::string& v) {
-    if (!v.empty())
-      cmd += std::string(" ") + flag + " " + (v.find(' ') == std::string::npos ? v : "'" + v + "'");
+    if (!v.empty()) cmd += std::string(" ") + flag + " " + shell_quote(v);
   };
   add("--gpu", o.gpu);
   add("--params", o.params);
@@ -57,13 +57,13 @@ std::string validate_command_line(const ValidateOptions& o) {
   add("--gpu-map", o.gpu_map);
   add("--fit-note", o.fit_note);
   if (!o.nccl_tests.empty()) cmd += " --nccl-tests";
-  for (const auto& f : o.nccl_tests) cmd += " " + f;
+  for (const auto& f : o.nccl_tests) cmd += " " + shell_quote(f);
   if (!o.measured.empty()) cmd += " --measured";
-  for (const auto& d : o.measured) cmd += " " + d;
+  for (const auto& d : o.measured) cmd += " " + shell_quote(d);
   if (!o.torch.empty()) cmd += " --torch";
-  for (const auto& f : o.torch) cmd += " " + f;
+  for (const auto& f : o.torch) cmd += " " + shell_quote(f);
   if (!o.manifests.empty()) cmd += " --manifest";
-  for (const auto& f : o.manifests) cmd += " " + f;
+  for (const auto& f : o.manifests) cmd += " " + shell_quote(f);
   if (o.cross_validate) cmd += " --cross-validate";
   for (const auto& f : o.families) add("--family", f);
   for (const auto& p : o.parameters) add("--param", p);
@@ -96,7 +96,29 @@ void run_cross_validation(const ValidateOptions& o, const SimSetup& setup,
   if (!o.json.empty()) write_file_atomic(o.json, validation::cross_validation_json(cv, cmd).dump(2) + "\n");
 }
 
+/// Refuses, before any work, an output path that is one of the inputs (or another output).
+void guard_validate_paths(const ValidateOptions& o) {
+  OutputGuard guard;
+  guard_topology(guard, "--topology", o.topology);
+  guard.input("--params", o.params);
+  guard.input("--gpu-map", o.gpu_map);
+  guard.inputs("--nccl-tests", o.nccl_tests);
+  for (const auto& dir : o.measured) guard.input_in("--measured", dir, {"results.json"});
+  guard.inputs("--torch", o.torch);
+  guard.inputs("--manifest", o.manifests);
+  for (const auto& m : o.manifests) {
+    for (const auto& e : validation::load_manifest(m))
+      guard.input("--manifest " + m + " (a run it lists)", e.file);
+  }
+  guard.output("--csv", o.csv);
+  guard.output("--report", o.report);
+  guard.output("--markdown", o.markdown);
+  guard.output("--json", o.json);
+  guard.check();
+}
+
 void run_validate(const ValidateOptions& o) {
+  guard_validate_paths(o);
   if (o.nccl_tests.empty() && o.measured.empty() && o.torch.empty() && o.manifests.empty())
     throw UsageError(
         "validate needs --measured DIR..., --nccl-tests FILE..., --torch FILE... or --manifest CSV...");

@@ -575,11 +575,12 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
   std::ostringstream o;
   o << "## Held-out accuracy (leave one family out)\n\n"
     << "Each fold fits "
-    << (cv.parameters.empty() ? std::string("calibrate's default parameters") : join(cv.parameters, ", "))
+    << (cv.parameters.empty() ? std::string("calibrate's default parameters")
+                              : markdown_escape(join(cv.parameters, ", ")))
     << " on every other family value and predicts the one left out; nothing in a row below was fitted to it. "
     << "Latency-bound: < 1 MiB; bandwidth-bound: >= 1 MiB. Coverage: share of measured medians inside the "
-       "prediction band. Reproduce with:\n\n```sh\n"
-    << command << "\n```\n\n";
+       "prediction band. Reproduce with:\n\n"
+    << markdown_code_block(command, "sh") << "\n";
   o << "| family | held out | fitted sizes | held-out sizes | latency MAPE | bandwidth MAPE | all MAPE | "
        "coverage | "
        "worst size |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
@@ -587,23 +588,23 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
     for (const Fold& fold : cv.folds) {
       if (fold.family != f) continue;
       if (!fold.refused.empty()) {
-        o << "| " << family_name(f) << " | " << fold.value << " | " << fold.fitted_rows
-          << " | refused: " << fold.refused << " | | | | | |\n";
+        o << "| " << family_name(f) << " | " << markdown_escape(fold.value) << " | " << fold.fitted_rows
+          << " | refused: " << markdown_escape(fold.refused) << " | | | | | |\n";
         continue;
       }
       const auto& h = fold.held_out;
-      o << "| " << family_name(f) << " | " << fold.value << " | " << fold.fitted_rows << " | " << h.size()
-        << " | " << pct(in_bound(h, Bound::Latency), &ErrorStats::mape) << " | "
+      o << "| " << family_name(f) << " | " << markdown_escape(fold.value) << " | " << fold.fitted_rows
+        << " | " << h.size() << " | " << pct(in_bound(h, Bound::Latency), &ErrorStats::mape) << " | "
         << pct(in_bound(h, Bound::Bandwidth), &ErrorStats::mape) << " | " << pct(h, &ErrorStats::mape)
-        << " | " << pct(h, &ErrorStats::coverage) << " | " << worst_text(h) << " |\n";
+        << " | " << pct(h, &ErrorStats::coverage) << " | " << markdown_escape(worst_text(h)) << " |\n";
     }
     const auto all = held_out_rows(cv, f);
     o << "| **" << family_name(f) << "** | **all** | | " << all.size() << " | **"
       << pct(in_bound(all, Bound::Latency), &ErrorStats::mape) << "** | **"
       << pct(in_bound(all, Bound::Bandwidth), &ErrorStats::mape) << "** | **" << pct(all, &ErrorStats::mape)
-      << "** | " << pct(all, &ErrorStats::coverage) << " | " << worst_text(all) << " |\n";
+      << "** | " << pct(all, &ErrorStats::coverage) << " | " << markdown_escape(worst_text(all)) << " |\n";
   }
-  for (const auto& s : cv.skipped) o << "\nNot cross-validated: " << s << ".\n";
+  for (const auto& s : cv.skipped) o << "\nNot cross-validated: " << markdown_escape(s) << ".\n";
   return o.str();
 }
 

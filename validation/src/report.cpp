@@ -94,11 +94,9 @@ std::string svg_heatmap(const std::map<std::string, std::vector<Comparison>>& gr
   return o.str();
 }
 
-/// Markdown table cells: a '|' would end the cell.
+/// Markdown table cells: inline text that can neither end the cell ('|') nor hold HTML (markdown_escape).
 std::string md_cell(const std::string& s) {
-  std::string out;
-  for (char ch : s) out += ch == '|' ? std::string("\\|") : std::string(1, ch);
-  return out;
+  return markdown_escape(s);
 }
 
 std::string pct(double v) {
@@ -306,11 +304,12 @@ std::string render_html(const std::vector<Comparison>& rows, const ReportContext
 
 std::string render_markdown(const std::vector<Comparison>& rows, const ReportContext& ctx) {
   std::ostringstream o;
-  o << "# " << ctx.title << "\n\n";
-  o << "Topology `" << ctx.topology << "`, transfer model `" << ctx.model << "`, parameters `" << ctx.params
-    << "`; " << rows.size() << " sizes compared.\n\n";
-  if (!ctx.fit_note.empty()) o << "Fit and validation data: " << ctx.fit_note << "\n\n";
-  if (!ctx.command.empty()) o << "Regenerate with:\n\n```\n" << ctx.command << "\n```\n\n";
+  // Every string from the inputs or the command line is escaped: Markdown renders raw HTML.
+  o << "# " << markdown_escape(ctx.title) << "\n\n";
+  o << "Topology " << markdown_code_span(ctx.topology) << ", transfer model " << markdown_code_span(ctx.model)
+    << ", parameters " << markdown_code_span(ctx.params) << "; " << rows.size() << " sizes compared.\n\n";
+  if (!ctx.fit_note.empty()) o << "Fit and validation data: " << markdown_escape(ctx.fit_note) << "\n\n";
+  if (!ctx.command.empty()) o << "Regenerate with:\n\n" << markdown_code_block(ctx.command) << "\n";
   o << "## Summary\n\n| workload | sizes | MAPE | worst | latency-bound | transition | bandwidth-bound | "
        "band "
        "coverage |\n|---|---:|---:|---:|---:|---:|---:|---:|\n";

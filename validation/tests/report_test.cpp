@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "commsim/core/error.hpp"
+#include "commsim/validation/crossval.hpp"
 #include "commsim/validation/report.hpp"
 
 using namespace commsim;
@@ -105,6 +106,56 @@ TEST_CASE("report: markdown summary has a row per workload, overall and per conf
   CHECK(md.find("| **overall** | 15 |") != std::string::npos);
   CHECK(md.find("| p2p 2->3 | 1 | 30.0% | 30.0% | 1 MiB |") != std::string::npos);
   CHECK(md.find("commsim validate --topology t") != std::string::npos);
+}
+
+TEST_CASE("report: markdown lets no HTML, table break or fence escape out of input strings") {
+  const std::string payload =
+      "x<script>alert(1)</script><img src=x onerror=alert(2)>|`$(touch PWNED)`[l](j:x)";
+  ReportContext ctx;
+  ctx.title = "t" + payload;
+  ctx.topology = payload;
+  ctx.model = payload;
+  ctx.params = payload;
+  ctx.fit_note = "fitted\n\n" + payload;
+  ctx.command = "commsim validate --topology 'a\n```\nb'";  // (a code block shows HTML as text)
+  auto rows = sample();
+  rows[0].workload = payload;
+  rows[0].mode = payload;
+  rows[0].measured_us = 1e6;  // the worst case, so its label is in that table too
+  const std::string md = render_markdown(rows, ctx);
+  CHECK(md.find("<script") == std::string::npos);
+  CHECK(md.find("<img") == std::string::npos);
+  CHECK(md.find("&lt;script>") != std::string::npos);
+  CHECK(md.find("\n<") == std::string::npos);  // no line starts an HTML block
+  // The command's fence is longer than the ``` inside it, so the block holds all of it.
+  CHECK(md.find("````\ncommsim validate") != std::string::npos);
+  // Every table row keeps its cell count: a '|' from the input is escaped.
+  for (std::size_t at = md.find("\n| "); at != std::string::npos; at = md.find("\n| ", at + 1)) {
+    const std::string line = md.substr(at + 1, md.find('\n', at + 1) - at - 1);
+    int cells = 0;
+    for (std::size_t i = 0; i < line.size(); ++i) cells += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+    CHECK_MESSAGE((cells == 9 || cells == 6), line);
+  }
+}
+
+TEST_CASE("report: cross-validation markdown escapes family values, refusals and the command") {
+  const std::string payload = "<script>alert(1)</script>|`x`";
+  CrossValidation cv;
+  Fold refused;
+  refused.family = Family::Knob;
+  refused.value = payload;
+  refused.refused = payload;
+  Fold fitted;
+  fitted.family = Family::Knob;
+  fitted.value = payload;
+  fitted.held_out = {row(payload, {0, 1}, 1024, 10, 11)};
+  cv.folds = {refused, fitted};
+  cv.skipped = {payload};
+  cv.parameters = {payload};
+  const std::string md = cross_validation_markdown(cv, "commsim validate --manifest '```\nb'");
+  CHECK(md.find("<script") == std::string::npos);
+  CHECK(md.find("&lt;script>") != std::string::npos);
+  CHECK(md.find("````sh\n") != std::string::npos);
 }
 
 TEST_CASE("report: measured_metadata reads a commsim-measure run, a missing directory is an error") {

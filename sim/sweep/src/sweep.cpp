@@ -458,14 +458,14 @@ std::string sweep_html(const std::string& title, const std::vector<SweepRow>& ro
   for (const SweepRow& r : rows) {
     h << "<tr><td>" << r.index << "</td><td>" << html_escape(fs::path(r.topology).filename().string())
       << "</td><td>" << html_escape(r.params) << "</td><td>" << html_escape(r.nccl_env) << "</td><td>"
-      << html_escape(r.gpus) << "</td><td>" << r.ngpus << "</td><td>" << r.workload << "</td><td>" << r.bytes
-      << "</td>";
+      << html_escape(r.gpus) << "</td><td>" << r.ngpus << "</td><td>" << html_escape(r.workload)
+      << "</td><td>" << r.bytes << "</td>";
     for (double v : {r.time_us, r.algbw_gbps, r.busbw_gbps}) {
       std::snprintf(num, sizeof num, "%.4g", v);
       h << "<td>" << num << "</td>";
     }
-    h << "<td>" << r.algorithm << "</td><td>" << r.protocol << "</td><td>" << html_escape(r.error)
-      << "</td></tr>\n";
+    h << "<td>" << html_escape(r.algorithm) << "</td><td>" << html_escape(r.protocol) << "</td><td>"
+      << html_escape(r.error) << "</td></tr>\n";
   }
   h << "</table>\n</body></html>\n";
   return h.str();

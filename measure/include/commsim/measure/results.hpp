@@ -1,5 +1,6 @@
 // Crash-safe measurement output: per-configuration JSON lines (appended and flushed), an execution log, and
-// final results (JSON, CSV, raw samples) written atomically. --resume skips what a previous run completed.
+// final results (JSON, CSV, raw samples) written atomically. --resume skips what a previous run of the same
+// plan completed, and refuses the records of any other plan.
 #pragma once
 
 #include <cstdint>
@@ -71,13 +72,60 @@ std::string encode_rank_records(const std::vector<RankRecord>& records);
 /// ranks timed different numbers of iterations.
 void combine_rank_records(const std::vector<std::string>& encoded, int nranks, Sample& s);
 
+/// The hash that identifies a plan, 16 hex digits (FNV-1a, 64 bits) of `plan_description`'s JSON text. Every
+/// record carries it; --resume merges only records of the same plan.
+std::string plan_hash(const nlohmann::json& plan_description);
+
+/// What a plan is, as JSON for plan_hash: every configuration (workload, its own flags, GPUs in rank order,
+/// sizes in bytes, modes, pipeline shape and compute in us) in canonical order, and `settings`, the flags
+/// that change what a repetition measures (seed, timing, warmup and timed iterations, launch, buffers, ...).
+/// The repetition count is not part of it: a resumed run may ask for more repetitions.
+nlohmann::json plan_description(const std::vector<Config>& configs, const nlohmann::json& settings);
+
+/// The hash of the machine a run measures (its topology): every GPU's host, index, name, UUID and PCI bus id
+/// (`gpus`, as metadata.json lists them) and the `nvidia-smi topo -m` text of the writing host.
+std::string machine_hash(const nlohmann::json& gpus, const std::string& topo);
+
+/// What --resume found in a results.jsonl, before anything is written.
+struct ResumeScan {
+  std::string file;               ///< DIR/results.jsonl
+  bool exists = false;            ///< false: nothing to resume, the run starts from scratch
+  std::size_t records = 0;        ///< records of this plan kept, one per (config, rep)
+  std::size_t duplicates = 0;     ///< further records of a (config, rep) already kept: ignored
+  int first_duplicate_line = 0;   ///< 1-based line of the first ignored duplicate (0: none)
+  std::string machine;            ///< the machine hash of the kept records ("" when they carry none)
+  int torn_line = 0;              ///< 1-based line of a torn (cut short or unreadable) last record; 0: none
+  std::uintmax_t keep_bytes = 0;  ///< the file's length without the torn last line
+  std::uintmax_t torn_bytes = 0;  ///< that line's length in bytes
+  bool missing_newline = false;   ///< the last record is whole but its newline was not written
+  std::set<std::pair<int, int>> done;  ///< (config, rep) of the kept records
+  std::vector<nlohmann::json> lines;   ///< the kept records, in file order
+};
+
+/// Reads DIR/results.jsonl for --resume without changing it. Every record must be a JSON object with a
+/// config_id in [0, `configs`), a rep >= 0, the time and failure fields, and `plan` as its plan hash.
+/// Throws UsageError naming the file and line when a record belongs to another plan (or to a run from before
+/// plans were recorded), and InputError (file:line) when a record before the last is unreadable; an
+/// unreadable or cut-short last record is reported in `torn_line`, not thrown.
+ResumeScan scan_results(const std::string& dir, const std::string& plan, std::size_t configs);
+
 class ResultStore {
  public:
-  /// Opens DIR (creating it). Without `resume`, an existing results.jsonl is an error (never overwritten).
-  ResultStore(std::string dir, bool resume);
+  /// Opens DIR (creating it) for the plan whose hash is `plan` (`configs` configurations). Without `resume`,
+  /// an existing results.jsonl is an error (never overwritten). With it, the file is read by scan_results
+  /// (throwing as it does), a torn last line is cut off the file and a missing final newline written, so
+  /// that new records start on a line of their own; `resumed()` says what was found.
+  ResultStore(std::string dir, bool resume, std::string plan = "", std::size_t configs = kAnyConfigs);
+  /// For stores opened without a plan (tests): config ids are not range-checked.
+  static constexpr std::size_t kAnyConfigs = static_cast<std::size_t>(-1);
   const std::string& dir() const { return dir_; }
   bool done(int config, int rep) const { return done_.count({config, rep}) > 0; }
   std::size_t completed() const { return done_.size(); }
+  /// What --resume found (records kept, duplicates ignored, a torn line dropped).
+  const ResumeScan& resumed() const { return resumed_; }
+  /// The hash of the machine measured (machine_hash), written into every record from now on. Throws
+  /// UsageError when resumed records were measured on another machine, before anything is written.
+  void set_machine(const std::string& machine);
 
   /// Appends one repetition's result as a JSON line and flushes it to disk, and adds a line to exec_log.csv.
   void append(const Config& c, const Sample& s);
@@ -89,6 +137,9 @@ class ResultStore {
 
  private:
   std::string dir_;
+  std::string plan_;
+  std::string machine_;
+  ResumeScan resumed_;
   std::set<std::pair<int, int>> done_;
   std::vector<nlohmann::json> lines_;
   std::ofstream jsonl_;
