@@ -32,8 +32,8 @@ std::string_view trim(std::string_view s) {
 }
 
 constexpr const char* kCliSizeUnits =
-    "a bare number is bytes (8); K, M, G, T are powers of 1024 as in nccl-tests (128M); KB, MB, GB, TB powers of "
-    "1000; KiB, MiB, GiB, TiB powers of 1024; B bytes";
+    "a bare number is bytes (8); K, M, G, T are powers of 1024 as in nccl-tests (128M); KB, MB, GB, TB "
+    "powers of 1000; KiB, MiB, GiB, TiB powers of 1024; B bytes";
 
 }  // namespace
 
@@ -90,7 +90,8 @@ double parse_time_flag(const std::string& flag, const std::string& value, std::s
     }
     ps = parse_duration(s);
   } catch (const ValueError& e) {
-    throw UsageError(flag + " " + value + ": " + e.what() + " (a bare number is in " + std::string(unit) + ")");
+    throw UsageError(flag + " " + value + ": " + e.what() + " (a bare number is in " + std::string(unit) +
+                     ")");
   }
   return sign * static_cast<double>(ps) / static_cast<double>(per_unit);
 }

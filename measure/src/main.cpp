@@ -185,8 +185,8 @@ int count_devices(const Options& o, const World& world) {
   if (o.dry_run && o.gpu_count < 0 && !o.gpus.empty() &&
       o.gpus.find_first_not_of("0123456789") == std::string::npos) {
     throw UsageError("--gpus is a GPU list (--gpus " + o.gpus + " is GPU " + o.gpus +
-                     " alone); to plan for " + o.gpus + " GPUs write --gpu-count " + o.gpus + " (-g " + o.gpus +
-                     ") or --gpus 0-" + std::to_string(std::max(0, std::stoi(o.gpus) - 1)));
+                     " alone); to plan for " + o.gpus + " GPUs write --gpu-count " + o.gpus + " (-g " +
+                     o.gpus + ") or --gpus 0-" + std::to_string(std::max(0, std::stoi(o.gpus) - 1)));
   }
   if (o.dry_run && o.gpu_count > 0) return o.gpu_count;
   int local_devices = 0;
@@ -197,8 +197,9 @@ int count_devices(const Options& o, const World& world) {
       return *std::max_element(listed.begin(), listed.end()) + 1;
     }
     if (o.dry_run)
-      throw UsageError("no GPU visible; give --dry-run a GPU count with --gpu-count N (e.g. -g 4) or a list "
-                       "with --gpus (e.g. --gpus 0-3)");
+      throw UsageError(
+          "no GPU visible; give --dry-run a GPU count with --gpu-count N (e.g. -g 4) or a list "
+          "with --gpus (e.g. --gpus 0-3)");
     throw UsageError(std::string("no GPU available") + (world.mpi() ? " on host " + world.host() : "") +
                      " (" + (e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)) +
                      "); commsim-measure needs NVIDIA GPUs. --dry-run plans without one.");
@@ -668,7 +669,8 @@ void add_common_flags(CLI::App* sub, Options& o) {
                   "plan for N GPUs without one");
   sub->add_option("-b,--min-bytes", o.min_bytes, "Smallest size: 8, 1K, 128M (nccl-tests), 1KiB, 1MB")
       ->capture_default_str();
-  sub->add_option("-e,--max-bytes", o.max_bytes, "Largest size, written as --min-bytes")->capture_default_str();
+  sub->add_option("-e,--max-bytes", o.max_bytes, "Largest size, written as --min-bytes")
+      ->capture_default_str();
   sub->add_option("-f,--factor", o.factor, "Size multiplier between steps")->capture_default_str();
   sub->add_option("--reps", o.reps, "Repetitions of every configuration, each in a new random order")
       ->capture_default_str();

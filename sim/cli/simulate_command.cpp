@@ -327,9 +327,11 @@ void add_common(CLI::App* app, SimOptions& o) {
   add_setup_flags(app, {&o.topology, &o.gpu, &o.params, &o.model, &o.nccl_env}, SetupRole::WhatIf);
   app->add_option("-b,--min-bytes", o.min_bytes, "Smallest size: 8, 1K, 128M (nccl-tests), 1KiB, 1MB")
       ->capture_default_str();
-  app->add_option("-e,--max-bytes", o.max_bytes, "Largest size, written as --min-bytes")->capture_default_str();
+  app->add_option("-e,--max-bytes", o.max_bytes, "Largest size, written as --min-bytes")
+      ->capture_default_str();
   app->add_option("-f,--factor", o.factor, "Multiply the size by this between steps")->capture_default_str();
-  app->add_option("-n,--iterations", o.iterations, "Timed iterations per size (back to back, as nccl-tests -n)")
+  app->add_option("-n,--iterations", o.iterations,
+                  "Timed iterations per size (back to back, as nccl-tests -n)")
       ->capture_default_str();
   app->add_option("-w,--warmup", o.warmup, "Untimed iterations before them (nccl-tests -w)")
       ->capture_default_str();

@@ -97,8 +97,9 @@ void run(const SweepOptions& o) {
                  failed, o.out.c_str());
   }
   if (failed > 0) {
-    throw PartialFailure(std::to_string(failed) + " of " + std::to_string(rows.size()) +
-                         " point(s) failed; their rows have status 'failed' and an error column that says why");
+    throw PartialFailure(
+        std::to_string(failed) + " of " + std::to_string(rows.size()) +
+        " point(s) failed; their rows have status 'failed' and an error column that says why");
   }
 }
 
@@ -152,10 +153,12 @@ void add_sweep_command(CLI::App& app) {
   sub->add_option("-b,--min-bytes", o->min_bytes,
                   "Replace the spec's sizes by a sweep from this size: 8, 1K, 128M (nccl-tests), 1KiB, 1MB\n"
                   "(default 1B when -e or -f is given)");
-  sub->add_option("-e,--max-bytes", o->max_bytes, "... up to this size (default 1GiB when -b or -f is given)");
+  sub->add_option("-e,--max-bytes", o->max_bytes,
+                  "... up to this size (default 1GiB when -b or -f is given)");
   sub->add_option("-f,--factor", o->factor, "... multiplied by this between steps (default 2)");
   sub->add_option("--gpus", o->gpus, "Replace the spec's GPU sets by this one list: 0-3, 0,2, all");
-  sub->add_option("-g,--gpu-count", o->gpu_count, "Replace the spec's GPU sets by GPUs 0..N-1 (nccl-tests -g N)");
+  sub->add_option("-g,--gpu-count", o->gpu_count,
+                  "Replace the spec's GPU sets by GPUs 0..N-1 (nccl-tests -g N)");
   sub->add_option("-n,--iterations", o->iterations, "Replace the spec's timed iterations per point");
   sub->add_option("-w,--warmup", o->warmup, "Replace the spec's untimed iterations per point");
   sub->footer(R"(

@@ -69,8 +69,8 @@ std::string resolve(const std::string& path, const std::string& spec_file) {
 /// The CSV's columns, in order.
 const std::vector<std::string>& columns() {
   static const std::vector<std::string> names = {
-      "point",      "topology",   "params",    "nccl_env", "gpus",   "ngpus", "workload", "bytes",
-      "time_us",    "algbw_gbps", "busbw_gbps", "algorithm", "protocol", "status", "error"};
+      "point",   "topology",   "params",     "nccl_env",  "gpus",     "ngpus",  "workload", "bytes",
+      "time_us", "algbw_gbps", "busbw_gbps", "algorithm", "protocol", "status", "error"};
   return names;
 }
 
@@ -169,7 +169,8 @@ void SweepSpec::override_axes(const SweepOverrides& o) {
     what += ";gpus=" + *o.gpus;
   }
   if (o.iterations) {
-    if (*o.iterations < 1 || *o.iterations > 1000) throw UsageError("--iterations must be between 1 and 1000");
+    if (*o.iterations < 1 || *o.iterations > 1000)
+      throw UsageError("--iterations must be between 1 and 1000");
     iterations = *o.iterations;
     what += ";iterations=" + std::to_string(iterations);
   }
@@ -353,8 +354,8 @@ std::string csv_text(const std::vector<SweepRow>& rows) {
   return column_header() + w.str();
 }
 
-std::string meta_text(const std::string& name, const std::string& hash, const Shard& shard, std::size_t points,
-                      const std::vector<SweepRow>& rows) {
+std::string meta_text(const std::string& name, const std::string& hash, const Shard& shard,
+                      std::size_t points, const std::vector<SweepRow>& rows) {
   std::size_t failed = 0;
   for (const SweepRow& r : rows) failed += r.error.empty() ? 0 : 1;
   const nlohmann::json meta = {{"schema", "commsim.sweep_meta/1"},
@@ -406,7 +407,8 @@ SweepMerged merge_sweep_files(const std::vector<SweepFile>& files, std::vector<S
       throw InputError({f.meta_file, 1, 1}, std::string("not a commsim sweep metadata file: ") + e.what());
     }
     if (!meta.is_object() || meta.value("schema", "") != "commsim.sweep_meta/1")
-      throw InputError({f.meta_file, 1, 1}, "not a commsim sweep metadata file (schema commsim.sweep_meta/1)");
+      throw InputError({f.meta_file, 1, 1},
+                       "not a commsim sweep metadata file (schema commsim.sweep_meta/1)");
     const std::string shard_text = meta.value("shard", "");
     const std::string this_hash = meta.value("hash", "");
     int k = 0, nn = 0;
@@ -437,8 +439,8 @@ SweepMerged merge_sweep_files(const std::vector<SweepFile>& files, std::vector<S
       if (line.empty()) continue;
       const auto c = csv_split(line);
       if (c.size() != ncols)
-        throw InputError({file, lineno, 1}, "expected " + std::to_string(ncols) + " columns, found " +
-                                                std::to_string(c.size()));
+        throw InputError({file, lineno, 1},
+                         "expected " + std::to_string(ncols) + " columns, found " + std::to_string(c.size()));
       SweepRow r;
       try {
         r.index = std::stoull(c[0]);

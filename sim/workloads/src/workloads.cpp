@@ -136,7 +136,8 @@ std::string cell_text(const ResultTable::Cell& c) {
 }  // namespace
 
 std::string ResultTable::to_csv() const {
-  CsvWriter w;  // the one CSV writer: RFC 4180 quoting, round-trip numbers; no comment lines (notes: csv_meta)
+  CsvWriter
+      w;  // the one CSV writer: RFC 4180 quoting, round-trip numbers; no comment lines (notes: csv_meta)
   for (const auto& c : columns) w.field(c);
   w.end_row();
   for (const auto& row : rows) {

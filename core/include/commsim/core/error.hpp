@@ -9,11 +9,11 @@ namespace commsim {
 /// Exit codes used by every commsim executable (documented in README.md).
 enum class ExitCode : int {
   kOk = 0,
-  kInternal = 1,  ///< a bug: an unexpected exception
-  kUsage = 2,     ///< bad command line: unknown flag, bad value, unknown name
-  kInput = 3,     ///< bad input file contents: parse errors with file, line and column
-  kIo = 4,        ///< a file could not be read or written
-  kHang = 5,      ///< commsim-measure: a hang the watchdog could not recover
+  kInternal = 1,    ///< a bug: an unexpected exception
+  kUsage = 2,       ///< bad command line: unknown flag, bad value, unknown name
+  kInput = 3,       ///< bad input file contents: parse errors with file, line and column
+  kIo = 4,          ///< a file could not be read or written
+  kHang = 5,        ///< commsim-measure: a hang the watchdog could not recover
   kSomeFailed = 6,  ///< the run finished, but some points or repetitions failed (their rows say why)
 };
 
