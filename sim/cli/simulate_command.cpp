@@ -338,7 +338,9 @@ void add_common(CLI::App* app, SimOptions& o) {
   app->add_option("--format", o.format, "Output format")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
-  app->add_option("-o,--out", o.out, "Write results to this file (atomically) instead of standard output");
+  app->add_option("-o,--out", o.out,
+                  "Write results to this file (atomically) instead of standard output\n(--format csv: its "
+                  "metadata and notes beside it in OUT.meta.json)");
   app->add_option(
       "--trace", o.trace,
       "Write the simulated timeline as Chrome trace-event JSON (open in\nPerfetto): kernels per GPU "
