@@ -93,7 +93,8 @@ void run(const SweepOptions& o) {
     write_file_atomic((fs::path(o.out) / "results.csv").string(), csv);
     write_file_atomic((fs::path(o.out) / "results.meta.json").string(), meta);
     write_file_atomic((fs::path(o.out) / "summary.html").string(), sim::sweep_html(spec.name, rows));
-    std::fprintf(stderr, "sweep: %zu points (%zu failed) in %s/results.csv (+ results.meta.json) and summary.html\n",
+    std::fprintf(stderr,
+                 "sweep: %zu points (%zu failed) in %s/results.csv (+ results.meta.json) and summary.html\n",
                  rows.size(), failed, o.out.c_str());
   }
   if (failed > 0) {
