@@ -186,7 +186,8 @@ int count_devices(const Options& o, const World& world) {
       o.gpus.find_first_not_of("0123456789") == std::string::npos) {
     throw UsageError("--gpus is a GPU list (--gpus " + o.gpus + " is GPU " + o.gpus +
                      " alone); to plan for " + o.gpus + " GPUs write --gpu-count " + o.gpus + " (-g " +
-                     o.gpus + ") or --gpus 0-" + std::to_string(std::max(0, std::stoi(o.gpus) - 1)));
+                     o.gpus + ") or --gpus 0-" +
+                     std::to_string(o.gpus.size() > 6 ? 0 : std::max(0L, std::stol(o.gpus) - 1)));
   }
   if (o.dry_run && o.gpu_count > 0) return o.gpu_count;
   int local_devices = 0;
