@@ -104,7 +104,7 @@ if [ -x "$M" ]; then
       exchange) extra=(--pair 0,1 --mode batched) ;;
       pipeline) extra=(--microbatches 4,8 --activation-bytes 4MiB --fwd-us 500 --bwd-us 1000 --mode batched,overlapped) ;;
     esac
-    run measure-dry-$w "$M" $w --dry-run --gpus 4 --out /nonexistent "${extra[@]}"
+    run measure-dry-$w "$M" $w --dry-run -g 4 --out /nonexistent "${extra[@]}"
   done
   run measure-help "$M" --help
   for w in p2p sendrecv exchange all_reduce alltoall broadcast pipeline weight-sync; do

@@ -1,6 +1,8 @@
 // Command-line sizes, size sweeps and GPU lists: one parser for every tool.
 #include "commsim/core/args.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -12,10 +14,94 @@
 
 namespace commsim {
 
+namespace {
+
+/// The length of the leading number of `s`: "128" of "128M", "1.5e3" of "1.5e3us".
+std::size_t number_length(std::string_view s) {
+  std::size_t i = 0;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+  if (i + 1 < s.size() && (s[i] == 'e' || s[i] == 'E') &&
+      (std::isdigit(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '-' || s[i + 1] == '+'))
+    for (i += 2; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]));) ++i;
+  return i;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+constexpr const char* kCliSizeUnits =
+    "a bare number is bytes (8); K, M, G, T are powers of 1024 as in nccl-tests (128M); KB, MB, GB, TB "
+    "powers of 1000; KiB, MiB, GiB, TiB powers of 1024; B bytes";
+
+}  // namespace
+
+std::uint64_t parse_cli_size(std::string_view text) {
+  const std::string_view s = trim(text);
+  const std::size_t n = number_length(s);
+  const std::string_view unit = trim(s.substr(n));
+  std::string canonical;  // the same size in parse_size's spelling
+  if (n == 0) {
+    canonical = std::string(s);  // not a number: parse_size says why
+  } else if (unit.empty()) {
+    canonical = std::string(s.substr(0, n)) + "B";
+  } else if (unit.size() == 1 && std::string_view("KMGTkmgt").find(unit[0]) != std::string_view::npos) {
+    canonical = std::string(s.substr(0, n)) +
+                static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0]))) + "iB";
+  } else {
+    canonical = std::string(s);
+  }
+  try {
+    return parse_size(canonical);
+  } catch (const ValueError& e) {
+    const std::string why = e.what();
+    if (why.find("unit") == std::string::npos && why.find("not a size") == std::string::npos) {
+      // negative, fractional or overflowing: say it with the text as written
+      std::string msg = why;
+      if (const auto at = msg.find("'" + canonical + "'"); at != std::string::npos && canonical != s)
+        msg.replace(at, canonical.size() + 2, "'" + std::string(s) + "'");
+      throw ValueError(msg);
+    }
+    throw ValueError("'" + std::string(s) + "' is not a size: " + kCliSizeUnits);
+  }
+}
+
+double parse_time_flag(const std::string& flag, const std::string& value, std::string_view unit) {
+  std::string_view s = trim(value);
+  // A minus sign is kept for the caller's range check to report ("--fwd-us must be between ...").
+  const bool negative = !s.empty() && s.front() == '-';
+  if (negative) s.remove_prefix(1);
+  const double sign = negative ? -1.0 : 1.0;
+  const std::size_t n = number_length(s);
+  Picoseconds per_unit = 0;
+  Picoseconds ps = 0;
+  try {
+    per_unit = parse_duration("1" + std::string(unit));
+    if (n > 0 && n == s.size()) {  // a bare number: the flag's own unit
+      double v = 0;
+      const std::string number(s.front() == '+' ? s.substr(1) : s);
+      const auto [p, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
+      if (ec != std::errc() || p != number.data() + number.size())
+        throw ValueError("'" + std::string(s) + "' is not a number");
+      if (!std::isfinite(v) || v * static_cast<double>(per_unit) >= 9.2e18)
+        throw ValueError("duration '" + std::string(s) + "' overflows 64-bit picoseconds");
+      return sign * v;
+    }
+    ps = parse_duration(s);
+  } catch (const ValueError& e) {
+    throw UsageError(flag + " " + value + ": " + e.what() + " (a bare number is in " + std::string(unit) +
+                     ")");
+  }
+  return sign * static_cast<double>(ps) / static_cast<double>(per_unit);
+}
+
 std::uint64_t parse_size_flag(const std::string& flag, const std::string& value) {
   std::uint64_t v = 0;
   try {
-    v = parse_size(value);
+    v = parse_cli_size(value);
   } catch (const ValueError& e) {
     throw UsageError(flag + " " + value + ": " + e.what());
   }
@@ -111,6 +197,32 @@ std::vector<std::string> split_list(const std::string& s) {
     start = end + 1;
   }
   return out;
+}
+
+std::string closest_name(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_distance = static_cast<std::size_t>(-1);
+  for (const std::string& c : candidates) {
+    // Levenshtein distance, one row at a time.
+    std::vector<std::size_t> row(c.size() + 1);
+    for (std::size_t j = 0; j <= c.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= word.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= c.size(); ++j) {
+        const std::size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (word[i - 1] == c[j - 1] ? 0 : 1)});
+        diagonal = up;
+      }
+    }
+    if (row[c.size()] < best_distance) {
+      best_distance = row[c.size()];
+      best = c;
+    }
+  }
+  const std::size_t longer = std::max(word.size(), best.size());
+  if (best.empty() || best_distance == 0 || best_distance > 3 || best_distance * 3 > longer) return "";
+  return best;
 }
 
 }  // namespace commsim

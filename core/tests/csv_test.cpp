@@ -39,16 +39,25 @@ TEST_CASE("csv: rows, headers and field types") {
         "-7,0x1f,\n");
 }
 
-TEST_CASE("csv: the default number format is std::ostream's") {
+TEST_CASE("csv: General at 6 digits is std::ostream's number format") {
+  const CsvOptions general{CsvDoubles::General, 6};
   for (double v : {0.0, 1.0, -2.5, 1.0 / 3, 123456.7, 1234567.0, 1e-7, 6.02e23, 100.0, 0.1 + 0.2}) {
     std::ostringstream os;
     os << v;
-    CHECK(csv_number(v) == os.str());
+    CHECK(csv_number(v, general) == os.str());
   }
-  CHECK(csv_number(std::numeric_limits<double>::infinity()) == "inf");
+  CHECK(csv_number(std::numeric_limits<double>::infinity(), general) == "inf");
   CHECK(csv_number(1.0 / 3, {CsvDoubles::General, 3}) == "0.333");
   CHECK(csv_number(2.5, {CsvDoubles::Fixed, 6}) == "2.500000");
   CHECK(csv_number(1763828812.25, {CsvDoubles::Fixed, 6}) == "1763828812.250000");
+}
+
+TEST_CASE("csv: the default is round-trip, never 6 digits") {
+  CHECK(csv_number(1074090.5) == "1074090.5");
+  CHECK(csv_number(0.1 + 0.2) == "0.30000000000000004");
+  CsvWriter w;
+  w.row(1.0 / 3, 1074090.5);
+  CHECK(w.str() == "0.3333333333333333,1074090.5\n");
 }
 
 TEST_CASE("csv: round-trip numbers read back exactly") {

@@ -1,6 +1,7 @@
 // commsim-measure: runs commsim's workloads on real GPUs with NCCL and writes the simulator's result schema.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -48,7 +49,8 @@ EXAMPLES
   commsim-measure sendrecv --gpus 0-3 --out results/sr
   commsim-measure exchange --pair 0,1 --mode batched --out results/ex
   commsim-measure all_reduce --gpus all --out results/ar
-  commsim-measure p2p --dry-run --gpus 4 --format csv            the plan, without touching a GPU
+  commsim-measure p2p --dry-run -g 4 --format csv                the plan for 4 GPUs, without touching a GPU
+  commsim-measure sendrecv -g 4 -b 8 -e 128M -f 2 -n 20 -w 5 --out results/sr   nccl-tests' flags
 
 OUTPUT (in --out DIR)
   results.jsonl (one line per repetition, flushed as it completes), results.json and results.csv (median, min,
@@ -60,6 +62,11 @@ EXIT STATUS
   0 success; 1 CUDA/NCCL failure; 2 usage (bad flag, no GPU, too few GPUs, out of memory for a size);
   3 bad input; 4 I/O; 5 a hang the watchdog could not recover (rerun with --resume); 6 some repetitions failed.
 
+SIZES AND TIMES
+  Sizes as nccl-tests writes them: a bare number is bytes (-b 8), K/M/G are powers of 1024 (-e 128M); KB, MB,
+  GB are powers of 1000 and KiB, MiB, GiB powers of 1024. Time flags take a unit (--timeout 90s, --fwd-us
+  0.5ms); a bare number is in the unit the flag names (--fwd-us: us, --timeout: s, --nvml-interval-ms: ms).
+
 The tool never changes clocks, power limits or GPU modes; it records them.)";
 
 /// The flags every measured workload takes; the workload's own are in `args` (the registry's, Side::Measure).
@@ -69,13 +76,13 @@ struct Options {
   std::string gpus;
   std::string min_bytes = "1B", max_bytes = "1GiB";
   double factor = 2;
-  int reps = 10, warmup = 5, iters = 20;
+  int reps = 10, warmup = 5, iterations = 20;
   std::uint64_t seed = 42;
   std::string out;
   bool resume = false;
   bool dry_run = false;
   std::string format = "table";
-  int dry_run_gpus = 0;
+  int gpu_count = -1;  ///< -g/--gpu-count N: GPUs 0..N-1 (a dry run plans for N without a GPU); -1: not given
   double timeout_s = 60;
   std::string launch = "thread-per-gpu";
   std::string timing;  ///< --timing; empty: default_timing(workload)
@@ -174,19 +181,42 @@ class Progress {
 };
 
 /// Phase 1, devices: the GPUs of the whole measurement (the MPI launch: one per rank). A dry run with
-/// --gpus N plans for N GPUs without touching CUDA, so it works anywhere.
+/// --gpu-count N plans for N GPUs without touching CUDA, so it works anywhere; without it, for the GPUs
+/// up to the highest one --gpus names.
 int count_devices(const Options& o, const World& world) {
-  if (o.dry_run && o.dry_run_gpus > 0) return o.dry_run_gpus;
+  if (o.gpu_count == 0) throw UsageError("--gpu-count must be at least 1");
+  if (o.dry_run && o.gpu_count < 0 && !o.gpus.empty() &&
+      o.gpus.find_first_not_of("0123456789") == std::string::npos) {
+    throw UsageError("--gpus is a GPU list (--gpus " + o.gpus + " is GPU " + o.gpus +
+                     " alone); to plan for " + o.gpus + " GPUs write --gpu-count " + o.gpus + " (-g " +
+                     o.gpus + ") or --gpus 0-" +
+                     std::to_string(o.gpus.size() > 6 ? 0 : std::max(0L, std::stol(o.gpus) - 1)));
+  }
+  if (o.dry_run && o.gpu_count > 0) return o.gpu_count;
   int local_devices = 0;
   const cudaError_t e = cudaGetDeviceCount(&local_devices);
   if (e != cudaSuccess || local_devices == 0) {
+    if (o.dry_run && !o.gpus.empty() && o.gpus != "all") {
+      const std::vector<int> listed = parse_gpu_list(o.gpus, 1 << 20);
+      return *std::max_element(listed.begin(), listed.end()) + 1;
+    }
     if (o.dry_run)
-      throw UsageError("no GPU visible; give --dry-run a GPU count with --gpus N (e.g. --gpus 4)");
+      throw UsageError(
+          "no GPU visible; give --dry-run a GPU count with --gpu-count N (e.g. -g 4) or a list "
+          "with --gpus (e.g. --gpus 0-3)");
     throw UsageError(std::string("no GPU available") + (world.mpi() ? " on host " + world.host() : "") +
                      " (" + (e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)) +
                      "); commsim-measure needs NVIDIA GPUs. --dry-run plans without one.");
   }
-  if (!world.mpi()) return local_devices;
+  if (o.gpu_count > 0 && world.mpi() && o.gpu_count != world.size()) {
+    throw UsageError("--gpu-count " + std::to_string(o.gpu_count) + " under --launch mpi: the GPUs are the " +
+                     std::to_string(world.size()) + " MPI ranks");
+  }
+  if (o.gpu_count > local_devices) {
+    throw UsageError("--gpu-count " + std::to_string(o.gpu_count) + ": this machine has " +
+                     std::to_string(local_devices) + " GPU(s)");
+  }
+  if (!world.mpi()) return o.gpu_count > 0 ? o.gpu_count : local_devices;
   if (world.local_rank() >= local_devices) {
     throw UsageError("--launch mpi: host " + world.host() + " runs " + std::to_string(world.local_size()) +
                      " ranks but has " + std::to_string(local_devices) +
@@ -250,7 +280,7 @@ Plan plan_run(const Options& o, int devices) {
   p.workload = o.workload;
   p.args = o.args;
   p.gpu_count = devices;
-  if (!(o.dry_run && o.dry_run_gpus > 0)) p.gpus = parse_list(o.gpus, devices);
+  p.gpus = parse_list(o.gpus, devices);
   if (spec.family == workloads::Family::PointToPoint) {
     p.src = a.integer("--src");
     p.dst = a.integer("--dst");
@@ -406,7 +436,7 @@ nlohmann::json settings_metadata(const Options& o, const World& world, Timing ti
           {"seed", o.seed},
           {"reps", o.reps},
           {"warmup", o.warmup},
-          {"iterations", o.iters}};
+          {"iterations", o.iterations}};
 }
 
 /// Phase 5, metadata first, so that a crash later still leaves the machine's description: every process's
@@ -494,7 +524,7 @@ void thermal_warmup(const Options& o, const World& world, const Nvml& nvml,
 RunnerOptions runner_options(const Options& o, const Plan& plan) {
   RunnerOptions ro;
   ro.warmup = o.warmup;
-  ro.iterations = o.iters;
+  ro.iterations = o.iterations;
   ro.timeout_s = o.timeout_s;
   ro.single_thread = o.launch == "single-thread";
   ro.timing = plan.timing;
@@ -663,7 +693,7 @@ int run(const Options& o, const World& world, int argc, char** argv) {
   logger.stop();
   meta["nvml_summary"] = gather_arrays(world, logger.summary());
   if (writer) write_results(o, meta, *writer, plan.configs, failures);
-  return failures > 0 ? 6 : 0;
+  return failures > 0 ? static_cast<int>(ExitCode::kSomeFailed) : 0;
 }
 
 /// `commsim-measure weight-sync`: one-shot phases, not a size sweep; results.json and results.csv in --out.
@@ -711,14 +741,22 @@ int run_weight_sync_command(const WeightSyncOptions& w, const std::string& out, 
 
 /// The flags every measured workload takes (a workload's own come from the registry), bound to `o`.
 void add_common_flags(CLI::App* sub, Options& o) {
-  sub->add_option("--gpus", o.gpus, "GPUs: 0-3, 0,2, all (with --dry-run: how many GPUs to plan for)");
-  sub->add_option("--min-bytes", o.min_bytes, "Smallest size, with a unit")->capture_default_str();
-  sub->add_option("--max-bytes", o.max_bytes, "Largest size, with a unit")->capture_default_str();
-  sub->add_option("--factor", o.factor, "Size multiplier between steps")->capture_default_str();
+  sub->add_option("--gpus", o.gpus, "GPUs in rank order: 0-3, 0,2, all (a list, as in commsim)");
+  sub->add_option("-g,--gpu-count", o.gpu_count,
+                  "Use GPUs 0..N-1 (as nccl-tests -g N); --gpus picks among them. With --dry-run:\n"
+                  "plan for N GPUs without one");
+  sub->add_option("-b,--min-bytes", o.min_bytes, "Smallest size: 8, 1K, 128M (nccl-tests), 1KiB, 1MB")
+      ->capture_default_str();
+  sub->add_option("-e,--max-bytes", o.max_bytes, "Largest size, written as --min-bytes")
+      ->capture_default_str();
+  sub->add_option("-f,--factor", o.factor, "Size multiplier between steps")->capture_default_str();
   sub->add_option("--reps", o.reps, "Repetitions of every configuration, each in a new random order")
       ->capture_default_str();
-  sub->add_option("--warmup", o.warmup, "Untimed iterations per repetition")->capture_default_str();
-  sub->add_option("--iters", o.iters, "Timed iterations per repetition")->capture_default_str();
+  sub->add_option("-w,--warmup", o.warmup, "Untimed iterations per repetition (nccl-tests -w)")
+      ->capture_default_str();
+  sub->add_option("-n,--iterations,--iters", o.iterations,
+                  "Timed iterations per repetition (nccl-tests -n; --iters is the old name)")
+      ->capture_default_str();
   sub->add_option("--seed", o.seed, "Seed of the configuration order")->capture_default_str();
   sub->add_option("--out", o.out, "Output directory");
   sub->add_flag("--resume", o.resume, "Continue the run in --out, skipping completed repetitions");
@@ -726,7 +764,9 @@ void add_common_flags(CLI::App* sub, Options& o) {
   sub->add_option("--format", o.format, "Dry-run format")
       ->check(CLI::IsMember({"table", "csv"}))
       ->capture_default_str();
-  sub->add_option("--timeout", o.timeout_s, "Watchdog seconds per repetition")->capture_default_str();
+  sub->add_option("--timeout", o.timeout_s, "Watchdog time per repetition (s, or with a unit: 90s, 2000ms)")
+      ->transform(workloads::time_in("s"))
+      ->capture_default_str();
   sub->add_option("--launch", o.launch,
                   "thread-per-gpu; single-thread as nccl-tests -g N; mpi: one rank per GPU under\n"
                   "mpirun or srun (GPU index = MPI rank), for measurements across machines")
@@ -734,7 +774,7 @@ void add_common_flags(CLI::App* sub, Options& o) {
       ->capture_default_str();
   sub->add_option(
          "--timing", o.timing,
-         "pipelined: --iters back-to-back operations timed as one by the host clock, as nccl-tests\n"
+         "pipelined: --iterations back-to-back operations timed as one by the host clock, as nccl-tests\n"
          "times them (default; what commsim's time_us predicts); per-op: each operation alone, ranks\n"
          "aligned, launch to completion (nccl-tests -z 3; the default for pipeline steps);\n"
          "per-iteration: a CUDA event between back-to-back operations (nccl-tests -I 1)")
@@ -763,14 +803,18 @@ void add_common_flags(CLI::App* sub, Options& o) {
       ->check(CLI::IsMember({"when-needed", "per-call"}))
       ->capture_default_str();
   sub->add_option("--drift-seconds", o.drift_seconds,
-                  "GPU-vs-CPU clock drift window at start and end (0: skip)")
+                  "GPU-vs-CPU clock drift window at start and end (s, or with a unit; 0: skip)")
+      ->transform(workloads::time_in("s"))
       ->capture_default_str();
   sub->add_option("--thermal-warmup", o.thermal_target_c,
                   "Load the GPUs until they reach this temperature (C)");
   sub->add_option("--thermal-timeout", o.thermal_timeout_s,
-                  "Give up the thermal warmup after this many seconds")
+                  "Give up the thermal warmup after this time (s, or with a unit)")
+      ->transform(workloads::time_in("s"))
       ->capture_default_str();
-  sub->add_option("--nvml-interval-ms", o.nvml_interval_ms, "NVML sampling interval")->capture_default_str();
+  sub->add_option("--nvml-interval-ms", o.nvml_interval_ms, "NVML sampling interval (ms, or with a unit: 1s)")
+      ->transform(workloads::time_in("ms"))
+      ->capture_default_str();
 }
 
 /// `commsim-measure weight-sync`'s flags, as given (--to and --bucket-bytes are parsed after CLI11).
@@ -804,11 +848,7 @@ void add_weight_sync_command(CLI::App& app, WeightSyncFlags& w) {
 int run_weight_sync_flags(WeightSyncFlags& w, int argc, char** argv) {
   w.options.to = parse_list(w.to, 1 << 20);
   if (!w.bucket.empty()) {
-    try {
-      w.options.bucket_bytes = parse_size(w.bucket);
-    } catch (const ValueError& e) {
-      throw UsageError("--bucket-bytes " + w.bucket + ": " + e.what());
-    }
+    w.options.bucket_bytes = parse_size_flag("--bucket-bytes", w.bucket);
     if (w.options.method != "broadcast") throw UsageError("--bucket-bytes applies to --method broadcast");
   }
   return run_weight_sync_command(w.options, w.out, argc, argv);
@@ -836,6 +876,7 @@ int main(int argc, char** argv) {
       "schema plus raw samples, an execution log, clock/temperature logs and full metadata.",
       "commsim-measure"};
   app.footer(commsim::measure::kFooter);
+  app.set_version_flag("--version", std::string("commsim-measure ") + COMMSIM_VERSION);
   app.require_subcommand(1);
   // One subcommand per measured registry workload: the common flags, then the workload's own.
   std::map<std::string, workloads::WorkloadArgs> args_of;  // bound by CLI11: one per subcommand
@@ -857,14 +898,13 @@ int main(int argc, char** argv) {
     if (commsim::measure::list_workloads(argc, argv)) return 0;
     app.parse(argc, argv);
     if (ws.sub->parsed()) return commsim::measure::run_weight_sync_flags(ws, argc, argv);
-    if (o.dry_run && !o.gpus.empty() && o.gpus.find_first_not_of("0123456789") == std::string::npos) {
-      o.dry_run_gpus = std::stoi(o.gpus);
-      o.gpus.clear();
-    }
     world.emplace(o.launch == "mpi" && !o.dry_run, &argc, &argv);
     return commsim::measure::run(o, *world, argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    const std::string hint = workloads::did_you_mean(app, argc, argv);
+    if (hint.empty()) return app.exit(e) == 0 ? 0 : 2;
+    std::cerr << "commsim-measure: " << hint << "\nRun with --help for more information.\n";
+    return 2;
   } catch (const commsim::Error& e) {
     // Under MPI the other ranks may be waiting in a collective: the error ends them all.
     const std::string who = world && world->size() > 1 ? " (rank " + std::to_string(world->rank()) + ")" : "";

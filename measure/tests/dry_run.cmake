@@ -1,8 +1,8 @@
-# `commsim-measure p2p --dry-run --gpus 4` plans 12 directed pairs x 31 sizes = 372 configurations, in the same
+# `commsim-measure p2p --dry-run -g 4` (nccl-tests -g N: 4 GPUs) plans 12 directed pairs x 31 sizes = 372 configurations, in the same
 # order for the same seed, without a GPU.
-execute_process(COMMAND ${MEASURE} p2p --dry-run --gpus 4 --format csv OUTPUT_VARIABLE a RESULT_VARIABLE rc1)
-execute_process(COMMAND ${MEASURE} p2p --dry-run --gpus 4 --format csv OUTPUT_VARIABLE b RESULT_VARIABLE rc2)
-execute_process(COMMAND ${MEASURE} p2p --dry-run --gpus 4 --format csv --seed 7 OUTPUT_VARIABLE c)
+execute_process(COMMAND ${MEASURE} p2p --dry-run -g 4 --format csv OUTPUT_VARIABLE a RESULT_VARIABLE rc1)
+execute_process(COMMAND ${MEASURE} p2p --dry-run --gpu-count 4 --format csv OUTPUT_VARIABLE b RESULT_VARIABLE rc2)
+execute_process(COMMAND ${MEASURE} p2p --dry-run --gpus 0-3 --format csv --seed 7 OUTPUT_VARIABLE c)
 if(NOT rc1 EQUAL 0 OR NOT rc2 EQUAL 0)
   message(FATAL_ERROR "dry run failed: ${rc1} ${rc2}")
 endif()

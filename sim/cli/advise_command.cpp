@@ -20,6 +20,7 @@
 #include "commsim/sim/schedules.hpp"
 #include "commsim/sim/workloads.hpp"
 #include "commsim/topo/load.hpp"
+#include "commsim/workloads/cli_conventions.hpp"
 #include "setup.hpp"
 
 namespace commsim::cli {
@@ -261,8 +262,12 @@ void add_advise_command(CLI::App& app) {
   p->add_option("--microbatches", o->microbatches, "Microbatches per step")->required();
   p->add_option("--activation-bytes", o->activation_bytes, "Activation bytes per microbatch, e.g. 64MiB")
       ->required();
-  p->add_option("--fwd-us", o->fwd_us, "Forward compute per stage and microbatch, us")->required();
-  p->add_option("--bwd-us", o->bwd_us, "Backward compute per stage and microbatch, us")->required();
+  p->add_option("--fwd-us", o->fwd_us, "Forward compute per stage and microbatch (us, or with a unit: 0.5ms)")
+      ->transform(workloads::time_in("us"))
+      ->required();
+  p->add_option("--bwd-us", o->bwd_us, "Backward compute per stage and microbatch (us, or with a unit: 1ms)")
+      ->transform(workloads::time_in("us"))
+      ->required();
   p->add_option("--framework", o->framework, "nccl, torch or both")
       ->check(CLI::IsMember({"nccl", "torch", "both"}))
       ->capture_default_str();

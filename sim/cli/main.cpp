@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "commsim/core/error.hpp"
+#include "commsim/workloads/cli_conventions.hpp"
 
 namespace {
 
@@ -16,6 +17,7 @@ EXAMPLES
   commsim topo show my-node.topo --gpu H100 --format json     your machine, for scripts
   commsim topo gpus                                            the GPU generations commsim knows
   commsim simulate sendrecv --topology T.topo --gpus 0-3        predicted nccl-tests sendrecv_perf
+  commsim simulate all_reduce --topology T.topo -g 4 -b 8 -e 128M -f 2   the same flags as all_reduce_perf
   commsim simulate pipeline --topology T.topo --stages 4 ...    a Megatron 1F1B step, per P2P mode
   commsim advise pipeline --topology T.topo --stages 4 ...      which P2P mode to use, and why
   commsim sweep SPEC.toml --out DIR                             a grid of what-ifs on every core (or --shard K/N)
@@ -29,9 +31,13 @@ EXIT STATUS
   2  usage error: unknown option, bad flag value, unknown GPU or preset name
   3  bad input file: the message names the file, line and column
   4  a file could not be read or written
+  6  some points failed (commsim sweep: every row is written; the failed ones have status 'failed')
 
 UNITS
-  Every quantity takes a unit: sizes 8B, 24MiB, 1GiB; bandwidths 25GBps, 400Gbps; durations 1.5us, 600ns.
+  In files every quantity takes a unit: sizes 8B, 24MiB, 1GiB; bandwidths 25GBps, 400Gbps; durations 1.5us.
+  On the command line sizes are also written as nccl-tests writes them: a bare number is bytes (-b 8), K/M/G
+  are powers of 1024 (-e 128M); KB/MB/GB are powers of 1000, KiB/MiB/GiB powers of 1024. Short flags -b -e -f
+  -g -n -w are nccl-tests'. Time flags take a unit (--fwd-us 0.5ms); a bare number is in the flag's unit.
   Output fields named *_gbps are GB/s (1e9 bytes per second), per direction; *_us are microseconds.
 
 SEE ALSO
@@ -68,7 +74,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    const std::string hint = commsim::workloads::did_you_mean(app, argc, argv);
+    if (hint.empty()) {
+      app.exit(e);
+    } else {
+      std::cerr << "commsim: " << hint << "\nRun with --help for more information.\n";
+    }
     return static_cast<int>(commsim::ExitCode::kUsage);
   } catch (const commsim::Error& e) {
     std::cerr << "commsim: " << e.what() << "\n";

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "commsim/core/args.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/models/hardware.hpp"
@@ -49,8 +51,27 @@ struct SimOptions {
   int iterations = 3;
   int warmup = 1;
   std::string framework = "nccl";
+  int gpu_count = -1;      ///< -g/--gpu-count N: the first N GPUs (-1: not given)
   sim::WorkloadArgs args;  ///< the workload's own flags (workloads::WorkloadSpec::flags)
 };
+
+/// -g/--gpu-count N (nccl-tests' GPU count): GPUs 0..N-1, from which --gpus, when given, picks (it must stay
+/// inside them); without --gpus, --gpus becomes 0-(N-1).
+void apply_gpu_count(SimOptions& o, bool gpus_given) {
+  if (o.gpu_count < 0) return;
+  if (o.gpu_count < 1) throw UsageError("--gpu-count must be at least 1");
+  if (gpus_given) {
+    const std::string& gpus = o.args.text["--gpus"];
+    try {
+      parse_gpu_list(gpus, o.gpu_count);
+    } catch (const UsageError&) {
+      throw UsageError("--gpus " + gpus + " names GPUs outside --gpu-count " + std::to_string(o.gpu_count) +
+                       " (GPUs 0-" + std::to_string(o.gpu_count - 1) + ")");
+    }
+    return;
+  }
+  o.args.text["--gpus"] = o.gpu_count == 1 ? "0" : "0-" + std::to_string(o.gpu_count - 1);
+}
 
 /// PyTorch's per-call overhead on every launch that issues communication (--framework torch for the
 /// point-to-point workloads).
@@ -178,14 +199,23 @@ class EngineProgress {
 
 void emit(const SimOptions& o, sim::ResultTable& table, const sim::Trace* trace) {
   std::string text;
+  const bool to_stdout = o.out.empty() || o.out == "-";
   if (o.format == "csv") {
+    // The CSV has no comment lines: what they said (the parameter set and its band) goes to a sidecar
+    // beside a file (OUT.meta.json), or to standard error beside standard output.
     text = table.to_csv();
+    if (to_stdout) {
+      for (const std::string& n : table.notes) std::cerr << "commsim: " << n << "\n";
+    } else {
+      write_file_atomic(std::filesystem::path(o.out).replace_extension(".meta.json").string(),
+                        table.csv_meta().dump(2) + "\n");
+    }
   } else if (o.format == "json") {
     text = table.to_json().dump(2) + "\n";
   } else {
     text = table.to_table();
   }
-  if (o.out.empty() || o.out == "-") {
+  if (to_stdout) {
     std::cout << text;
   } else {
     write_file_atomic(o.out, text);
@@ -303,17 +333,22 @@ void run_workload(const std::string& workload, const SimOptions& o) {
 
 void add_common(CLI::App* app, SimOptions& o) {
   add_setup_flags(app, {&o.topology, &o.gpu, &o.params, &o.model, &o.nccl_env}, SetupRole::WhatIf);
-  app->add_option("--min-bytes", o.min_bytes, "Smallest size, with a unit")->capture_default_str();
-  app->add_option("--max-bytes", o.max_bytes, "Largest size, with a unit")->capture_default_str();
-  app->add_option("--factor", o.factor, "Multiply the size by this between steps")->capture_default_str();
-  app->add_option("--iterations", o.iterations, "Timed iterations per size (back to back, as nccl-tests -n)")
+  app->add_option("-b,--min-bytes", o.min_bytes, "Smallest size: 8, 1K, 128M (nccl-tests), 1KiB, 1MB")
       ->capture_default_str();
-  app->add_option("--warmup", o.warmup, "Untimed iterations before them (nccl-tests -w)")
+  app->add_option("-e,--max-bytes", o.max_bytes, "Largest size, written as --min-bytes")
+      ->capture_default_str();
+  app->add_option("-f,--factor", o.factor, "Multiply the size by this between steps")->capture_default_str();
+  app->add_option("-n,--iterations", o.iterations,
+                  "Timed iterations per size (back to back, as nccl-tests -n)")
+      ->capture_default_str();
+  app->add_option("-w,--warmup", o.warmup, "Untimed iterations before them (nccl-tests -w)")
       ->capture_default_str();
   app->add_option("--format", o.format, "Output format")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
-  app->add_option("-o,--out", o.out, "Write results to this file (atomically) instead of standard output");
+  app->add_option("-o,--out", o.out,
+                  "Write results to this file (atomically) instead of standard output\n(--format csv: its "
+                  "metadata and notes beside it in OUT.meta.json)");
   app->add_option(
       "--trace", o.trace,
       "Write the simulated timeline as Chrome trace-event JSON (open in\nPerfetto): kernels per GPU "
@@ -348,10 +383,18 @@ OUTPUT
         ->check(CLI::IsMember({"nccl", "torch"}))
         ->capture_default_str();
     workloads::add_workload_flags(sub, w, workloads::Side::Simulate, opts->args);
+    if (opts->args.text.count("--gpus")) {
+      sub->add_option("-g,--gpu-count", opts->gpu_count,
+                      "Use the first N GPUs (as nccl-tests -g N); --gpus picks among them");
+    }
     if (w.family == workloads::Family::GradientSync) opts->framework = "torch";  // DDP's all-reduce
     sub->footer("\nEXAMPLE\n  commsim simulate " + name + " --topology topologies/library/real/h200x4.topo " +
                 w.example + " --params models/params/h200.toml");
-    sub->callback([opts, name] { run_workload(name, *opts); });
+    sub->callback([opts, name, sub] {
+      const CLI::Option* gpus = sub->get_option_no_throw("--gpus");
+      apply_gpu_count(*opts, gpus && gpus->count() > 0);
+      run_workload(name, *opts);
+    });
   }
 }
 

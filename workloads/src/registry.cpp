@@ -159,8 +159,10 @@ std::vector<WorkloadSpec> build() {
       {"--microbatches", Kind::Text, "Microbatches per step, a list: 4,16", "", true, Side::Simulate, {}},
       {"--activation-bytes", Kind::Text, "Activation (and gradient) bytes per microbatch, a list: 4MiB,64MiB", "",
        true, Side::Simulate, {}},
-      {"--fwd-us", Kind::Number, "Forward compute per stage and microbatch, us", "", true, Side::Simulate, {}},
-      {"--bwd-us", Kind::Number, "Backward compute per stage and microbatch, us", "", true, Side::Simulate, {}},
+      {"--fwd-us", Kind::Number, "Forward compute per stage and microbatch (us, or with a unit: 0.5ms)", "", true,
+       Side::Simulate, {}},
+      {"--bwd-us", Kind::Number, "Backward compute per stage and microbatch (us, or with a unit: 1ms)", "", true,
+       Side::Simulate, {}},
       {"--mode", Kind::Text, "P2P modes, a list of sequential, overlapped, batched (default: all)", "", false,
        Side::Simulate, {}},
       {"--schedule", Kind::Text,
@@ -176,9 +178,9 @@ std::vector<WorkloadSpec> build() {
       {"--microbatches", Kind::IntList, "Microbatch count(s)", "", true, Side::Measure, {}, true, ','},
       {"--mode", Kind::TextList, "P2P mode(s): sequential, overlapped, batched", "", true, Side::Measure, {}, true,
        ','},
-      {"--fwd-us", Kind::Number, "Emulated forward compute per stage and microbatch (us)", "500", false,
+      {"--fwd-us", Kind::Number, "Emulated forward compute per stage and microbatch (us, or with a unit)", "500", false,
        Side::Measure, {}},
-      {"--bwd-us", Kind::Number, "Emulated backward compute per stage and microbatch (us)", "1000", false,
+      {"--bwd-us", Kind::Number, "Emulated backward compute per stage and microbatch (us, or with a unit)", "1000", false,
        Side::Measure, {}},
       {"--schedule", Kind::Text, "Pipeline schedule: 1f1b or interleaved (with --chunks)", "1f1b", false,
        Side::Measure, {}},
@@ -187,6 +189,9 @@ std::vector<WorkloadSpec> build() {
        Side::Measure, {}, false},
       {"--framework", Kind::Text, "nccl: plain NCCL calls (torch: measure/torch/)", "nccl", false, Side::Measure,
        {}}};
+  for (FlagSpec& f : pipeline.flags) {
+    if (f.name == "--fwd-us" || f.name == "--bwd-us") f.time_unit = "us";
+  }
   out.push_back(pipeline);
 
   WorkloadSpec ws;

@@ -141,7 +141,7 @@ void NvmlLogger::loop() {
       samples_[i].push_back(s);
       char throttle[24];
       std::snprintf(throttle, sizeof throttle, "0x%llx", s.throttle_reasons);
-      csv_ << CsvWriter({CsvDoubles::Fixed, 6})
+      csv_ << CsvWriter()
                   .row(now, labels_[i], s.temperature_c, s.sm_clock_mhz, s.mem_clock_mhz, s.power_w, throttle)
                   .str();
     }

@@ -17,11 +17,12 @@ TEST_CASE("workloads: the default sweep 1B..1GiB by 2 has 31 sizes") {
   CHECK_THROWS_AS(size_sweep(1, 8, 1.0), UsageError);
 }
 
-TEST_CASE("workloads: size flags need units and must be positive") {
+TEST_CASE("workloads: size flags must be positive, and a bare number is bytes as in nccl-tests") {
   CHECK(parse_size_flag("--max-bytes", "1GiB") == 1ULL << 30);
   CHECK_THROWS_WITH_AS(parse_size_flag("--min-bytes", "0B"), doctest::Contains("at least 1B"), UsageError);
   CHECK_THROWS_WITH_AS(parse_size_flag("--min-bytes", "-8B"), doctest::Contains("negative"), UsageError);
-  CHECK_THROWS_WITH_AS(parse_size_flag("--max-bytes", "1024"), doctest::Contains("no unit"), UsageError);
+  CHECK(parse_size_flag("--max-bytes", "1024") == 1024);
+  CHECK(parse_size_flag("--max-bytes", "1G") == 1ULL << 30);
   CHECK_THROWS_WITH_AS(parse_size_flag("--max-bytes", "99999999TiB"), doctest::Contains("overflows"),
                        UsageError);
 }

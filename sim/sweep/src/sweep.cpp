@@ -14,6 +14,8 @@
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "commsim/core/csv.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/limits.hpp"
@@ -65,12 +67,19 @@ std::string resolve(const std::string& path, const std::string& spec_file) {
   return path;
 }
 
+/// The CSV's columns, in order.
+const std::vector<std::string>& columns() {
+  static const std::vector<std::string> names = {
+      "point",   "topology",   "params",     "nccl_env",  "gpus",     "ngpus",  "workload", "bytes",
+      "time_us", "algbw_gbps", "busbw_gbps", "algorithm", "protocol", "status", "error"};
+  return names;
+}
+
 /// The column header line, "\n" included.
 std::string column_header() {
-  return CsvWriter()
-      .header({"point", "topology", "params", "nccl_env", "gpus", "ngpus", "workload", "bytes", "time_us",
-               "algbw_gbps", "busbw_gbps", "algorithm", "protocol", "error"})
-      .str();
+  CsvWriter w;
+  for (const std::string& c : columns()) w.field(c);
+  return w.end_row().str();
 }
 
 /// One worker's model and runtime for a (topology, params, knobs) combination.
@@ -148,6 +157,34 @@ SweepSpec SweepSpec::parse(std::string_view text, const std::string& file) {
 
 SweepSpec SweepSpec::load(const std::string& path) {
   return parse(read_file(path), path);
+}
+
+void SweepSpec::override_axes(const SweepOverrides& o) {
+  std::string what;  // a canonical text of the overrides, folded into the hash
+  if (o.sizes) {
+    sizes = *o.sizes;
+    what += "sizes=";
+    for (std::uint64_t z : sizes) what += std::to_string(z) + ",";
+  }
+  if (o.gpus) {
+    gpus = {*o.gpus};
+    what += ";gpus=" + *o.gpus;
+  }
+  if (o.iterations) {
+    if (*o.iterations < 1 || *o.iterations > 1000)
+      throw UsageError("--iterations must be between 1 and 1000");
+    iterations = *o.iterations;
+    what += ";iterations=" + std::to_string(iterations);
+  }
+  if (o.warmup) {
+    if (*o.warmup < 0 || *o.warmup > 1000) throw UsageError("--warmup must be between 0 and 1000");
+    warmup = *o.warmup;
+    what += ";warmup=" + std::to_string(warmup);
+  }
+  if (what.empty()) return;
+  // Shards of one spec run with different overrides must not merge: the hash covers them.
+  for (unsigned char c : ";override;" + what) hash = (hash ^ c) * 1099511628211ULL;
+  if (points() > 100'000'000) throw UsageError("the sweep has more than 100,000,000 points");
 }
 
 std::size_t SweepSpec::points() const {
@@ -303,84 +340,117 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
 
 namespace {
 
-std::string csv_text(const std::string& name, std::uint64_t hash, const Shard& shard, std::size_t points,
-                     const std::vector<SweepRow>& rows) {
-  std::string tag = name;  // one token in the header line
-  std::replace_if(
-      tag.begin(), tag.end(), [](char c) { return c == ' ' || c == ',' || c == '\t'; }, '_');
+std::string csv_text(const std::vector<SweepRow>& rows) {
   CsvWriter w;
   for (const SweepRow& r : rows) {
-    w.row(r.index, r.topology, r.params, r.nccl_env, r.gpus, r.ngpus, r.workload, r.bytes, r.time_us,
-          r.algbw_gbps, r.busbw_gbps, r.algorithm, r.protocol, r.error);
+    w.field(r.index).field(r.topology).field(r.params).field(r.nccl_env).field(r.gpus).field(r.ngpus);
+    w.field(r.workload).field(r.bytes);
+    if (r.error.empty()) {
+      w.field(r.time_us).field(r.algbw_gbps).field(r.busbw_gbps);
+    } else {  // a failed point has no time: empty cells, never 0
+      w.raw("").raw("").raw("");
+    }
+    w.field(r.algorithm).field(r.protocol).field(r.error.empty() ? "ok" : "failed").field(r.error);
+    w.end_row();
   }
-  return "# commsim-sweep name=" + tag + " hash=" + std::to_string(hash) +
-         " shard=" + std::to_string(shard.k) + "/" + std::to_string(shard.n) +
-         " points=" + std::to_string(points) + "\n" + column_header() + w.str();
+  return column_header() + w.str();
+}
+
+std::string meta_text(const std::string& name, const std::string& hash, const Shard& shard,
+                      std::size_t points, const std::vector<SweepRow>& rows) {
+  std::size_t failed = 0;
+  for (const SweepRow& r : rows) failed += r.error.empty() ? 0 : 1;
+  const nlohmann::json meta = {{"schema", "commsim.sweep_meta/1"},
+                               {"name", name},
+                               {"hash", hash},
+                               {"shard", std::to_string(shard.k) + "/" + std::to_string(shard.n)},
+                               {"points", points},
+                               {"rows", rows.size()},
+                               {"failed", failed},
+                               {"columns", columns()}};
+  return meta.dump(2) + "\n";
+}
+
+/// A number cell of a sweep CSV: empty for a failed point (0 here; its status says it failed).
+double number_cell(const std::string& cell) {
+  return cell.empty() ? 0.0 : std::stod(cell);
 }
 
 }  // namespace
 
-std::string sweep_csv(const SweepSpec& spec, const Shard& shard, const std::vector<SweepRow>& rows) {
-  return csv_text(spec.name, spec.hash, shard, spec.points(), rows);
+std::string sweep_meta_path(const std::string& csv_path) {
+  const fs::path p(csv_path);
+  return (p.parent_path() / (p.stem().string() + ".meta.json")).string();
 }
 
-std::string merge_sweep_csvs(const std::vector<std::pair<std::string, std::string>>& files,
-                             std::vector<SweepRow>& rows) {
+std::string sweep_csv(const std::vector<SweepRow>& rows) {
+  return csv_text(rows);
+}
+
+std::string sweep_meta(const SweepSpec& spec, const Shard& shard, const std::vector<SweepRow>& rows) {
+  return meta_text(spec.name, std::to_string(spec.hash), shard, spec.points(), rows);
+}
+
+SweepMerged merge_sweep_files(const std::vector<SweepFile>& files, std::vector<SweepRow>& rows) {
   if (files.empty()) throw UsageError("sweep merge: no shard files given");
-  std::string name, hash;  // name as written (CSV-quoted when it has commas)
+  SweepMerged merged;
+  std::string hash;
   long long points = -1;
   int n = -1;
   std::set<int> shards;
   std::set<std::size_t> seen;
   rows.clear();
-  for (const auto& [file, text] : files) {
-    std::istringstream in(text);
-    std::string first, header, line;
-    std::getline(in, first);
-    const std::string tag = "# commsim-sweep ";
-    if (first.rfind(tag, 0) != 0)
-      throw InputError({file, 1, 1},
-                       "not a commsim sweep CSV (its first line must start with '" + tag + "')");
-    std::map<std::string, std::string> kv;
-    std::istringstream fields(first.substr(tag.size()));
-    for (std::string f; fields >> f;) {
-      const auto eq = f.find('=');
-      if (eq != std::string::npos) kv[f.substr(0, eq)] = f.substr(eq + 1);
+  for (const SweepFile& f : files) {
+    const std::string& file = f.file;
+    nlohmann::json meta;
+    try {
+      meta = nlohmann::json::parse(f.meta);
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError({f.meta_file, 1, 1}, std::string("not a commsim sweep metadata file: ") + e.what());
     }
+    if (!meta.is_object() || meta.value("schema", "") != "commsim.sweep_meta/1")
+      throw InputError({f.meta_file, 1, 1},
+                       "not a commsim sweep metadata file (schema commsim.sweep_meta/1)");
+    const std::string shard_text = meta.value("shard", "");
+    const std::string this_hash = meta.value("hash", "");
     int k = 0, nn = 0;
-    if (std::sscanf(kv["shard"].c_str(), "%d/%d", &k, &nn) != 2 || nn < 1 || k < 0 || k >= nn)
-      throw InputError({file, 1, 1}, "bad shard field '" + kv["shard"] + "'");
+    if (std::sscanf(shard_text.c_str(), "%d/%d", &k, &nn) != 2 || nn < 1 || k < 0 || k >= nn)
+      throw InputError({f.meta_file, 1, 1}, "bad shard field '" + shard_text + "'");
     if (n < 0) {
       n = nn;
-      hash = kv["hash"];
-      name = kv["name"];
-      points = std::atoll(kv["points"].c_str());
+      hash = this_hash;
+      merged.name = meta.value("name", "sweep");
+      points = meta.value("points", -1LL);
     }
-    if (kv["hash"] != hash)
+    if (this_hash != hash)
       throw InputError({file, 1, 1},
-                       "comes from a different sweep spec (hash " + kv["hash"] + ", not " + hash + ")");
+                       "comes from a different sweep spec (hash " + this_hash + ", not " + hash + ")");
     if (nn != n)
-      throw InputError({file, 1, 1}, "is shard " + kv["shard"] + " of a split into " + std::to_string(nn) +
+      throw InputError({file, 1, 1}, "is shard " + shard_text + " of a split into " + std::to_string(nn) +
                                          " shards, not " + std::to_string(n));
     if (!shards.insert(k).second)
       throw InputError({file, 1, 1}, "shard " + std::to_string(k) + " given twice");
+    std::istringstream in(f.csv);
+    std::string header, line;
     std::getline(in, header);
-    if (header + "\n" != column_header()) throw InputError({file, 2, 1}, "unexpected column header");
-    int lineno = 2;
+    if (header + "\n" != column_header()) throw InputError({file, 1, 1}, "unexpected column header");
+    int lineno = 1;
+    const std::size_t ncols = columns().size();
     while (std::getline(in, line)) {
       ++lineno;
       if (line.empty()) continue;
       const auto c = csv_split(line);
-      if (c.size() != 14)
-        throw InputError({file, lineno, 1}, "expected 14 columns, found " + std::to_string(c.size()));
+      if (c.size() != ncols)
+        throw InputError({file, lineno, 1},
+                         "expected " + std::to_string(ncols) + " columns, found " + std::to_string(c.size()));
       SweepRow r;
       try {
         r.index = std::stoull(c[0]);
         r.ngpus = std::stoi(c[5]);
         r.bytes = std::stoull(c[7]);
-        r.time_us = std::stod(c[8]);
-        r.algbw_gbps = std::stod(c[9]);
-        r.busbw_gbps = std::stod(c[10]);
+        r.time_us = number_cell(c[8]);
+        r.algbw_gbps = number_cell(c[9]);
+        r.busbw_gbps = number_cell(c[10]);
       } catch (const std::logic_error&) {
         throw InputError({file, lineno, 1}, "a number column does not hold a number");
       }
@@ -391,7 +461,9 @@ std::string merge_sweep_csvs(const std::vector<std::pair<std::string, std::strin
       r.workload = c[6];
       r.algorithm = c[11];
       r.protocol = c[12];
-      r.error = c[13];
+      r.error = c[14];
+      if (c[13] != (r.error.empty() ? "ok" : "failed"))
+        throw InputError({file, lineno, 1}, "status '" + c[13] + "' does not match the error column");
       if (r.index % static_cast<std::size_t>(n) != static_cast<std::size_t>(k))
         throw InputError({file, lineno, 1},
                          "point " + c[0] + " does not belong to shard " + std::to_string(k));
@@ -412,9 +484,9 @@ std::string merge_sweep_csvs(const std::vector<std::pair<std::string, std::strin
                      std::to_string(points) + " (a shard is incomplete)");
   }
   std::sort(rows.begin(), rows.end(), [](const SweepRow& a, const SweepRow& b) { return a.index < b.index; });
-  std::uint64_t h = 0;
-  std::istringstream(hash) >> h;
-  return csv_text(name, h, Shard{0, 1}, rows.size(), rows);
+  merged.csv = csv_text(rows);
+  merged.meta = meta_text(merged.name, hash, Shard{0, 1}, rows.size(), rows);
+  return merged;
 }
 
 std::string sweep_html(const std::string& title, const std::vector<SweepRow>& rows) {

@@ -81,33 +81,55 @@ TEST_CASE("sweep: shards run on several threads merge into the single run's rows
   bool differs = false;
   for (std::size_t i = 0; i < 12; ++i) differs = differs || whole[i].time_us != whole[i + 12].time_us;
   CHECK(differs);
-  std::vector<std::pair<std::string, std::string>> files;
+  std::vector<SweepFile> files;
   for (int k = 0; k < 3; ++k) {
     const Shard sh{k, 3};
-    files.push_back({"shard" + std::to_string(k) + ".csv", sweep_csv(s, sh, run_sweep(s, sh, 2))});
+    const auto rows = run_sweep(s, sh, 2);
+    const std::string name = "shard" + std::to_string(k) + ".csv";
+    files.push_back({name, sweep_csv(rows), sweep_meta_path(name), sweep_meta(s, sh, rows)});
   }
   std::vector<SweepRow> merged;
-  const std::string csv = merge_sweep_csvs({files[2], files[0], files[1]}, merged);
+  const SweepMerged m = merge_sweep_files({files[2], files[0], files[1]}, merged);
   REQUIRE(merged.size() == whole.size());
   for (std::size_t i = 0; i < merged.size(); ++i) {
     CHECK(merged[i].index == i);
-    CHECK(merged[i].time_us == doctest::Approx(whole[i].time_us).epsilon(1e-5));  // CSV keeps 6 digits
+    CHECK(merged[i].time_us == whole[i].time_us);  // the CSV keeps every digit (round-trip)
   }
-  CHECK(csv == [&] {
+  CHECK(m.csv.rfind("point,topology,", 0) == 0);  // no comment line
+  CHECK(m.meta.find("\"shard\": \"0/1\"") != std::string::npos);
+  CHECK(m.csv == [&] {
     std::vector<SweepRow> again;
-    return merge_sweep_csvs(files, again);
+    return merge_sweep_files(files, again).csv;
   }());
   CHECK(sweep_html("t", merged).find("<svg") != std::string::npos);
 
   SUBCASE("a missing shard, a repeated one or another spec's shard is refused") {
-    CHECK_THROWS_WITH_AS(merge_sweep_csvs({files[0], files[1]}, merged),
+    CHECK_THROWS_WITH_AS(merge_sweep_files({files[0], files[1]}, merged),
                          doctest::Contains("shard(s) 2 of 3 missing"), UsageError);
-    CHECK_THROWS_WITH_AS(merge_sweep_csvs({files[0], files[0], files[1]}, merged),
+    CHECK_THROWS_WITH_AS(merge_sweep_files({files[0], files[0], files[1]}, merged),
                          doctest::Contains("given twice"), InputError);
     const SweepSpec other = SweepSpec::parse(kSpec + "\n# changed\n", "s.toml");
     auto foreign = files;
-    foreign[1].second = sweep_csv(other, Shard{1, 3}, {});
-    CHECK_THROWS_WITH_AS(merge_sweep_csvs(foreign, merged), doctest::Contains("different sweep spec"),
+    foreign[1].meta = sweep_meta(other, Shard{1, 3}, {});
+    CHECK_THROWS_WITH_AS(merge_sweep_files(foreign, merged), doctest::Contains("different sweep spec"),
                          InputError);
   }
+}
+
+TEST_CASE("sweep: a failed point is marked failed with empty times, and merges back as failed") {
+  const SweepSpec s = SweepSpec::parse(kSpec, "s.toml");
+  std::vector<SweepRow> rows = run_sweep(s, Shard{0, 1}, 1);
+  REQUIRE(rows.size() >= 2);
+  rows[1].error = "no route, for example";
+  const std::string csv = sweep_csv(rows);
+  CHECK(csv.find(",,,") != std::string::npos);  // time_us, algbw_gbps, busbw_gbps empty
+  CHECK(csv.find(",failed,\"no route, for example\"") != std::string::npos);
+  CHECK(csv.find("\n0,") != std::string::npos);
+  CHECK(sweep_meta(s, Shard{0, 1}, rows).find("\"failed\": 1") != std::string::npos);
+  std::vector<SweepRow> back;
+  merge_sweep_files({{"r.csv", csv, "r.meta.json", sweep_meta(s, Shard{0, 1}, rows)}}, back);
+  REQUIRE(back.size() == rows.size());
+  CHECK(back[1].error == "no route, for example");
+  CHECK(back[0].error.empty());
+  CHECK(back[0].time_us == rows[0].time_us);
 }

@@ -136,17 +136,24 @@ std::string cell_text(const ResultTable::Cell& c) {
 }  // namespace
 
 std::string ResultTable::to_csv() const {
-  std::string out;
-  for (const auto& n : notes) out += "# " + n + "\n";
   CsvWriter
-      w;  // the one CSV writer, default options: "%.6g" numbers as before (issue #15 switches to round-trip)
+      w;  // the one CSV writer: RFC 4180 quoting, round-trip numbers; no comment lines (notes: csv_meta)
   for (const auto& c : columns) w.field(c);
   w.end_row();
   for (const auto& row : rows) {
     for (const auto& cell : row) std::visit([&](const auto& v) { w.field(v); }, cell);
     w.end_row();
   }
-  return out + w.str();
+  return w.str();
+}
+
+nlohmann::json ResultTable::csv_meta() const {
+  nlohmann::json out = metadata;
+  out["schema"] = "commsim.results_meta/1";
+  out["columns"] = columns;
+  out["units"] = units;
+  out["notes"] = notes;
+  return out;
 }
 
 std::string ResultTable::to_table() const {

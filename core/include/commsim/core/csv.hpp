@@ -20,9 +20,9 @@ enum class CsvDoubles {
 };
 
 struct CsvOptions {
-  // The default is the formatting every CSV had before this writer existed (std::ostream's 6 significant
-  // digits), so that each output stays byte-identical. Issue #15 will switch the default to RoundTrip.
-  CsvDoubles doubles = CsvDoubles::General;
+  /// Round-trip by default (issue #15): every CSV commsim writes reads back as the same doubles, and never in
+  /// "%g"'s 6 digits (1.07409e+06).
+  CsvDoubles doubles = CsvDoubles::RoundTrip;
   /// Significant digits (General) or digits after the point (Fixed); RoundTrip ignores it.
   int precision = 6;
 };

@@ -9,10 +9,12 @@ namespace commsim {
 /// Exit codes used by every commsim executable (documented in README.md).
 enum class ExitCode : int {
   kOk = 0,
-  kInternal = 1,  ///< a bug: an unexpected exception
-  kUsage = 2,     ///< bad command line: unknown flag, bad value, unknown name
-  kInput = 3,     ///< bad input file contents: parse errors with file, line and column
-  kIo = 4,        ///< a file could not be read or written
+  kInternal = 1,    ///< a bug: an unexpected exception
+  kUsage = 2,       ///< bad command line: unknown flag, bad value, unknown name
+  kInput = 3,       ///< bad input file contents: parse errors with file, line and column
+  kIo = 4,          ///< a file could not be read or written
+  kHang = 5,        ///< commsim-measure: a hang the watchdog could not recover
+  kSomeFailed = 6,  ///< the run finished, but some points or repetitions failed (their rows say why)
 };
 
 /// A position in a text file. Lines and columns count from 1; 0 means "unknown".
@@ -66,6 +68,14 @@ class IoError : public Error {
  public:
   using Error::Error;
   ExitCode exit_code() const override { return ExitCode::kIo; }
+};
+
+/// A run that finished with some of its points failed (a sweep's, or commsim-measure's repetitions): the
+/// results are written, the failed rows say why, and the exit code is 6, not 1 (an internal error).
+class PartialFailure : public Error {
+ public:
+  using Error::Error;
+  ExitCode exit_code() const override { return ExitCode::kSomeFailed; }
 };
 
 }  // namespace commsim

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "commsim/workloads/cli_conventions.hpp"
 #include "commsim/workloads/registry.hpp"
 
 namespace commsim::workloads {
@@ -31,6 +32,7 @@ inline void add_workload_flags(CLI::App* sub, const WorkloadSpec& spec, Side sid
         break;
     }
     if (f.delimiter != 0) opt->delimiter(f.delimiter);
+    if (!f.time_unit.empty()) opt->transform(time_in(f.time_unit));
     if (!f.choices.empty()) opt->check(CLI::IsMember(f.choices));
     if (f.required) opt->required();
     if (f.show_default && !f.default_value.empty()) opt->capture_default_str();

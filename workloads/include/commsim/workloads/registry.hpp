@@ -50,6 +50,9 @@ struct FlagSpec {
   std::vector<std::string> choices;  ///< allowed values (empty: any)
   bool show_default = true;          ///< --help prints default_value (where there is one)
   char delimiter = 0;                ///< list kinds: each value is also split at this character (0: not)
+  /// A time flag's documented unit ("us" for --fwd-us): the flag also takes a value with a duration unit
+  /// ("1.5ms"), converted to this unit; a bare number is in it. Empty: not a time flag.
+  std::string time_unit{};
 };
 
 /// One workload. Each has one file on the simulator side (workloads/sim/<stem>.cpp: builds the program)

@@ -5,10 +5,19 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace commsim::sim {
+
+/// Axes a command line replaces in a spec (commsim sweep -b/-e/-f, --gpus, -g, -n, -w); unset: the spec's.
+struct SweepOverrides {
+  std::optional<std::vector<std::uint64_t>> sizes;  ///< bytes
+  std::optional<std::string> gpus;                  ///< one GPU list ("0-3")
+  std::optional<int> iterations;
+  std::optional<int> warmup;
+};
 
 /// A sweep specification, read from TOML (see sim/README.md, "Sweeps"). Paths are as written in the file,
 /// resolved against the spec's directory when they exist there, else against the working directory.
@@ -28,6 +37,9 @@ struct SweepSpec {
   /// Parses and checks a spec; InputError with file, line and column for bad values or unknown keys.
   static SweepSpec parse(std::string_view text, const std::string& file);
   static SweepSpec load(const std::string& path);
+  /// Replaces the axes `o` sets, and folds them into `hash` (shards run with other overrides do not merge).
+  /// Throws UsageError for out-of-range values.
+  void override_axes(const SweepOverrides& o);
   /// Points in the grid (the product of the axes).
   std::size_t points() const;
 };
@@ -69,13 +81,32 @@ struct SweepRow {
 std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int jobs,
                                 const std::function<void(std::size_t, std::size_t)>& progress = {});
 
-/// CSV with a first comment line naming the spec, its hash and the shard: "# commsim-sweep name=... hash=...
-/// shard=K/N points=P".
-std::string sweep_csv(const SweepSpec& spec, const Shard& shard, const std::vector<SweepRow>& rows);
-/// Merges shard CSVs of one spec: every shard exactly once, same hash, no point twice. Returns the merged
-/// CSV (shard=0/1) and fills `rows`. Throws InputError naming the file at fault.
-std::string merge_sweep_csvs(const std::vector<std::pair<std::string, std::string>>& files,
-                             std::vector<SweepRow>& rows);
+/// The rows as CSV (RFC 4180, numbers at round-trip precision, no comment lines): a header, then one row per
+/// point with status "ok" or "failed"; a failed point's time and bandwidth cells are empty and its error
+/// column says why.
+std::string sweep_csv(const std::vector<SweepRow>& rows);
+/// The CSV's sidecar (JSON, schema "commsim.sweep_meta/1"): the spec's name and hash, the shard "K/N", the
+/// points of the whole grid, the rows and failed points of this file, the columns.
+std::string sweep_meta(const SweepSpec& spec, const Shard& shard, const std::vector<SweepRow>& rows);
+
+/// One shard's output as read back: its CSV and its sidecar, with their paths for messages.
+struct SweepFile {
+  std::string file;       ///< the CSV's path
+  std::string csv;        ///< its text
+  std::string meta_file;  ///< the sidecar's path
+  std::string meta;       ///< its text
+};
+/// A merge's output: the merged CSV and its sidecar (shard 0/1), and the sweep's name.
+struct SweepMerged {
+  std::string csv;
+  std::string meta;
+  std::string name;
+};
+/// Merges shard files of one spec: every shard exactly once, same hash, no point twice. Fills `rows`.
+/// Throws InputError naming the file at fault.
+SweepMerged merge_sweep_files(const std::vector<SweepFile>& files, std::vector<SweepRow>& rows);
+/// The sidecar's path beside a sweep CSV: "DIR/shard-0-of-2.csv" -> "DIR/shard-0-of-2.meta.json".
+std::string sweep_meta_path(const std::string& csv_path);
 /// A self-contained HTML page: per topology and workload, time against size on log-log axes (inline SVG),
 /// then every row.
 std::string sweep_html(const std::string& title, const std::vector<SweepRow>& rows);

@@ -53,9 +53,13 @@ struct ResultTable {
   std::vector<std::string> units;  ///< per column, for the table format ("" for none)
   std::vector<std::vector<Cell>> rows;
   nlohmann::json metadata = nlohmann::json::object();
-  std::vector<std::string> notes;  ///< printed as "# " lines above the table and the CSV header
+  std::vector<std::string> notes;  ///< printed as "# " lines above the table (never in the CSV: csv_meta)
 
+  /// RFC 4180 CSV at round-trip precision: the header, then the rows; no comment lines.
   std::string to_csv() const;
+  /// What the CSV leaves out, for its sidecar (schema "commsim.results_meta/1"): metadata, columns, units,
+  /// notes.
+  nlohmann::json csv_meta() const;
   std::string to_table() const;
   nlohmann::json to_json() const;
 };
