@@ -264,11 +264,13 @@ nlohmann::json plan_settings(const Options& o, Timing timing) {
   return {{"seed", o.seed},
           {"timing", timing_name(timing)},
           {"warmup", o.warmup},
-          {"iterations", o.iters},
+          {"iterations", o.iterations},
           {"launch", o.launch},
           {"buffers", o.buffers},
           {"worker_threads", o.worker_threads},
-          {"nvlink_centric_sched", o.nvlink_centric_sched}};
+          {"nvlink_centric_sched", o.nvlink_centric_sched},
+          {"rotate_buffers", o.rotate_buffers},
+          {"select_device", o.select_device}};
 }
 
 /// Phase 2, plan: the workload's flags by its family, the sizes as nccl-tests rounds them, the

@@ -200,7 +200,7 @@ def case_measure_out_onto_counts():
     counts = os.path.join(out, "results.csv")
     with open(counts, "w") as f:
         f.write("0 1 1 1\n1 0 1 1\n1 1 0 1\n1 1 1 0\n")
-    refuse([ARGS.measure, "alltoallv", "--dry-run", "--gpus", "4", "--counts", counts, "--out", out], [counts],
+    refuse([ARGS.measure, "alltoallv", "--dry-run", "-g", "4", "--counts", counts, "--out", out], [counts],
            ["--out", "--counts"], d)
 
 
@@ -208,7 +208,7 @@ def case_measure_out_onto_counts():
 
 
 def measure_dry(d, out, extra=()):
-    return run([ARGS.measure, "p2p", "--dry-run", "--gpus", "2", "--max-bytes", "4B", "--reps", "2", "--out", out,
+    return run([ARGS.measure, "p2p", "--dry-run", "-g", "2", "--max-bytes", "4B", "--reps", "2", "--out", out,
                 "--resume", *extra], cwd=d)
 
 
@@ -237,7 +237,7 @@ def case_resume_other_plan():
     # The same flags give the same plan; another seed or GPU count another.
     if plan_of(d, out) != plan:
         raise Fail("the plan hash is not stable")
-    rc, o, err = run([ARGS.measure, "p2p", "--dry-run", "--gpus", "2", "--max-bytes", "4B", "--seed", "7", "--out",
+    rc, o, err = run([ARGS.measure, "p2p", "--dry-run", "-g", "2", "--max-bytes", "4B", "--seed", "7", "--out",
                       out, "--resume"], cwd=d)
     if re.search(r"plan ([0-9a-f]{16})", err).group(1) == plan:
         raise Fail("another seed gives the same plan")
@@ -459,20 +459,30 @@ def case_payloads_in_sweep_summaries():
     for k in ("0/2", "1/2"):
         rc, out, err = run([ARGS.commsim, "sweep", spec, "--shard", k, "--out", shards, "--jobs", "1"], cwd=d)
         expect(rc, 0, out, err, "sweep shard " + k)
-    # Every string column of every shard row, and the sweep's name, hold the payload.
+    # Every string column of every shard row, and the sweep's name (in the sidecar metadata), hold the payload.
     for name in sorted(os.listdir(shards)):
         path = os.path.join(shards, name)
+        if name.endswith(".meta.json"):
+            with open(path) as f:
+                meta = json.load(f)
+            meta["name"] = PAYLOAD
+            with open(path, "w") as f:
+                json.dump(meta, f)
+            continue
         with open(path, newline="") as f:
-            first = f.readline()
             rows = list(csv.reader(f))
-        first = re.sub(r"name=\S*", "name=" + PAYLOAD.replace(" ", ""), first)
+        header = rows[0]
+        cols = [header.index(c) for c in ("topology", "params", "nccl_env", "gpus", "workload", "algorithm",
+                                           "protocol", "error")]
         for r in rows[1:]:
-            for col in (1, 2, 3, 4, 6, 11, 12, 13):  # topology params nccl_env gpus workload algorithm protocol error
+            for col in cols:
                 r[col] = PAYLOAD
-        buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerows(rows)
+            # A row with an error is a failed point: its status says so and its time cells are empty.
+            r[header.index("status")] = "failed"
+            for c in ("time_us", "algbw_gbps", "busbw_gbps"):
+                r[header.index(c)] = ""
         with open(path, "w", newline="") as f:
-            f.write(first + buf.getvalue())
+            csv.writer(f, lineterminator="\n").writerows(rows)
     rc, out, err = run([ARGS.commsim, "sweep", "merge", shards, "--out", os.path.join(d, "merged")], cwd=d)
     expect(rc, 0, out, err, "sweep merge of planted shards")
     page = check_html(os.path.join(d, "merged", "summary.html"), "merged summary.html")
