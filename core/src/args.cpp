@@ -119,11 +119,13 @@ std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max
   if (max_bytes < min_bytes) throw UsageError("--max-bytes is smaller than --min-bytes");
   if (!(factor > 1.0) || !std::isfinite(factor)) throw UsageError("--factor must be a number greater than 1");
   if (max_bytes > kMaxBytes) {
-    throw UsageError("--max-bytes " + std::to_string(max_bytes) + " B is larger than the largest size commsim " +
-                     "simulates (" + format_size(kMaxBytes) + ")");
+    throw UsageError("--max-bytes " + std::to_string(max_bytes) +
+                     " B is larger than the largest size commsim " + "simulates (" + format_size(kMaxBytes) +
+                     ")");
   }
   // Count the steps first: a factor barely above 1 would otherwise loop for hours on sizes that round alike.
-  const double steps = std::log(static_cast<double>(max_bytes) / static_cast<double>(min_bytes)) / std::log(factor);
+  const double steps =
+      std::log(static_cast<double>(max_bytes) / static_cast<double>(min_bytes)) / std::log(factor);
   if (!(steps <= static_cast<double>(kMaxSweepSteps))) {
     char text[32];
     std::snprintf(text, sizeof text, "%.12g", factor);

@@ -29,7 +29,8 @@ TEST_CASE("limits: bandwidths outside 1 MB/s to 1 PB/s are refused") {
 }
 
 TEST_CASE("limits: a size sweep with a factor barely above 1 is refused at once") {
-  CHECK_THROWS_WITH_AS(size_sweep(1, 1ULL << 30, 1.000000001), doctest::Contains("raise --factor"), UsageError);
+  CHECK_THROWS_WITH_AS(size_sweep(1, 1ULL << 30, 1.000000001), doctest::Contains("raise --factor"),
+                       UsageError);
   CHECK_THROWS_AS(size_sweep(1, kMaxBytes * 2, 2), UsageError);
   CHECK(size_sweep(8, 1024, 2).size() == 8);
   CHECK(size_sweep(1, 1ULL << 30, 1.001).size() > 1000);  // many steps, but fewer than kMaxSweepSteps

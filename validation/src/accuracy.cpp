@@ -135,8 +135,8 @@ GpuMap GpuMap::from_csv(const std::string& path) {
     if (cells.size() <= static_cast<std::size_t>(std::max(bus_col, index_col))) continue;
     const auto index = parse_integer(cells[static_cast<std::size_t>(index_col)], 0, kMaxGpus - 1);
     if (!index)
-      throw InputError({path, l.number, 1}, "bad GPU index '" + cells[static_cast<std::size_t>(index_col)] + "' (expected 0 to " +
-                                                std::to_string(kMaxGpus - 1) + ")");
+      throw InputError({path, l.number, 1}, "bad GPU index '" + cells[static_cast<std::size_t>(index_col)] +
+                                                "' (expected 0 to " + std::to_string(kMaxGpus - 1) + ")");
     const int idx = static_cast<int>(*index);
     if (static_cast<std::size_t>(idx) < m.bus_ids.size() && !m.bus_ids[static_cast<std::size_t>(idx)].empty())
       throw InputError({path, l.number, 1}, "GPU index " + std::to_string(idx) + " is listed twice");
@@ -283,7 +283,8 @@ void check_report_metadata(const JsonValue& doc) {
   };
   if (doc.has("gpus") && doc.at("gpus").raw().is_array()) {
     for (const JsonValue& g : doc.at("gpus").items(static_cast<std::size_t>(kMaxGpus))) {
-      if (!g.is_object()) g.fail("expected an object describing one GPU, found " + std::string(g.raw().type_name()));
+      if (!g.is_object())
+        g.fail("expected an object describing one GPU, found " + std::string(g.raw().type_name()));
       optional_number(g, "index");
       optional_text(g, "name");
       optional_text(g, "pci_bus_id");
@@ -297,7 +298,8 @@ void check_report_metadata(const JsonValue& doc) {
       for (const char* key : {"temperature_c", "sm_clock_mhz", "power_w"}) {
         if (!g.has(key)) continue;
         const JsonValue r = g.at(key);
-        if (!r.is_object()) r.fail("expected an object with min and max, found " + std::string(r.raw().type_name()));
+        if (!r.is_object())
+          r.fail("expected an object with min and max, found " + std::string(r.raw().type_name()));
         optional_number(r, "min");
         optional_number(r, "max");
       }
@@ -349,11 +351,12 @@ double pipeline_flag(const JsonValue& doc, const JsonValue& row, const char* key
   if (doc.has(key)) return doc.at(key).number(0, kMaxComputeUs);
   const std::optional<std::string> value = command_line_value(doc.raw(), flag);
   if (!value)
-    throw InputError({doc.file(), 1, 1}, std::string("pipeline run without ") + key + " (neither a field nor " +
-                                             flag + " on its command line)");
+    throw InputError({doc.file(), 1, 1}, std::string("pipeline run without ") + key +
+                                             " (neither a field nor " + flag + " on its command line)");
   const std::optional<double> v = parse_finite(*value);
   if (!v || *v < 0 || *v > kMaxComputeUs)
-    doc.at("command_line").fail(std::string(flag) + " '" + *value + "' is not a compute time in microseconds");
+    doc.at("command_line")
+        .fail(std::string(flag) + " '" + *value + "' is not a compute time in microseconds");
   return *v;
 }
 
@@ -368,7 +371,9 @@ workloads::WorkloadArgs measured_args(const workloads::WorkloadSpec& spec, const
     std::string key = f.name.substr(2);
     std::replace(key.begin(), key.end(), '-', '_');
     using Kind = workloads::FlagSpec::Kind;
-    const std::optional<JsonValue> field = row.has(key) ? row.find(key) : doc.has(key) ? doc.find(key) : std::nullopt;
+    const std::optional<JsonValue> field = row.has(key)   ? row.find(key)
+                                           : doc.has(key) ? doc.find(key)
+                                                          : std::nullopt;
     if (field && !field->raw().is_string()) {
       if (f.kind == Kind::Int) args.ints[f.name] = static_cast<int>(field->integer(-2147483647, 2147483647));
       if (f.kind == Kind::Number) args.numbers[f.name] = field->number();
@@ -424,7 +429,8 @@ std::vector<int> gpu_list(const JsonValue& v, int n_gpus, std::size_t min_count)
   std::vector<int> out;
   for (const JsonValue& g : v.items(static_cast<std::size_t>(kMaxGpus))) {
     const int x = g.gpu(n_gpus);
-    if (std::find(out.begin(), out.end(), x) != out.end()) g.fail("GPU " + std::to_string(x) + " is listed twice");
+    if (std::find(out.begin(), out.end(), x) != out.end())
+      g.fail("GPU " + std::to_string(x) + " is listed twice");
     out.push_back(x);
   }
   if (out.size() < min_count)
@@ -543,7 +549,8 @@ std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& run
       if (r.has("warmup") && r.at("warmup").boolean()) continue;
       double worst = 0;
       for (const JsonValue& pr : r.at("per_rank").items())
-        worst = std::max(worst, pr.at("total_transfer_time").number(0, static_cast<double>(kMaxSimulatedTime) / 1e12));
+        worst = std::max(
+            worst, pr.at("total_transfer_time").number(0, static_cast<double>(kMaxSimulatedTime) / 1e12));
       if (!(worst > 0)) r.at("per_rank").fail("no positive total_transfer_time");
       totals.push_back(worst * 1e6);
     }
@@ -586,7 +593,8 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
     if (launch != "thread-per-gpu" && launch != "single-thread" && launch != "mpi")
       v->fail("unknown launch '" + launch + "' (known: thread-per-gpu, single-thread, mpi)");
   }
-  // A rank per process (mpi) is simulated as one host thread driving the GPUs, as before launches were checked.
+  // A rank per process (mpi) is simulated as one host thread driving the GPUs, as before launches were
+  // checked.
   const bool thread_per_gpu = launch == "thread-per-gpu";
   // Runs from before --timing existed put a CUDA event between iterations: per-iteration.
   const std::string run_timing = doc.has("timing") ? doc.at("timing").text() : "per-iteration";
@@ -617,21 +625,25 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
     c.spread = (c.max_us - c.min_us) / c.measured_us;
     const workloads::WorkloadSpec* spec = workloads::lookup_workload(c.workload);
     if (!spec || !sim::sim_workload(c.workload).program) {
-      row.at("workload").fail("commsim cannot simulate measured '" + c.workload + "' (supported: " +
-                              workloads::workload_names([](const workloads::WorkloadSpec& w) {
-                                return w.measured || w.family == workloads::Family::ModelPush;
-                              }) +
-                              ")");
+      row.at("workload")
+          .fail("commsim cannot simulate measured '" + c.workload +
+                "' (supported: " + workloads::workload_names([](const workloads::WorkloadSpec& w) {
+                  return w.measured || w.family == workloads::Family::ModelPush;
+                }) +
+                ")");
     }
     const workloads::Family family = spec->family;
     if (family == workloads::Family::PointToPoint) {
       c.gpus = {row.at("src").gpu(n_gpus), row.at("dst").gpu(n_gpus)};
       if (c.gpus[0] == c.gpus[1]) row.at("dst").fail("src and dst are the same GPU");
     } else {
-      const std::size_t need = family == workloads::Family::Pair ? 2 : family == workloads::Family::Pipeline ? 2 : 1;
+      const std::size_t need = family == workloads::Family::Pair       ? 2
+                               : family == workloads::Family::Pipeline ? 2
+                                                                       : 1;
       c.gpus = gpu_list(row.at("gpus"), n_gpus, need);
       if (family == workloads::Family::Pair && c.gpus.size() != 2)
-        row.at("gpus").fail(c.workload + " runs between exactly 2 GPUs, found " + std::to_string(c.gpus.size()));
+        row.at("gpus").fail(c.workload + " runs between exactly 2 GPUs, found " +
+                            std::to_string(c.gpus.size()));
     }
     // Point-to-point and pair workloads are simulated with one host thread per GPU only.
     if (!thread_per_gpu && (family == workloads::Family::PointToPoint || family == workloads::Family::Pair))

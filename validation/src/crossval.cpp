@@ -13,12 +13,12 @@
 #include "commsim/core/error.hpp"
 #include "commsim/core/limits.hpp"
 #include "commsim/core/text.hpp"
-#include "commsim/validation/json_reader.hpp"
 #include "commsim/core/units.hpp"
 #include "commsim/models/nccl_env.hpp"
 #include "commsim/models/transfer.hpp"
 #include "commsim/sim/runtime.hpp"
 #include "commsim/sim/workloads.hpp"
+#include "commsim/validation/json_reader.hpp"
 
 namespace commsim::validation {
 namespace {

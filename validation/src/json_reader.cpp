@@ -107,13 +107,15 @@ std::int64_t JsonValue::integer(std::int64_t lo, std::int64_t hi) const {
     const double d = value_->get<double>();
     if (!std::isfinite(d) || d != std::floor(d)) fail("expected a whole number, found " + value_->dump());
     if (d < static_cast<double>(lo) || d > static_cast<double>(hi))
-      fail("value " + value_->dump() + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      fail("value " + value_->dump() + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) +
+           "]");
     v = static_cast<std::int64_t>(d);
   } else {
     fail("expected a whole number, found " + type_name());
   }
   if (v < lo || v > hi)
-    fail("value " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    fail("value " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) +
+         "]");
   return v;
 }
 
@@ -127,14 +129,16 @@ std::uint64_t JsonValue::bytes(std::uint64_t lo) const {
   if (value_->is_number_float() && value_->get<double>() > static_cast<double>(kMaxBytes))
     fail("size " + value_->dump() + " B is larger than the largest size commsim simulates (" +
          format_size(kMaxBytes) + ")");
-  return static_cast<std::uint64_t>(integer(static_cast<std::int64_t>(lo), static_cast<std::int64_t>(kMaxBytes)));
+  return static_cast<std::uint64_t>(
+      integer(static_cast<std::int64_t>(lo), static_cast<std::int64_t>(kMaxBytes)));
 }
 
 int JsonValue::gpu(int gpu_count) const {
   if (value_->is_number() && value_->is_number_integer() && gpu_count > 0) {
     const bool neg = !value_->is_number_unsigned() && value_->get<std::int64_t>() < 0;
     if (neg || value_->get<std::uint64_t>() >= static_cast<std::uint64_t>(gpu_count))
-      fail("GPU " + value_->dump() + " is not in the topology, which has GPUs 0-" + std::to_string(gpu_count - 1));
+      fail("GPU " + value_->dump() + " is not in the topology, which has GPUs 0-" +
+           std::to_string(gpu_count - 1));
   }
   return static_cast<int>(integer(0, gpu_count - 1));
 }

@@ -2,8 +2,8 @@
 #include "commsim/validation/nccl_tests.hpp"
 
 #include <cctype>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
@@ -57,8 +57,10 @@ std::vector<NcclTestsRun> parse_json(std::string_view text, const std::string& f
   NcclTestsRun run;
   run.file = file;
   run.line = 1;
-  if (const auto v = doc.find("version")) run.version = "json v" + std::to_string(v->integer(0, 1000000));
-  else run.version = "json v0";
+  if (const auto v = doc.find("version"))
+    run.version = "json v" + std::to_string(v->integer(0, 1000000));
+  else
+    run.version = "json v0";
   if (const auto env = doc.find("env"); env && env->raw().is_array()) {
     for (const JsonValue& e : env->items()) {
       if (e.raw().is_string() && e.text().rfind("NCCL_", 0) == 0) run.nccl_env.push_back(e.text());
@@ -79,7 +81,8 @@ std::vector<NcclTestsRun> parse_json(std::string_view text, const std::string& f
   run.ngpus = cfg.has("ngpus") ? static_cast<int>(cfg.at("ngpus").integer(1, kMaxGpus)) : 1;
   const std::int64_t expected = std::int64_t{run.nthreads} * run.ngpus;
   if (expected > kMaxGpus)
-    cfg.fail("nthreads x ngpus = " + std::to_string(expected) + " GPUs, more than " + std::to_string(kMaxGpus));
+    cfg.fail("nthreads x ngpus = " + std::to_string(expected) + " GPUs, more than " +
+             std::to_string(kMaxGpus));
   if (const auto devices = cfg.find("devices")) {
     for (const JsonValue& dev : devices->items(static_cast<std::size_t>(kMaxGpus))) {
       NcclTestsDevice nd;
@@ -117,7 +120,8 @@ std::vector<NcclTestsRun> parse_json(std::string_view text, const std::string& f
     ++row_no;
     NcclTestsRow row;
     row.size = r.at("size").bytes();
-    row.count = r.has("count") ? static_cast<std::uint64_t>(r.at("count").integer(0, std::int64_t{1} << 62)) : 0;
+    row.count =
+        r.has("count") ? static_cast<std::uint64_t>(r.at("count").integer(0, std::int64_t{1} << 62)) : 0;
     row.type = r.has("type") ? r.at("type").text() : "";
     row.redop = r.has("redop") ? r.at("redop").text() : "";
     const JsonValue oop = r.at("out_of_place");
@@ -153,17 +157,18 @@ std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::str
     const std::int64_t per_process = std::int64_t{r.nthreads} * r.ngpus;
     const auto n = static_cast<std::int64_t>(r.devices.size());
     if (n % per_process != 0) {
-      throw InputError({file, r.line, 1}, "the run lists " + std::to_string(n) + " Rank line(s) but nThread " +
-                                              std::to_string(r.nthreads) + " x nGpus " + std::to_string(r.ngpus) +
-                                              " = " + std::to_string(per_process) +
-                                              " GPUs per process (a missing Rank line?)");
+      throw InputError({file, r.line, 1},
+                       "the run lists " + std::to_string(n) + " Rank line(s) but nThread " +
+                           std::to_string(r.nthreads) + " x nGpus " + std::to_string(r.ngpus) + " = " +
+                           std::to_string(per_process) + " GPUs per process (a missing Rank line?)");
     }
     std::vector<char> seen(static_cast<std::size_t>(n), 0);
     for (const NcclTestsDevice& d : r.devices) {
       if (d.rank < 0 || d.rank >= n || seen[static_cast<std::size_t>(d.rank)]++) {
-        throw InputError({file, r.line, 1}, "Rank " + std::to_string(d.rank) + " is out of order or listed twice (" +
-                                                std::to_string(n) + " Rank lines: expected ranks 0-" +
-                                                std::to_string(n - 1) + ")");
+        throw InputError({file, r.line, 1}, "Rank " + std::to_string(d.rank) +
+                                                " is out of order or listed twice (" + std::to_string(n) +
+                                                " Rank lines: expected ranks 0-" + std::to_string(n - 1) +
+                                                ")");
       }
     }
   };
@@ -281,9 +286,9 @@ std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::str
                        "cannot read this nccl-tests result row (corrupted or truncated)");
     }
     if (r.size > kMaxBytes) {
-      throw InputError({file, l.number, col_of(0)}, "size " + w[0] +
-                                                        " B is larger than the largest size commsim simulates (" +
-                                                        format_size(kMaxBytes) + ")");
+      throw InputError({file, l.number, col_of(0)},
+                       "size " + w[0] + " B is larger than the largest size commsim simulates (" +
+                           format_size(kMaxBytes) + ")");
     }
     r.type = w[2];
     r.redop = w[3];
@@ -292,7 +297,10 @@ std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::str
     r.root = static_cast<int>(*root);
     const auto time = parse_finite(w[5]), algbw = parse_finite(w[6]), busbw = parse_finite(w[7]);
     if (!time || !algbw || !busbw) {
-      throw InputError({file, l.number, col_of(!time ? 5 : !algbw ? 6 : 7)},
+      throw InputError({file, l.number,
+                        col_of(!time    ? 5
+                               : !algbw ? 6
+                                        : 7)},
                        "bad out-of-place time/bandwidth columns in nccl-tests row (not a finite number)");
     }
     if (*time <= 0 || *time > static_cast<double>(kMaxSimulatedTime) / 1e6) {
@@ -312,7 +320,8 @@ std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::str
       }
       if (!std::isfinite(r.time_ip_us) || r.time_ip_us < 0 || !std::isfinite(r.algbw_ip_gbps) ||
           !std::isfinite(r.busbw_ip_gbps)) {
-        throw InputError({file, l.number, col_of(9)}, "in-place columns are not finite, non-negative numbers");
+        throw InputError({file, l.number, col_of(9)},
+                         "in-place columns are not finite, non-negative numbers");
       }
     }
     // Sizes grow within a run; alltoall prints several rows of 0 bytes when the per-peer count rounds to

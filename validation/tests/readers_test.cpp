@@ -1,5 +1,6 @@
-// Adversarial tests of the validated readers: nccl-tests logs (text and JSON) and the checked JSON access that
-// commsim-measure results go through. Every bad value must be an InputError naming the file and the location.
+// Adversarial tests of the validated readers: nccl-tests logs (text and JSON) and the checked JSON access
+// that commsim-measure results go through. Every bad value must be an InputError naming the file and the
+// location.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -19,13 +20,15 @@ namespace {
 
 /// A two-GPU all_reduce log with one row whose out-of-place time column is `time` and size column `size`.
 std::string log_with(const std::string& time, const std::string& size = "1024",
-                     const std::string& ranks = "#  Rank  0 Group  0 Pid 1 on vm device  0 [0000:00:06] NVIDIA H200\n"
-                                                "#  Rank  1 Group  0 Pid 1 on vm device  1 [0000:00:07] NVIDIA H200\n",
+                     const std::string& ranks =
+                         "#  Rank  0 Group  0 Pid 1 on vm device  0 [0000:00:06] NVIDIA H200\n"
+                         "#  Rank  1 Group  0 Pid 1 on vm device  1 [0000:00:07] NVIDIA H200\n",
                      const std::string& counts = "# nThread 1 nGpus 2 minBytes 8 maxBytes 8\n") {
   return "# nccl-tests version 2.19.6 nccl-headers=22809 nccl-library=22803\n"
          "# Collective test starting: all_reduce_perf\n" +
          counts + ranks +
-         "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   "
+         "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   "
+         "algbw   "
          "busbw  #wrong\n" +
          size + " 256 float sum -1 " + time + " 0.10 0.05 0 9.5 0.11 0.05 0\n";
 }
@@ -110,7 +113,8 @@ TEST_CASE("readers: nccl-tests JSON type and range errors name the JSON path") {
   CHECK(json_error(head + "\"two\"}, \"results\": []}").find("found string") != std::string::npos);
   CHECK(json_error(head + "2}, \"results\": [{\"size\": 8, \"out_of_place\": {\"time\": \"x\"}}]}")
             .find("r.json: error: $.results[0].out_of_place.time") != std::string::npos);
-  CHECK(json_error(head + "2}, \"results\": [{\"size\": 18446744073709551615, \"out_of_place\": {\"time\": 1}}]}")
+  CHECK(json_error(head +
+                   "2}, \"results\": [{\"size\": 18446744073709551615, \"out_of_place\": {\"time\": 1}}]}")
             .find("$.results[0].size") != std::string::npos);
   CHECK(json_error(head + "2}, \"results\": 7}").find("$.results: expected an array") != std::string::npos);
   CHECK(json_error("{\"args\": [\n").find("r.json:2:") != std::string::npos);
@@ -121,7 +125,8 @@ TEST_CASE("readers: JsonValue checks types, ranges and GPU indices") {
       R"({"t": 1.5, "z": 0, "s": "x", "big": 1099511627776, "neg": -1, "f": 2.0, "half": 2.5, "a": [1, 2]})");
   const JsonValue v(doc, "results.json");
   CHECK(v.at("t").positive_time_us() == 1.5);
-  CHECK_THROWS_WITH_AS(v.at("z").positive_time_us(), doctest::Contains("results.json: error: $.z"), InputError);
+  CHECK_THROWS_WITH_AS(v.at("z").positive_time_us(), doctest::Contains("results.json: error: $.z"),
+                       InputError);
   CHECK_THROWS_WITH_AS(v.at("s").number(), doctest::Contains("found string"), InputError);
   CHECK_THROWS_WITH_AS(v.at("big").gpu(4), doctest::Contains("GPU 1099511627776 is not in the topology"),
                        InputError);

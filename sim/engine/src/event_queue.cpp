@@ -10,8 +10,9 @@ namespace commsim::sim {
 
 void EventQueue::at(Picoseconds when, Action action) {
   if (when > kMaxSimulatedTime) {
-    throw ValueError("simulated time would pass the largest simulated time (2^62 ps, about 53 days): a size, "
-                     "bandwidth or duration is outside the range commsim simulates");
+    throw ValueError(
+        "simulated time would pass the largest simulated time (2^62 ps, about 53 days): a size, "
+        "bandwidth or duration is outside the range commsim simulates");
   }
   if (when < now_) throw Error("event scheduled in the past");
   std::size_t slot;

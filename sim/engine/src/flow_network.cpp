@@ -281,8 +281,9 @@ void FlowNetwork::set_rate(Class& c, double rate) {
   }
   const double ps = std::max(std::ceil(t * 1e12 - 1e-6), 0.0);
   if (!(ps <= static_cast<double>(kMaxSimulatedTime - now))) {
-    throw ValueError("a transfer would end past the largest simulated time (2^62 ps, about 53 days): a size or "
-                     "bandwidth is outside the range commsim simulates");
+    throw ValueError(
+        "a transfer would end past the largest simulated time (2^62 ps, about 53 days): a size or "
+        "bandwidth is outside the range commsim simulates");
   }
   c.finish = now + static_cast<Picoseconds>(ps);
   add_due(c.finish, static_cast<int>(&c - classes_.data()), c.version);

@@ -206,11 +206,13 @@ Program pipeline_program(const PipelineSpec& s) {
   if (s.activation_bytes == 0) throw UsageError("--activation-bytes must be at least 1B");
   if (s.fwd < 0 || s.bwd < 0) throw UsageError("--fwd-us and --bwd-us must not be negative");
   if (s.chunks < 1) throw UsageError("--chunks must be at least 1, not " + std::to_string(s.chunks));
-  if (s.microbatches < 1) throw UsageError("--microbatches must be at least 1, not " + std::to_string(s.microbatches));
+  if (s.microbatches < 1)
+    throw UsageError("--microbatches must be at least 1, not " + std::to_string(s.microbatches));
   // Each stage computes every microbatch forward and backward once: that alone must fit in simulated time.
   try {
     checked_mul(checked_add(s.fwd, s.bwd, "--fwd-us + --bwd-us"),
-                std::int64_t{s.microbatches} + static_cast<std::int64_t>(s.gpus.size()), "the pipeline's compute time");
+                std::int64_t{s.microbatches} + static_cast<std::int64_t>(s.gpus.size()),
+                "the pipeline's compute time");
   } catch (const ValueError& e) {
     throw UsageError(std::string(e.what()) + ": fewer --microbatches or shorter --fwd-us/--bwd-us");
   }

@@ -1,4 +1,5 @@
-// The documented range of the simulator (largest size, time, bandwidth range, work bounds) and checked arithmetic.
+// The documented range of the simulator (largest size, time, bandwidth range, work bounds) and checked
+// arithmetic.
 #pragma once
 
 #include <cstdint>
@@ -12,15 +13,16 @@ namespace commsim {
 /// The largest message, buffer or model size commsim simulates, in bytes: 4 TiB (2^42). Larger sizes are
 /// refused before simulating (a size of thousands of TiB would overflow simulated time at slow links).
 inline constexpr std::uint64_t kMaxBytes = 1ULL << 42;
-/// The largest simulated time, in picoseconds: 2^62 ps, about 53 days. The engine refuses to schedule past it.
+/// The largest simulated time, in picoseconds: 2^62 ps, about 53 days. The engine refuses to schedule past
+/// it.
 inline constexpr Picoseconds kMaxSimulatedTime = Picoseconds{1} << 62;
 /// The slowest link bandwidth commsim accepts, in bytes per second (1 MB/s): kMaxBytes at this rate still
 /// fits in kMaxSimulatedTime.
 inline constexpr double kMinBandwidth = 1e6;
 /// The fastest link bandwidth commsim accepts, in bytes per second (1 PB/s).
 inline constexpr double kMaxBandwidth = 1e15;
-/// The most steps a size sweep (min, min*factor, ... max) may take, counting sizes that round to the same byte
-/// count.
+/// The most steps a size sweep (min, min*factor, ... max) may take, counting sizes that round to the same
+/// byte count.
 inline constexpr std::uint64_t kMaxSweepSteps = 1000000;
 /// The most GPUs (or ranks) one measured run may name (the simulator's tested scale is 16,384 GPUs).
 inline constexpr int kMaxGpus = 1 << 16;
