@@ -794,14 +794,16 @@ void add_common_flags(CLI::App* sub, Options& o) {
                   "on: communicators with NCCL's nvlinkCentricSched = 1, as nccl-tests (NCCL >= 2.28)")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
-  sub->add_option("--rotate-buffers", o.rotate_buffers,
-                  "on: iteration i uses the buffers SIZE x (i mod (largest/SIZE)) bytes in, as nccl-tests shifts\n"
-                  "them to avoid cache effects; off: every iteration the same bytes (L2-resident up to ~50 MB)")
+  sub->add_option(
+         "--rotate-buffers", o.rotate_buffers,
+         "on: iteration i uses the buffers SIZE x (i mod (largest/SIZE)) bytes in, as nccl-tests shifts\n"
+         "them to avoid cache effects; off: every iteration the same bytes (L2-resident up to ~50 MB)")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
-  sub->add_option("--select-device", o.select_device,
-                  "single-thread launch: when-needed (cudaSetDevice only before events and kernels, as nccl-tests\n"
-                  "-g N never calls it) or per-call (before every GPU's NCCL calls, as before issue 18)")
+  sub->add_option(
+         "--select-device", o.select_device,
+         "single-thread launch: when-needed (cudaSetDevice only before events and kernels, as nccl-tests\n"
+         "-g N never calls it) or per-call (before every GPU's NCCL calls, as before issue 18)")
       ->check(CLI::IsMember({"when-needed", "per-call"}))
       ->capture_default_str();
   sub->add_option("--drift-seconds", o.drift_seconds,

@@ -37,7 +37,8 @@ struct IssueContext {
   ncclComm_t comm = nullptr;   ///< this rank's communicator over config.gpus (stream 0's)
   ncclComm_t comm1 = nullptr;  ///< a second communicator over the same GPUs for mode overlapped, else nullptr
   bool record = false;         ///< record the compute kernels' events of this iteration (pipeline timelines)
-  std::uint64_t shift = 0;     ///< bytes into the buffers where this iteration's data starts (nccl-tests' rotation)
+  std::uint64_t shift =
+      0;  ///< bytes into the buffers where this iteration's data starts (nccl-tests' rotation)
 
   /// The number of ranks (config.gpus.size()).
   int ranks() const { return static_cast<int>(config.gpus.size()); }

@@ -175,8 +175,9 @@ Sample Runner::run(const Config& c, int rep) {
 
   // One iteration for `ranks` (one group when one thread drives several GPUs, as nccl-tests -g N); `event`
   // >= 0 records that event on every GPU's stream first.
-  // nccl-tests' buffer rotation: iteration i of this repetition starts `bytes * (i % steps)` into the buffers.
-  // Only for workloads whose buffers hold exactly their size (pipelines split theirs, alltoallv sizes its own).
+  // nccl-tests' buffer rotation: iteration i of this repetition starts `bytes * (i % steps)` into the
+  // buffers. Only for workloads whose buffers hold exactly their size (pipelines split theirs, alltoallv
+  // sizes its own).
   const bool rotates = o_.rotate_buffers && !pipeline && !workload.buffer_bytes && c.bytes > 0;
   const std::uint64_t steps = rotates ? std::max<std::uint64_t>(o_.max_bytes / c.bytes, 1) : 1;
   int issued = 0;  // iterations issued in this repetition, warmup included
@@ -186,8 +187,9 @@ Sample Runner::run(const Config& c, int rep) {
                                family == workloads::Family::PointToPoint;
   auto issue_iteration = [&](const std::vector<int>& ranks, int event, bool record) {
     const std::uint64_t shift = c.bytes * (static_cast<std::uint64_t>(issued++) % steps);
-    // One thread driving several GPUs selects a device only where an event or a kernel needs it, as nccl-tests
-    // (NCCL selects the communicator's device itself); --select-device per-call selects it before every call.
+    // One thread driving several GPUs selects a device only where an event or a kernel needs it, as
+    // nccl-tests (NCCL selects the communicator's device itself); --select-device per-call selects it before
+    // every call.
     const bool select = ranks.size() > 1 && (o_.select_device_per_call || event >= 0 || !nccl_calls_only);
     if (ranks.size() > 1) COMMSIM_NCCL_CHECK(ncclGroupStart());
     for (int r : ranks) {

@@ -31,7 +31,8 @@ struct RunnerOptions {
   bool single_thread = false;  ///< --launch single-thread: one host thread drives every GPU (nccl-tests -g N)
   std::uint64_t max_bytes = 0;  ///< buffer size per GPU and direction
   /// Shift the buffers by the size every iteration, as nccl-tests' startColl does ("avoid cache effects"):
-  /// iteration i uses offset bytes * (i % (max_bytes / bytes)) of the send and receive buffers (--rotate-buffers)
+  /// iteration i uses offset bytes * (i % (max_bytes / bytes)) of the send and receive buffers
+  /// (--rotate-buffers)
   bool rotate_buffers = true;
   /// Single-thread launch: cudaSetDevice before each GPU's NCCL calls (--select-device per-call); nccl-tests
   /// never does (NCCL switches devices itself), so the default is only where a kernel or event needs it

@@ -56,10 +56,10 @@ std::vector<Config> plan_configs(const PlanOptions& o);
 
 /// The sizes (bytes) a collective over `ranks` GPUs can move, as nccl-tests sizes them: 4-byte floats for
 /// every Collective-family workload and every one whose busbw is (n-1)/n, and for the latter (all_gather,
-/// reduce_scatter, alltoall: the size is split into one piece per rank) a piece per rank that is a multiple of
-/// 16 bytes, as nccl-tests' GetCollByteCount rounds it (nccl-tests prints 1073741808 for 1 GiB over 3 ranks and
-/// 2016 for 2 KiB); sizes that round to 0 are dropped, duplicates kept once. Other workloads (p2p, sendrecv, exchange, pipeline)
-/// move bytes and keep every size.
+/// reduce_scatter, alltoall: the size is split into one piece per rank) a piece per rank that is a multiple
+/// of 16 bytes, as nccl-tests' GetCollByteCount rounds it (nccl-tests prints 1073741808 for 1 GiB over 3
+/// ranks and 2016 for 2 KiB); sizes that round to 0 are dropped, duplicates kept once. Other workloads (p2p,
+/// sendrecv, exchange, pipeline) move bytes and keep every size.
 std::vector<std::uint64_t> collective_sizes(const std::string& workload, std::vector<std::uint64_t> sizes,
                                             std::size_t ranks);
 
