@@ -12,7 +12,7 @@
 #   2  measure/                                commsim/measure/
 #   3  sim/ (engine, workloads, sweep, bench)  commsim/sim/
 #   4  validation/                             commsim/validation/
-#   5  sim/cli/: the commsim tool, may include anything
+#   5  sim/cli/ and measure/cli/: the commsim and commsim-measure tools, may include anything
 # Every C++/CUDA file under a library folder counts, its tests/ (and fuzz/, bench/) included: tests hold to their
 # library's rule; their own helpers (`#include "tiny_topology.hpp"`) are not commsim/<x>/ headers and are not checked.
 # A `commsim/<x>/` folder that is no library's is an error too, so that a new library is placed in the order here.
@@ -32,7 +32,8 @@ set(FOLDERS
   "measure|measure|2"
   "sim|sim|3"
   "validation|validation|4"
-  "sim/cli|cli|5")
+  "sim/cli|cli|5"
+  "measure/cli|cli|5")
 # Header folders: commsim/<name>/ | library.
 set(HEADER_FOLDERS "core|core" "models|models" "workloads|workloads" "topo|topo" "measure|measure" "sim|sim"
                    "validation|validation")

@@ -1,8 +1,8 @@
 # `commsim-measure p2p --dry-run -g 4` (nccl-tests -g N: 4 GPUs) plans 12 directed pairs x 31 sizes = 372 configurations, in the same
-# order for the same seed, without a GPU.
-execute_process(COMMAND ${MEASURE} p2p --dry-run -g 4 --format csv OUTPUT_VARIABLE a RESULT_VARIABLE rc1)
-execute_process(COMMAND ${MEASURE} p2p --dry-run --gpu-count 4 --format csv OUTPUT_VARIABLE b RESULT_VARIABLE rc2)
-execute_process(COMMAND ${MEASURE} p2p --dry-run --gpus 0-3 --format csv --seed 7 OUTPUT_VARIABLE c)
+# order for the same seed, without a GPU (one repetition: a row per configuration).
+execute_process(COMMAND ${MEASURE} p2p --dry-run -g 4 --reps 1 --format csv OUTPUT_VARIABLE a RESULT_VARIABLE rc1)
+execute_process(COMMAND ${MEASURE} p2p --dry-run --gpu-count 4 --reps 1 --format csv OUTPUT_VARIABLE b RESULT_VARIABLE rc2)
+execute_process(COMMAND ${MEASURE} p2p --dry-run --gpus 0-3 --reps 1 --format csv --seed 7 OUTPUT_VARIABLE c)
 if(NOT rc1 EQUAL 0 OR NOT rc2 EQUAL 0)
   message(FATAL_ERROR "dry run failed: ${rc1} ${rc2}")
 endif()
@@ -17,6 +17,6 @@ endif()
 if(a STREQUAL c)
   message(FATAL_ERROR "another seed gave the same order")
 endif()
-if(NOT a MATCHES "^config_id,src,dst,bytes\n")
+if(NOT a MATCHES "^rep,config_id,workload,src,dst,gpus,bytes,mode,microbatches,predicted_us\n")
   message(FATAL_ERROR "unexpected header:\n${a}")
 endif()

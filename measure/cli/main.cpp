@@ -24,6 +24,12 @@
 #include "commsim/core/output_guard.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/core/units.hpp"
+#include "commsim/models/nccl_env.hpp"
+#include "commsim/models/params.hpp"
+#include "commsim/models/transfer.hpp"
+#include "commsim/topo/load.hpp"
+#include "commsim/validation/plan_estimate.hpp"
+#include "commsim/sim/schedules.hpp"
 #include "commsim/measure/plan.hpp"
 #include "commsim/measure/results.hpp"
 #include "commsim/workloads/cli_flags.hpp"
@@ -41,6 +47,14 @@ extern char** environ;
 
 namespace commsim::measure {
 namespace {
+
+using validation::estimate_plan;
+using validation::estimate_weight_sync;
+using validation::format_estimate;
+using validation::kMaxEstimatedConfigs;
+using validation::PlanEstimate;
+using validation::PlanShape;
+using validation::WeightSyncShape;
 
 /// The end of `commsim-measure --help` and every subcommand's.
 constexpr const char* kFooter = R"(
@@ -96,6 +110,8 @@ struct Options {
   double thermal_timeout_s = 300;
   int nvml_interval_ms = 1000;
   bool nccl_debug = true;
+  std::string topology;  ///< --topology: the machine the estimate simulates (default: this one's topo -m)
+  std::string params;    ///< --params: the estimate's parameter set (default: the fitted set for the GPUs)
 };
 
 std::string shell(const std::string& cmd) {
@@ -200,10 +216,14 @@ int count_devices(const Options& o, const World& world) {
       const std::vector<int> listed = parse_gpu_list(o.gpus, 1 << 20);
       return *std::max_element(listed.begin(), listed.end()) + 1;
     }
+    if (o.dry_run && !o.topology.empty()) {  // plan for the machine the estimate's topology describes
+      topo::Diagnostics diag;
+      return static_cast<int>(topo::load_topology(o.topology, {}, diag).gpus.size());
+    }
     if (o.dry_run)
       throw UsageError(
-          "no GPU visible; give --dry-run a GPU count with --gpu-count N (e.g. -g 4) or a list "
-          "with --gpus (e.g. --gpus 0-3)");
+          "no GPU visible; give --dry-run a GPU count with --gpu-count N (e.g. -g 4), a list "
+          "with --gpus (e.g. --gpus 0-3), or the machine with --topology FILE");
     throw UsageError(std::string("no GPU available") + (world.mpi() ? " on host " + world.host() : "") +
                      " (" + (e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)) +
                      "); commsim-measure needs NVIDIA GPUs. --dry-run plans without one.");
@@ -312,28 +332,213 @@ Plan plan_run(const Options& o, int devices) {
   return plan;
 }
 
-/// Phase 3, dry run: the configurations in the order the first repetition runs them, as a table or CSV.
-void print_dry_run(const Options& o, const std::vector<Config>& configs) {
-  const auto order = run_order(configs.size(), o.seed, 0);
-  if (o.format == "csv") {
-    CsvWriter csv;
-    csv.header({"config_id", "src", "dst", "bytes"});
-    for (int i : order) csv.row(configs[i].id, configs[i].src, configs[i].dst, configs[i].bytes);
-    std::fputs(csv.str().c_str(), stdout);
-    return;
+/// The simulator the estimate runs: --topology (else `fallback`, this machine's captured `nvidia-smi topo -m`),
+/// --params (else the fitted set for its GPUs, as `commsim simulate` chooses), and the NCCL knobs of this
+/// environment that commsim models.
+struct EstimateMachine {
+  models::ModelParams params;
+  std::unique_ptr<models::TransferModel> model;
+  topo::Topology topology;
+  std::unique_ptr<sim::Runtime> runtime;
+  std::string basis;  ///< what the estimate rests on, in one line
+};
+
+std::unique_ptr<EstimateMachine> estimate_machine(const Options& o, const std::string& fallback) {
+  const std::string path = o.topology.empty() ? fallback : o.topology;
+  if (path.empty()) {
+    throw UsageError(
+        "no topology to estimate on: give --topology FILE, the machine the plan will run on (e.g. "
+        "topologies/library/real/h200x4.topo)");
   }
-  std::printf("%9s %4s %4s %12s  %s\n", "config_id", "src", "dst", "bytes", "gpus");
-  for (int i : order) {
+  auto m = std::make_unique<EstimateMachine>();
+  topo::Diagnostics diag;
+  m->topology = topo::load_topology(path, {}, diag);
+  std::string params_note;
+  // "h200 (models/params/h200.toml; fitted: ...)": the name and file, not where it was fitted.
+  auto short_provenance = [](std::string p) {
+    const auto cut = p.find(';');
+    return cut == std::string::npos ? p : p.substr(0, cut) + ")";
+  };
+  if (!o.params.empty()) {
+    m->params = models::ModelParams::load(o.params);
+    params_note = "parameters " + short_provenance(m->params.provenance()) + " from --params";
+  } else {
+    std::string gpu = m->topology.gpus.empty() ? "" : m->topology.gpus.front().model;
+    for (const auto& g : m->topology.gpus) {
+      if (g.model != gpu) gpu.clear();
+    }
+    const models::ModelParams* fitted = models::ModelParams::fitted_for_gpu(gpu);
+    m->params = fitted ? *fitted : models::ModelParams::defaults();
+    params_note = "parameters " + short_provenance(m->params.provenance()) +
+                  (fitted ? ", the fitted set for " + gpu : ", unfitted defaults");
+  }
+  // The NCCL knobs this process runs with, where commsim models them.
+  const std::string known = "," + models::NcclEnv::known_keys() + ",";
+  std::vector<std::string> knobs;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const auto eq = kv.find('=');
+    if (kv.rfind("NCCL_", 0) != 0 || eq == std::string::npos) continue;
+    std::string spaced = known;
+    spaced.erase(std::remove(spaced.begin(), spaced.end(), ' '), spaced.end());
+    if (spaced.find("," + kv.substr(0, eq) + ",") != std::string::npos) knobs.push_back(kv);
+  }
+  m->model = models::make_transfer_model("nccl", m->params, models::NcclEnv::parse(knobs));
+  m->runtime = std::make_unique<sim::Runtime>(m->topology, *m->model);
+  m->basis = "commsim's simulator on " + path + ", " + params_note;
+  for (const auto& k : knobs) m->basis += ", " + k;
+  return m;
+}
+
+PlanShape plan_shape(const Options& o, const Plan& plan, int gpus) {
+  PlanShape s;
+  s.reps = o.reps;
+  s.warmup = o.warmup;
+  s.iterations = o.iterations;
+  s.timed_alone = plan.timing != Timing::Pipelined;
+  s.thread_per_gpu = o.launch != "single-thread";
+  s.drift_seconds = o.drift_seconds;
+  s.thermal_timeout_s = o.thermal_target_c > 0 ? o.thermal_timeout_s : 0;
+  s.gpus = gpus;
+  return s;
+}
+
+nlohmann::json estimate_json(const PlanEstimate& e, const std::string& basis) {
+  return {{"total_s", e.total_s},
+          {"low_s", e.low_s},
+          {"high_s", e.high_s},
+          {"startup_s", e.startup_s},
+          {"communicators", e.communicators},
+          {"communicators_s", e.communicators_s},
+          {"thermal_max_s", e.thermal_max_s},
+          {"drift_s", e.drift_s},
+          {"operations_s", e.operations_s},
+          {"per_run_s", e.per_run_s},
+          {"teardown_s", e.teardown_s},
+          {"basis", basis}};
+}
+
+/// The estimate and its parts, one per line, on `out`.
+void print_estimate(std::FILE* out, const PlanEstimate& e, const std::string& basis, const std::string& runs,
+                    const char* own_work = "the tool's own work around each run") {
+  std::fprintf(out, "estimated wall time: %s, from %s\n", format_estimate(e).c_str(), basis.c_str());
+  std::fprintf(out, "  %-50s %8.1f s\n", "start, GPU contexts", e.startup_s);
+  if (e.communicators > 0)
+    std::fprintf(out, "  %-50s %8.1f s\n", ("communicators (" + std::to_string(e.communicators) + ")").c_str(),
+                 e.communicators_s);
+  if (e.thermal_max_s > 0)
+    std::fprintf(out, "  %-50s %8s   up to %.0f s, not in the total\n", "thermal warmup", "", e.thermal_max_s);
+  if (e.drift_s > 0) std::fprintf(out, "  %-50s %8.1f s\n", "clock drift windows (2)", e.drift_s);
+  std::fprintf(out, "  %-50s %8.3f s\n", ("operations, simulated (" + runs + ")").c_str(), e.operations_s);
+  std::fprintf(out, "  %-50s %8.3f s\n", own_work, e.per_run_s);
+  if (e.teardown_s > 0) std::fprintf(out, "  %-50s %8.1f s\n", "results and teardown", e.teardown_s);
+}
+
+/// Phase 3, dry run: every repetition's configurations in the seeded order they run, as a table, CSV or
+/// JSON, each with its simulated time, and the estimated wall time of the whole plan (with --topology).
+void print_dry_run(const Options& o, const Plan& plan, int devices) {
+  const auto& configs = plan.configs;
+  std::optional<PlanEstimate> est;
+  std::string basis;
+  std::string why_not;
+  try {
+    if (configs.size() > kMaxEstimatedConfigs) {
+      throw UsageError(std::to_string(configs.size()) + " configurations (the estimate simulates up to " +
+                       std::to_string(kMaxEstimatedConfigs) + ")");
+    }
+    const auto machine = estimate_machine(o, "");
+    est = estimate_plan(configs, plan_shape(o, plan, devices), *machine->runtime);
+    basis = machine->basis;
+  } catch (const UsageError& e) {
+    // A topology given but unusable for this plan is an error; too large a plan is only not estimated.
+    if (!o.topology.empty() && configs.size() <= kMaxEstimatedConfigs) throw;
+    why_not = e.what();
+  }
+  auto gpu_text = [](const Config& c) {
     std::string g;
-    for (int x : configs[i].gpus) {
+    for (int x : c.gpus) {
       if (!g.empty()) g += ',';  // (not "" + to_string: GCC 12 warns -Wrestrict on that once inlined here)
       g += std::to_string(x);
     }
-    std::printf("%9d %4d %4d %12llu  %s\n", configs[i].id, configs[i].src, configs[i].dst,
-                static_cast<unsigned long long>(configs[i].bytes), g.c_str());
+    return g;
+  };
+  const std::string runs = std::to_string(configs.size() * static_cast<std::size_t>(std::max(o.reps, 0))) +
+                           " runs x " + std::to_string(o.warmup + o.iterations) + " iterations";
+  if (o.format == "json") {
+    nlohmann::json order = nlohmann::json::array();
+    for (int rep = 0; rep < o.reps; ++rep) {
+      for (int i : run_order(configs.size(), o.seed, rep)) {
+        const Config& c = configs[i];
+        nlohmann::json row = {{"rep", rep},          {"config_id", c.id},   {"workload", c.workload},
+                              {"src", c.src},        {"dst", c.dst},        {"gpus", c.gpus},
+                              {"bytes", c.bytes},    {"mode", c.mode},      {"microbatches", c.microbatches},
+                              {"chunks", c.chunks}};
+        if (est) row["predicted_us"] = est->op_us[i];
+        order.push_back(std::move(row));
+      }
+    }
+    nlohmann::json doc = {{"schema", "commsim.measure_plan/1"},
+                          {"workload", o.workload},
+                          {"plan", plan.hash},
+                          {"configurations", configs.size()},
+                          {"reps", o.reps},
+                          {"seed", o.seed},
+                          {"order", std::move(order)}};
+    doc["estimate"] = est ? estimate_json(*est, basis) : nlohmann::json{{"skipped", why_not}};
+    std::fputs((doc.dump(2) + "\n").c_str(), stdout);
+    return;
   }
-  std::printf("%zu configurations x %d repetitions, seed %llu\n", configs.size(), o.reps,
-              static_cast<unsigned long long>(o.seed));
+  if (o.format == "csv") {
+    CsvWriter csv;
+    csv.header({"rep", "config_id", "workload", "src", "dst", "gpus", "bytes", "mode", "microbatches",
+                "predicted_us"});
+    for (int rep = 0; rep < o.reps; ++rep) {
+      for (int i : run_order(configs.size(), o.seed, rep)) {
+        const Config& c = configs[i];
+        csv.field(rep).field(c.id).field(c.workload).field(c.src).field(c.dst).field(gpu_text(c)).field(c.bytes);
+        csv.field(c.mode).field(c.microbatches);
+        if (est) {
+          csv.field(est->op_us[i]);
+        } else {
+          csv.field("");
+        }
+        csv.end_row();
+      }
+    }
+    std::fputs(csv.str().c_str(), stdout);
+    // CSV carries no comment lines: the estimate goes to stderr.
+    if (est) {
+      print_estimate(stderr, *est, basis, runs);
+    } else {
+      std::fprintf(stderr, "commsim-measure: no estimate: %s\n", why_not.c_str());
+    }
+    return;
+  }
+  std::printf("%4s %9s %4s %4s %12s %12s  %s\n", "rep", "config_id", "src", "dst", "bytes", "predicted_us",
+              "gpus");
+  for (int rep = 0; rep < o.reps; ++rep) {
+    for (int i : run_order(configs.size(), o.seed, rep)) {
+      const Config& c = configs[i];
+      std::string predicted = "-";
+      if (est) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.2f", est->op_us[i]);
+        predicted = buf;
+      }
+      std::string g = gpu_text(c);
+      if (!c.mode.empty()) g += " " + c.mode;
+      if (c.microbatches > 0) g += " mb " + std::to_string(c.microbatches);
+      std::printf("%4d %9d %4d %4d %12llu %12s  %s\n", rep, c.id, c.src, c.dst,
+                  static_cast<unsigned long long>(c.bytes), predicted.c_str(), g.c_str());
+    }
+  }
+  std::printf("%zu configurations x %d repetitions, seed %llu, plan %s\n", configs.size(), o.reps,
+              static_cast<unsigned long long>(o.seed), plan.hash.c_str());
+  if (est) {
+    print_estimate(stdout, *est, basis, runs);
+  } else {
+    std::printf("no estimate: %s\n", why_not.c_str());
+  }
 }
 
 /// The GPUs this process drives, by global index, and their CUDA devices (NVML indices are taken to be the
@@ -656,6 +861,39 @@ void report_resume(const ResumeScan& scan, const Plan& plan, const Options& o, b
   }
 }
 
+/// When this process started (steady clock): the wall-clock phases count from it.
+const std::chrono::steady_clock::time_point kProcessStart = std::chrono::steady_clock::now();
+
+/// The run's phases as seconds since the process started, for metadata.json ("wall_clock"): what the
+/// estimate is checked against.
+class WallClock {
+ public:
+  void mark(const std::string& phase) {
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - kProcessStart).count();
+    phases_.push_back({{"phase", phase}, {"end_s", t}});
+  }
+  nlohmann::json json() const { return {{"since", "process start"}, {"phases", phases_}}; }
+
+ private:
+  nlohmann::json phases_ = nlohmann::json::array();
+};
+
+/// A run's own estimate, on stderr and for metadata.json: on --topology, else the topology captured into
+/// --out; an estimate that cannot be made is a note, never a failed measurement.
+nlohmann::json run_estimate(const Options& o, const Plan& plan, int gpus) {
+  try {
+    if (plan.configs.size() > kMaxEstimatedConfigs) throw UsageError("too many configurations to simulate");
+    const auto machine = estimate_machine(o, o.out + "/topo.txt");
+    const PlanEstimate e = estimate_plan(plan.configs, plan_shape(o, plan, gpus), *machine->runtime);
+    std::fprintf(stderr, "commsim-measure: estimated wall time %s (%s)\n", format_estimate(e).c_str(),
+                 machine->basis.c_str());
+    return estimate_json(e, machine->basis);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "commsim-measure: no wall-time estimate: %s\n", e.what());
+    return {{"skipped", e.what()}};
+  }
+}
+
 /// `commsim-measure <workload>`: plan, and unless --dry-run, measure on this process's GPUs and (rank 0)
 /// write the results. Returns the exit status (6 when some repetitions failed).
 int run(const Options& o, const World& world, int argc, char** argv) {
@@ -663,7 +901,7 @@ int run(const Options& o, const World& world, int argc, char** argv) {
   const int devices = count_devices(o, world);
   const Plan plan = plan_run(o, devices);
   if (o.dry_run) {
-    if (world.rank() == 0) print_dry_run(o, plan.configs);
+    if (world.rank() == 0) print_dry_run(o, plan, devices);
     if (o.resume && !o.out.empty())
       report_resume(scan_results(o.out, plan.hash, plan.configs.size()), plan, o, true);
     return 0;
@@ -678,7 +916,10 @@ int run(const Options& o, const World& world, int argc, char** argv) {
   }
   ResultStore* writer = store ? &*store : nullptr;
   enable_nccl_debug(o);
+  WallClock clock;
   nlohmann::json meta = write_metadata(o, world, gpus, plan, writer, argc, argv);
+  clock.mark("metadata");
+  if (writer) meta["estimate"] = run_estimate(o, plan, static_cast<int>(gpus.own.size()));
   Nvml nvml;
   // One NVML log per process (the MPI launch: nvml.rank<R>.csv, on that rank's host under --out).
   NvmlLogger logger(
@@ -686,14 +927,20 @@ int run(const Options& o, const World& world, int argc, char** argv) {
       o.out + (world.mpi() ? "/nvml.rank" + std::to_string(world.rank()) + ".csv" : "/nvml.csv"),
       o.nvml_interval_ms);
   thermal_warmup(o, world, nvml, gpus.own_cuda);
+  clock.mark("thermal_warmup");
   if (o.drift_seconds > 0)
     meta["clock_drift_start"] = drift_check(world, gpus.own, gpus.own_cuda, o.drift_seconds);
+  clock.mark("drift_start");
   Runner runner(world, gpus.cuda_of, runner_options(o, plan));
+  clock.mark("runner");
   const int failures = measure_repetitions(o, world, plan.configs, runner, writer);
+  clock.mark("repetitions");
   if (o.drift_seconds > 0)
     meta["clock_drift_end"] = drift_check(world, gpus.own, gpus.own_cuda, o.drift_seconds);
+  clock.mark("drift_end");
   logger.stop();
   meta["nvml_summary"] = gather_arrays(world, logger.summary());
+  meta["wall_clock"] = clock.json();
   if (writer) write_results(o, meta, *writer, plan.configs, failures);
   return failures > 0 ? static_cast<int>(ExitCode::kSomeFailed) : 0;
 }
@@ -764,8 +1011,13 @@ void add_common_flags(CLI::App* sub, Options& o) {
   sub->add_flag("--resume", o.resume, "Continue the run in --out, skipping completed repetitions");
   sub->add_flag("--dry-run", o.dry_run, "Print the planned configurations in order; touch no GPU");
   sub->add_option("--format", o.format, "Dry-run format")
-      ->check(CLI::IsMember({"table", "csv"}))
+      ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
+  sub->add_option("--topology", o.topology,
+                  "The machine the wall-time estimate simulates (nvidia-smi topo -m output or a what-if\n"
+                  ".toml; default: this machine's, as captured into --out)");
+  sub->add_option("--params", o.params,
+                  "The estimate's parameter set (default: the fitted set for the topology's GPUs)");
   sub->add_option("--timeout", o.timeout_s, "Watchdog time per repetition (s, or with a unit: 90s, 2000ms)")
       ->transform(workloads::time_in("s"))
       ->capture_default_str();
@@ -826,6 +1078,8 @@ struct WeightSyncFlags {
   CLI::App* sub = nullptr;
   WeightSyncOptions options;
   std::string out, to, bucket;
+  bool dry_run = false;
+  Options estimate;  ///< --topology and --params of the dry run's estimate
 };
 
 /// weight-sync is its own subcommand (one-shot phases, not a size sweep; the registry does not mark it
@@ -845,7 +1099,44 @@ void add_weight_sync_command(CLI::App& app, WeightSyncFlags& w) {
   w.sub->add_option("--reps", w.options.reps, "Timed repetitions after one warmup")->capture_default_str();
   w.sub->add_option("--bucket-bytes", w.bucket,
                     "broadcast: coalesce tensors into buckets of this size (with a unit)");
-  w.sub->add_option("--out", w.out, "Output directory")->required();
+  w.sub->add_option("--out", w.out, "Output directory (required unless --dry-run)");
+  w.sub->add_flag("--dry-run", w.dry_run, "Print the push and its estimated wall time; touch no GPU");
+  w.sub->add_option("--topology", w.estimate.topology,
+                    "The machine the dry run's estimate simulates (nvidia-smi topo -m output or a .toml)");
+  w.sub->add_option("--params", w.estimate.params,
+                    "The estimate's parameter set (default: the fitted set for the topology's GPUs)");
+}
+
+/// `commsim-measure weight-sync --dry-run`: what one push moves and how long the run should take.
+int weight_sync_dry_run(const WeightSyncFlags& w) {
+  const workloads::ModelSpec& spec = workloads::model_spec(w.options.model);
+  const auto pieces = sim::tensor_pieces(spec, w.options.method == "broadcast" ? w.options.bucket_bytes : 0);
+  std::uint64_t bytes = 0;
+  for (auto b : pieces) bytes += b;
+  std::printf("weight-sync %s of %s: %zu %s of %llu bytes in all, from GPU %d to %zu GPU(s), %d warmup + %d "
+              "timed pushes\n",
+              w.options.method.c_str(), w.options.model.c_str(), pieces.size(),
+              w.options.method == "broadcast" ? "broadcasts" : "tensors per rollout GPU",
+              static_cast<unsigned long long>(bytes), w.options.from, w.options.to.size(), 1, w.options.reps);
+  try {
+    const auto machine = estimate_machine(w.estimate, "");
+    WeightSyncShape shape;
+    shape.model = w.options.model;
+    shape.from = w.options.from;
+    shape.to = w.options.to;
+    shape.method = w.options.method;
+    shape.streams = w.options.streams;
+    shape.bucket_bytes = w.options.bucket_bytes;
+    shape.reps = w.options.reps;
+    const PlanEstimate e = estimate_weight_sync(shape, *machine->runtime);
+    std::printf("simulated push: %.3f ms\n", e.op_us[0] / 1e3);
+    print_estimate(stdout, e, machine->basis, std::to_string(w.options.reps + 1) + " pushes",
+                   "model copies allocated, filled, freed");
+  } catch (const UsageError& e) {
+    if (!w.estimate.topology.empty()) throw;
+    std::printf("no estimate: %s\n", e.what());
+  }
+  return 0;
 }
 
 /// Runs a parsed `weight-sync` command: --to and --bucket-bytes checked, then the push.
@@ -855,6 +1146,7 @@ int run_weight_sync_flags(WeightSyncFlags& w, int argc, char** argv) {
     w.options.bucket_bytes = parse_size_flag("--bucket-bytes", w.bucket);
     if (w.options.method != "broadcast") throw UsageError("--bucket-bytes applies to --method broadcast");
   }
+  if (w.dry_run) return weight_sync_dry_run(w);
   return run_weight_sync_command(w.options, w.out, argc, argv);
 }
 
