@@ -52,15 +52,21 @@ int log2i(std::uint64_t v) {
 struct Layout {
   std::vector<int> ring;                  ///< communicator ranks in ring order (grouped by node)
   std::vector<std::vector<int>> by_node;  ///< ranks per node, in rank order; node order of first appearance
+  /// Per node, its ranks with a NIC of their own (rank_nic >= 0), in rank order; empty when every rank has one.
+  std::vector<std::vector<int>> near_nic;
 };
 
-Layout layout(std::span<const int> rank_node) {
+Layout layout(std::span<const int> rank_node, std::span<const int> rank_nic) {
   Layout l;
   std::map<int, int> node_index;
   for (std::size_t r = 0; r < rank_node.size(); ++r) {
     auto [it, added] = node_index.emplace(rank_node[r], static_cast<int>(l.by_node.size()));
-    if (added) l.by_node.emplace_back();
+    if (added) {
+      l.by_node.emplace_back();
+      l.near_nic.emplace_back();
+    }
     l.by_node[it->second].push_back(static_cast<int>(r));
+    if (r < rank_nic.size() && rank_nic[r] >= 0) l.near_nic[it->second].push_back(static_cast<int>(r));
   }
   for (const auto& ranks : l.by_node) l.ring.insert(l.ring.end(), ranks.begin(), ranks.end());
   return l;
@@ -151,14 +157,32 @@ int channels_for(int algo, int proto, std::uint64_t bytes, const CommInfo& c) {
   return nc;
 }
 
-/// Data bytes each edge carries: ring edges for ring algorithms, chain and double binary tree for Tree.
 /// Ring (or tree head) `r` of several: each node's ranks rotated by r, so that parallel rings leave and
-/// enter every node through different GPUs and hence different NICs, as NCCL's channels do.
+/// enter every node through different GPUs and hence different NICs, as NCCL's channels do. Where only some
+/// of a node's GPUs have a NIC of their own (a what-if with fewer NICs than GPUs), NCCL's ring search
+/// enters and leaves the node only through those (the others reach a NIC through the CPUs' interconnect or
+/// another GPU): ring r enters at the (r mod m)-th of the m such GPUs and leaves at the (r - 1 mod m)-th,
+/// visiting the node's other GPUs in between over NVLink, so every NIC carries the same number of rings.
 std::vector<int> rotated_ring(const Layout& l, int r) {
   std::vector<int> ring;
-  for (const auto& ranks : l.by_node) {
+  for (std::size_t n = 0; n < l.by_node.size(); ++n) {
+    const auto& ranks = l.by_node[n];
+    const auto& near = l.near_nic[n];
     const std::size_t k = ranks.size();
-    for (std::size_t i = 0; i < k; ++i) ring.push_back(ranks[(i + static_cast<std::size_t>(r)) % k]);
+    const std::size_t m = near.size();
+    if (m < 2 || m == k) {  // every GPU (or none, or one) has its NIC: plain rotation
+      for (std::size_t i = 0; i < k; ++i) ring.push_back(ranks[(i + static_cast<std::size_t>(r)) % k]);
+      continue;
+    }
+    const int in = near[static_cast<std::size_t>(r) % m];
+    const int out = near[(static_cast<std::size_t>(r) + m - 1) % m];
+    const std::size_t start = static_cast<std::size_t>(std::find(ranks.begin(), ranks.end(), in) - ranks.begin());
+    ring.push_back(in);
+    for (std::size_t i = 1; i < k; ++i) {
+      const int x = ranks[(start + i) % k];
+      if (x != out) ring.push_back(x);
+    }
+    ring.push_back(out);
   }
   return ring;
 }
@@ -221,9 +245,10 @@ std::vector<CollFlow> data_flows(int algo, CollOp op, std::uint64_t bytes, int r
 }  // namespace
 
 CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, CollOp op, std::uint64_t bytes,
-                                    int root, const CommInfo& comm, std::span<const int> rank_node) {
+                                    int root, const CommInfo& comm, std::span<const int> rank_node,
+                                    std::span<const int> rank_nic) {
   CollectivePlan plan;
-  const Layout l = layout(rank_node);
+  const Layout l = layout(rank_node, rank_nic);
   const int n = comm.nranks;
   if (n < 2) return plan;
   const int ppn = std::max(1, n / std::max(1, comm.nnodes));
@@ -267,10 +292,10 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
 }
 
 CollectivePlan ideal_collective_plan(CollOp op, std::uint64_t bytes, int root, const CommInfo& comm,
-                                     std::span<const int> rank_node) {
+                                     std::span<const int> rank_node, std::span<const int> rank_nic) {
   CollectivePlan plan;
   if (comm.nranks < 2) return plan;
-  plan.flows = data_flows(kRing, op, bytes, root, layout(rank_node));
+  plan.flows = data_flows(kRing, op, bytes, root, layout(rank_node, rank_nic));
   plan.channels = comm.coll_channels;
   return plan;
 }

@@ -190,8 +190,8 @@ class NcclModel final : public TransferModel {
   }
 
   CollectivePlan collective(CollOp op, std::uint64_t bytes, int root, const CommInfo& comm,
-                            std::span<const int> rank_node) const override {
-    return nccl_collective_plan(p_, env_, op, bytes, root, comm, rank_node);
+                            std::span<const int> rank_node, std::span<const int> rank_nic) const override {
+    return nccl_collective_plan(p_, env_, op, bytes, root, comm, rank_node, rank_nic);
   }
 
   TransferPlan copy_plan(std::uint64_t bytes, const PairInfo& pair) const override {
@@ -261,8 +261,8 @@ class IdealModel final : public TransferModel {
     return t;
   }
   CollectivePlan collective(CollOp op, std::uint64_t bytes, int root, const CommInfo& comm,
-                            std::span<const int> rank_node) const override {
-    return ideal_collective_plan(op, bytes, root, comm, rank_node);
+                            std::span<const int> rank_node, std::span<const int> rank_nic) const override {
+    return ideal_collective_plan(op, bytes, root, comm, rank_node, rank_nic);
   }
   TransferPlan copy_plan(std::uint64_t bytes, const PairInfo& pair) const override {
     return plan(bytes, pair, CommInfo{}, false);

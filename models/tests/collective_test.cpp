@@ -1,6 +1,7 @@
 // Collective model tests without a simulator: NCCL's tuner choices, channels per size, ring/tree flows.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <numeric>
 #include <vector>
 
@@ -24,7 +25,7 @@ CommInfo h200x4() {
 CollectivePlan plan(CollOp op, std::uint64_t bytes, const CommInfo& c, const std::vector<int>& nodes,
                     const std::vector<std::string>& env = {}, int root = 0) {
   const auto m = make_transfer_model("nccl", ModelParams::defaults(), NcclEnv::parse(env));
-  return m->collective(op, bytes, root, c, nodes);
+  return m->collective(op, bytes, root, c, nodes, {});
 }
 
 }  // namespace
@@ -94,4 +95,43 @@ TEST_CASE("collective: across many nodes small all-reduces go to Tree, and NCCL_
                        UsageError);
   CHECK_THROWS_WITH_AS(NcclEnv::parse({"NCCL_ALGO=^Ring,Tree"}), doctest::Contains("neither Ring nor Tree"),
                        UsageError);
+}
+
+TEST_CASE("collective: across machines rings enter and leave only through GPUs with a NIC of their own") {
+  // 2 machines x 4 GPUs; only GPUs 0 and 1 of each machine have a NIC (a what-if with 2 of 4 NICs kept).
+  CommInfo c = h200x4();
+  c.nranks = 8;
+  c.nnodes = 2;
+  const std::vector<int> nodes{0, 0, 0, 0, 1, 1, 1, 1};
+  const std::vector<int> nics{0, 1, -1, -1, 0, 1, -1, -1};
+  const auto m = make_transfer_model("nccl", ModelParams::defaults(), NcclEnv::parse({"NCCL_ALGO=Ring"}));
+  const CollectivePlan p = m->collective(CollOp::AllReduce, 1ULL << 30, 0, c, nodes, nics);
+  std::map<int, int> leaving, entering;
+  std::size_t flows_per_ring = 8;
+  REQUIRE(p.flows.size() == 4 * flows_per_ring);  // one ring per GPU of the smaller machine, 8 edges each
+  for (const CollFlow& f : p.flows) {
+    if (nodes[static_cast<std::size_t>(f.src)] == nodes[static_cast<std::size_t>(f.dst)]) continue;
+    CHECK(nics[static_cast<std::size_t>(f.src)] >= 0);
+    CHECK(nics[static_cast<std::size_t>(f.dst)] >= 0);
+    ++leaving[f.src];
+    ++entering[f.dst];
+  }
+  // Each NIC GPU carries the same share: 4 rings x 2 machine crossings = 8 crossings over 4 NIC GPUs.
+  for (int r : {0, 1, 4, 5}) {
+    CHECK(leaving[r] == 2);
+    CHECK(entering[r] == 2);
+  }
+  // Each ring still visits every rank once per machine: every rank sends 4 times (once per ring).
+  std::map<int, int> sends;
+  for (const CollFlow& f : p.flows) ++sends[f.src];
+  for (int r = 0; r < 8; ++r) CHECK(sends[r] == 4);
+  // With every GPU owning a NIC (or the list empty) the rings are the plain rotations, as before.
+  const CollectivePlan all = m->collective(CollOp::AllReduce, 1ULL << 30, 0, c, nodes, {});
+  const CollectivePlan own = m->collective(CollOp::AllReduce, 1ULL << 30, 0, c, nodes,
+                                           std::vector<int>{0, 1, 2, 3, 0, 1, 2, 3});
+  REQUIRE(all.flows.size() == own.flows.size());
+  for (std::size_t i = 0; i < all.flows.size(); ++i) {
+    CHECK(all.flows[i].src == own.flows[i].src);
+    CHECK(all.flows[i].dst == own.flows[i].dst);
+  }
 }

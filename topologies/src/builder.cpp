@@ -132,12 +132,13 @@ std::pair<const GpuSpec*, std::string> default_gpu_for(const TopoMatrix& m, cons
 
 namespace {
 
-/// The matrix without the NICs after the first `keep`.
-TopoMatrix first_nics(const TopoMatrix& m, int keep) {
+/// The matrix with only the NICs `keep` says to keep (by NIC index: 0 = the first NIC column).
+template <typename Keep>
+TopoMatrix kept_nics(const TopoMatrix& m, Keep keep) {
   std::vector<std::size_t> kept;
   int nics = 0;
   for (std::size_t d = 0; d < m.devices.size(); ++d) {
-    if (static_cast<int>(d) < m.gpu_count() || nics++ < keep) kept.push_back(d);
+    if (static_cast<int>(d) < m.gpu_count() || keep(nics++)) kept.push_back(d);
   }
   TopoMatrix out;
   out.file = m.file;
@@ -564,8 +565,15 @@ void check_pcie_tree(NodeBuild& nb, const PcieTree& t) {
 
 void add_matrix_node(Topology& topo, const TopoMatrix& full, const NodeBuildOptions& opt,
                      const HardwareCatalog& hw, Diagnostics& diag) {
-  const TopoMatrix trimmed = opt.overrides.nics ? first_nics(full, *opt.overrides.nics) : TopoMatrix{};
-  NodeBuild nb(topo, opt.overrides.nics ? trimmed : full, opt, hw, diag);
+  const NodeOverrides& ov = opt.overrides;
+  TopoMatrix trimmed;
+  if (ov.nics) trimmed = kept_nics(full, [&](int k) { return k < *ov.nics; });
+  if (ov.use_nics) {
+    trimmed = kept_nics(full, [&](int k) {
+      return std::find(ov.use_nics->begin(), ov.use_nics->end(), k) != ov.use_nics->end();
+    });
+  }
+  NodeBuild nb(topo, ov.nics || ov.use_nics ? trimmed : full, opt, hw, diag);
   choose_gpu(nb);
   read_nvlink_status(nb);
   add_devices(nb);

@@ -289,7 +289,7 @@ Topology load_whatif(std::string_view text, const std::string& file, const std::
     if (const toml::table* o = f.subtable("overrides")) {
       TomlFields of(*o, file, "[nodes.overrides]");
       of.reject_unknown_keys(
-          {"nvlink_links", "nvlink_link_bandwidth", "pcie_gen", "pcie_lanes", "nic_bandwidth", "nics"});
+          {"nvlink_links", "nvlink_link_bandwidth", "pcie_gen", "pcie_lanes", "nic_bandwidth", "nics", "use_nics"});
       if (auto v = of.integer("nvlink_links")) {
         if (*v < 0 || *v > 64) of.fail("nvlink_links", "must be between 0 and 64");
         nb.overrides.nvlink_links = static_cast<int>(*v);
@@ -312,6 +312,25 @@ Topology load_whatif(std::string_view text, const std::string& file, const std::
       if (auto v = of.integer("nics")) {
         if (*v < 0 || *v > 64) of.fail("nics", "must be between 0 and 64");
         nb.overrides.nics = static_cast<int>(*v);
+      }
+      if (of.has("use_nics")) {
+        // Which of the machine's NICs are cabled: where each sits (PCIe switch, socket) is the matrix's.
+        if (of.has("nics")) of.fail("use_nics", "give either nics = N (the first N) or use_nics = [...], not both");
+        const toml::array* list = o->get("use_nics")->as_array();
+        const int available = static_cast<int>(src->matrix.devices.size()) - src->matrix.gpu_count();
+        if (!list) of.fail("use_nics", "must be a list of NIC indices, e.g. [0, 2, 4, 6]");
+        std::vector<int> use;
+        for (const toml::node& item : *list) {
+          const auto k = item.value<std::int64_t>();
+          if (!k || !item.is_integer() || *k < 0 || *k >= available) {
+            of.fail("use_nics", "NIC indices run from 0 to " + std::to_string(available - 1) + " (" +
+                                    std::to_string(available) + " NIC(s) in " + source_name + ")");
+          }
+          if (std::find(use.begin(), use.end(), static_cast<int>(*k)) != use.end())
+            of.fail("use_nics", "NIC " + std::to_string(*k) + " is listed twice");
+          use.push_back(static_cast<int>(*k));
+        }
+        nb.overrides.use_nics = std::move(use);
       }
     }
     if (!gpu.empty() && !hw.find_gpu(gpu))

@@ -52,6 +52,37 @@ struct Runtime::Impl {
   }
   const topo::Graph* route_graph = nullptr;
   std::optional<topo::RouteTree> tree;  ///< the last source's routes inside its machine
+  std::vector<int> own_nic;             ///< per GPU: own_nic_of(), filled on first use (-2: not yet)
+
+  /// The NIC (index within its machine) GPU `g` reaches over PCIe alone - no NVLink hop through another GPU,
+  /// no link between the CPUs - the cheapest if several; -1 when none (NCCL would reach a NIC only through
+  /// another GPU or the other socket, and does not enter or leave the machine there).
+  int own_nic_of(const topo::Topology& topo, int g) {
+    if (own_nic.empty()) own_nic.assign(topo.gpus.size(), -2);
+    int& known = own_nic[static_cast<std::size_t>(g)];
+    if (known != -2) return known;
+    known = -1;
+    const topo::GpuInfo& gpu = topo.gpus[static_cast<std::size_t>(g)];
+    const topo::Graph& graph = topo.graph();
+    const topo::RouteTree t = topo.route_tree(gpu.vertex);
+    double best = 0;
+    for (int nic : topo.nodes[static_cast<std::size_t>(gpu.node)].nics) {
+      const topo::NicInfo& info = topo.nics[static_cast<std::size_t>(nic)];
+      const topo::Route r = t.to(graph, info.vertex);
+      if (r.edges.empty()) continue;
+      bool own = true;
+      for (const topo::Edge& e : r.edges) {
+        const topo::LinkKind k = graph[e].kind;
+        own = own && k != topo::LinkKind::NvLink && k != topo::LinkKind::Smp;
+      }
+      const double cost = static_cast<double>(r.edges.size());
+      if (own && (known < 0 || cost < best)) {
+        known = info.local_index;
+        best = cost;
+      }
+    }
+    return known;
+  }
 };
 
 Runtime::Runtime(const topo::Topology& topo, const models::TransferModel& model)
@@ -295,6 +326,7 @@ class Runtime::Execution {
   // Communicators.
   std::vector<models::CommInfo> comms_;
   std::vector<std::vector<int>> comm_nodes_;      ///< machine of each rank
+  std::vector<std::vector<int>> comm_nics_;       ///< own NIC of each rank across machines (empty: all have one)
   std::vector<std::vector<int>> sorted_members_;  ///< per communicator, its GPUs in order (membership tests)
 
   // Kernels, in issue order; host thread -> time its next launch starts.
@@ -386,7 +418,18 @@ void Runtime::Execution::set_up_communicators() {
     comms_.push_back(comm_info(c));
     std::vector<int> rank_node;
     for (int a : c.gpus) rank_node.push_back(topo_.gpus[a].node);
+    // Across machines, which ranks have a NIC of their own (empty when every rank has one, or in one machine).
+    std::vector<int> rank_nic;
+    if (comms_.back().nnodes > 1) {
+      bool all = true;
+      for (int a : c.gpus) {
+        rank_nic.push_back(impl_.own_nic_of(topo_, a));
+        all = all && rank_nic.back() >= 0;
+      }
+      if (all) rank_nic.clear();
+    }
     comm_nodes_.push_back(std::move(rank_node));
+    comm_nics_.push_back(std::move(rank_nic));
   }
 }
 
@@ -862,7 +905,7 @@ const models::CollectivePlan& Runtime::Execution::collective_plan(int comm, cons
   auto pk = std::make_tuple(comm, static_cast<int>(c.op), c.bytes, c.root);
   auto pit = coll_plans_.find(pk);
   if (pit == coll_plans_.end())
-    pit = coll_plans_.emplace(pk, model_.collective(c.op, c.bytes, c.root, comms_[comm], comm_nodes_[comm]))
+    pit = coll_plans_.emplace(pk, model_.collective(c.op, c.bytes, c.root, comms_[comm], comm_nodes_[comm], comm_nics_[comm]))
               .first;
   return pit->second;
 }

@@ -125,10 +125,13 @@ class TransferModel {
   /// A copy-engine transfer (cudaMemcpyPeerAsync) of `bytes` over `pair`: one part, its latency and rate cap.
   virtual TransferPlan copy_plan(std::uint64_t bytes, const PairInfo& pair) const = 0;
   /// How NCCL runs collective `op` of `bytes` (nccl-tests' size column) rooted at communicator rank `root`
-  /// (broadcast, reduce) on a communicator whose rank r lives on machine `rank_node[r]`. Throws UsageError
-  /// when NCCL_ALGO/NCCL_PROTO leave no algorithm and protocol for the operation.
+  /// (broadcast, reduce) on a communicator whose rank r lives on machine `rank_node[r]`. `rank_nic[r]`: the
+  /// NIC (index within its machine) rank r reaches over PCIe alone, without another GPU or the CPUs'
+  /// interconnect, -1 when it has none; empty when every rank has one. Across machines NCCL enters and leaves
+  /// each machine through GPUs with such a NIC. Throws UsageError when NCCL_ALGO/NCCL_PROTO leave no algorithm
+  /// and protocol for the operation.
   virtual CollectivePlan collective(CollOp op, std::uint64_t bytes, int root, const CommInfo& comm,
-                                    std::span<const int> rank_node) const = 0;
+                                    std::span<const int> rank_node, std::span<const int> rank_nic) const = 0;
   /// Usable fraction of a link's peak bandwidth. `tcp`: the fabric carries TCP sockets (it matters for
   /// Network links only).
   virtual double link_efficiency(LinkKind link, bool tcp) const = 0;

@@ -21,6 +21,9 @@ struct NodeOverrides {
   std::optional<int> pcie_lanes;
   std::optional<double> nic_bandwidth;
   std::optional<int> nics;  ///< keep only the machine's first N NICs (in `nvidia-smi topo -m` order)
+  /// Keep only these NICs (0 = NIC0, in `nvidia-smi topo -m` order): where they sit in the machine (PCIe
+  /// switch, socket) is where the captured matrix has them.
+  std::optional<std::vector<int>> use_nics;
 };
 
 /// Warnings for stderr, each printed once.
