@@ -103,6 +103,29 @@ def case_topo_show_onto_topology():
            ["--out", "--nvlink"], d)
 
 
+def case_outputs_onto_nested_topology_files():
+    # The files a what-if TOML names (topo_file, nvlink_file, the capture beside a topo_file) are inputs too.
+    d = fresh("nested")
+    os.mkdir(os.path.join(d, "machines"))
+    m = copy_topology(os.path.join(d, "machines"), "box.topo")
+    nv = os.path.join(d, "machines", "box.nvlink")
+    shutil.copy(src("topologies/library/real/h200x4.nvlink"), nv)
+    other = os.path.join(d, "other.nvlink")
+    shutil.copy(nv, other)
+    w = os.path.join(d, "cluster.toml")
+    with open(w, "w") as f:
+        f.write('[[nodes]]\ntopo_file = "machines/box.topo"\ngpu = "H200"\n'
+                '[[nodes]]\ntopo_file = "machines/box.topo"\nnvlink_file = "other.nvlink"\ngpu = "H200"\n'
+                '[fabric]\nkind = "ib-ndr"\n')
+    refuse([ARGS.commsim, "topo", "show", w, "-o", m], [m, w], ["--out", "topo_file of [[nodes]] 1"], d)
+    refuse([ARGS.commsim, "topo", "show", w, "-o", "machines/box.nvlink"], [nv],
+           ["--out", "the nvlink capture beside topo_file of [[nodes]] 1"], d)
+    refuse([ARGS.commsim, "simulate", "sendrecv", "--topology", w, "--max-bytes", "1KiB", "-o", other], [other],
+           ["--out", "nvlink_file of [[nodes]] 2"], d)
+    refuse([ARGS.commsim, "simulate", "sendrecv", "--topology", "cluster.toml", "--max-bytes", "1KiB", "--trace",
+            "machines/../machines/box.topo"], [m], ["--trace", "topo_file"], d)
+
+
 def case_topo_show_onto_directory():
     d = fresh("topo-show-dir")
     t = copy_topology(d)

@@ -48,11 +48,15 @@ std::vector<PathEntry> gpu_paths(const Topology& topo, bool from_first_machine) 
   std::vector<PathEntry> out;
   const std::size_t n = topo.gpus.size();
   out.reserve(n * (n > 0 ? n - 1 : 0));
+  const Graph& g = topo.graph();
   for (const GpuInfo& a : topo.gpus) {
     if (from_first_machine && a.node != 0) continue;
+    // One shortest-route tree per source serves every destination in its machine (a route per pair would
+    // search the machine once per pair: cubic in a one-machine matrix of many GPUs).
+    const RouteTree tree = topo.route_tree(a.vertex);
     for (const GpuInfo& b : topo.gpus) {
       if (a.index == b.index) continue;
-      const Route r = topo.route(a.vertex, b.vertex);
+      const Route r = b.node == a.node ? tree.to(g, b.vertex) : topo.route(a.vertex, b.vertex);
       out.push_back({a.index, b.index, topo.pair_code(a.index, b.index), r.edges.empty() ? 0.0 : r.bandwidth,
                      r.latency, static_cast<int>(r.edges.size())});
     }
