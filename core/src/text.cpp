@@ -33,9 +33,9 @@ std::string read_file(const std::string& path) {
   if (::fstat(fd, &st) != 0) throw IoError(path + ": cannot read: " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw IoError(path + ": is a directory, expected a file");
   if (!S_ISREG(st.st_mode)) {
-    const char* kind = S_ISFIFO(st.st_mode)  ? "a FIFO (named pipe)"
-                       : S_ISCHR(st.st_mode) ? "a character device"
-                       : S_ISBLK(st.st_mode) ? "a block device"
+    const char* kind = S_ISFIFO(st.st_mode)   ? "a FIFO (named pipe)"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
                        : S_ISSOCK(st.st_mode) ? "a socket"
                                               : "not a regular file";
     throw IoError(path + ": refused: is " + std::string(kind) +
@@ -43,8 +43,9 @@ std::string read_file(const std::string& path) {
   }
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size > kMaxInputFileBytes) {
-    throw IoError(path + ": refused: " + std::to_string(size) + " bytes is larger than the largest input file " +
-                  "commsim reads (" + format_size(kMaxInputFileBytes) + ")");
+    throw IoError(path + ": refused: " + std::to_string(size) +
+                  " bytes is larger than the largest input file " + "commsim reads (" +
+                  format_size(kMaxInputFileBytes) + ")");
   }
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);

@@ -21,6 +21,7 @@
 #include "commsim/core/args.hpp"
 #include "commsim/core/csv.hpp"
 #include "commsim/core/error.hpp"
+#include "commsim/core/limits.hpp"
 #include "commsim/core/output_guard.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/core/units.hpp"

@@ -176,11 +176,11 @@ std::vector<Config> plan_configs(const PlanOptions& o) {
         break;
     }
     if (count > kMaxPlanConfigs || checked_mul(count, per_config, "GPU entries") > kMaxPlanGpuEntries) {
-      throw UsageError("refused: the plan has " + std::to_string(count) + " configurations of " +
-                       std::to_string(per_config) + " GPU(s) each; a plan has at most " +
-                       std::to_string(kMaxPlanConfigs) + " configurations and " +
-                       std::to_string(kMaxPlanGpuEntries) +
-                       " GPU entries in all (core/limits.hpp). Measure fewer GPUs, pairs (--src/--dst) or sizes");
+      throw UsageError(
+          "refused: the plan has " + std::to_string(count) + " configurations of " +
+          std::to_string(per_config) + " GPU(s) each; a plan has at most " + std::to_string(kMaxPlanConfigs) +
+          " configurations and " + std::to_string(kMaxPlanGpuEntries) +
+          " GPU entries in all (core/limits.hpp). Measure fewer GPUs, pairs (--src/--dst) or sizes");
     }
   }
   std::vector<Config> out;

@@ -119,7 +119,8 @@ TEST_CASE("collective_sizes: rounded down to 16-byte pieces per rank, as nccl-te
   CHECK(collective_sizes("reduce_scatter", {48, 52, 56}, 3) == std::vector<std::uint64_t>{48});
 }
 
-TEST_CASE("plan: a plan beyond the configuration limit is refused at once, before any configuration is built") {
+TEST_CASE(
+    "plan: a plan beyond the configuration limit is refused at once, before any configuration is built") {
   // Every pair of 2,000 GPUs at 31 sizes: 124 million configurations (this never ended before the limit).
   PlanOptions o;
   o.gpu_count = 2000;

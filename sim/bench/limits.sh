@@ -84,6 +84,6 @@ for c in "${cases[@]}"; do
   rc=$?
   set -e
   read -r wall kb < <(tail -1 "$tmp/time")
-  first=$(grep -v '^commsim: warning' "$tmp/err" | head -1 | cut -c1-150 | sed "s|$tmp/||g; s/|/\\\\|/g")
+  first=$( (grep -v '^commsim: warning' "$tmp/err" || true) | head -1 | cut -c1-150 | sed "s|$tmp/||g; s/|/\\\\|/g")
   printf '| %s | %s | %s | %s s | %s MB |%s |\n' "$c" "$input" "$rc" "$wall" "$((kb / 1024))" " ${first}"
 done

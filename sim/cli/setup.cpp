@@ -46,7 +46,8 @@ void guard_topology(OutputGuard& guard, const std::string& flag, const std::stri
   guard.input(flag, path);
   // The files the loader reads besides it: the nvlink capture beside a matrix, and every topo_file and
   // nvlink_file a what-if TOML names.
-  for (const topo::TopologyInput& in : topo::topology_inputs(path)) guard.input(flag + " (" + in.what + ")", in.path);
+  for (const topo::TopologyInput& in : topo::topology_inputs(path))
+    guard.input(flag + " (" + in.what + ")", in.path);
 }
 
 void add_setup_flags(CLI::App* app, const SetupFlagTargets& to, SetupRole role) {

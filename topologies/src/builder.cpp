@@ -293,10 +293,9 @@ void record_gpu_pairs(NodeBuild& nb) {
       const bool nvlink = c.code == PairCode::NvLink;
       nb.info.pairs[a][b] = {c.code, nvlink ? c.nvlinks : 0, nccl_path_type(c.code)};
       if (nvlink && c.nvlinks > spec.nvlink_links && !nb.opt.overrides.nvlink_links) {
-        throw InputError(located(nb.m, a, b), "NV" + std::to_string(c.nvlinks) +
-                                                        " is more NVLinks than a " + spec.name + " has (" +
-                                                        std::to_string(spec.nvlink_links) +
-                                                        "); is the GPU (" + nb.origin + ") right?");
+        throw InputError(located(nb.m, a, b), "NV" + std::to_string(c.nvlinks) + " is more NVLinks than a " +
+                                                  spec.name + " has (" + std::to_string(spec.nvlink_links) +
+                                                  "); is the GPU (" + nb.origin + ") right?");
       }
     }
   }
@@ -587,8 +586,8 @@ void check_pcie_tree(NodeBuild& nb, const PcieTree& t) {
   }
 }
 
-/// The PCIe code the built tree gives two devices: PIX (one leaf switch), PXB (one switch tree), PHB (one host
-/// bridge), NODE (one NUMA domain) or SYS.
+/// The PCIe code the built tree gives two devices: PIX (one leaf switch), PXB (one switch tree), PHB (one
+/// host bridge), NODE (one NUMA domain) or SYS.
 PairCode implied_code(const PcieTree& t, int a, int b) {
   return t.implied_numa[a] != t.implied_numa[b]                            ? PairCode::Sys
          : t.implied_hb[a] != t.implied_hb[b]                              ? PairCode::Node

@@ -47,7 +47,14 @@ void for_each_link(const Topology& topo, F&& f) {
 std::vector<PathEntry> gpu_paths(const Topology& topo, bool from_first_machine) {
   std::vector<PathEntry> out;
   const std::size_t n = topo.gpus.size();
-  out.reserve(n * (n > 0 ? n - 1 : 0));
+  // Machine 0's GPUs, or all, times the n - 1 destinations: linear in the cluster for the first machine only
+  // (reserving for every pair of a 24,000-GPU cluster asked for 32 GB).
+  const std::size_t sources =
+      from_first_machine
+          ? static_cast<std::size_t>(std::count_if(topo.gpus.begin(), topo.gpus.end(),
+                                                   [](const GpuInfo& g) { return g.node == 0; }))
+          : n;
+  out.reserve(sources * (n > 0 ? n - 1 : 0));
   const Graph& g = topo.graph();
   for (const GpuInfo& a : topo.gpus) {
     if (from_first_machine && a.node != 0) continue;

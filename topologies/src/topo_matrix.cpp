@@ -161,7 +161,7 @@ MatrixCell parse_cell(const Field& f, int line, const std::string& file) {
     int n = 0;
     if (!parse_int(std::string_view(s).substr(2), n) || n < 1 || n > kMaxNvlinks) {
       throw InputError(where, "absurd NVLink count '" + s + "': a GPU pair has between 1 and " +
-                                    std::to_string(kMaxNvlinks) + " bonded NVLinks");
+                                  std::to_string(kMaxNvlinks) + " bonded NVLinks");
     }
     c.code = PairCode::NvLink;
     c.nvlinks = n;
@@ -268,14 +268,14 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
   text = strip_utf8_bom(text);  // a byte-order mark (Windows editors) is accepted
   require_text(text, file, kWhat);
   const std::vector<Line> raw = split_lines(text);
-  std::vector<CleanLine> lines;
+  std::vector<CleanLine> lines;  // lines after the header are cleaned once the header is known to fit
   lines.reserve(raw.size());
-  for (const Line& l : raw) lines.push_back(clean_line(l, file));
 
   // 1. Header: the first line whose first field is GPU0.
   std::size_t h = 0;
   std::vector<Field> header;
-  for (; h < lines.size(); ++h) {
+  for (; h < raw.size(); ++h) {
+    lines.push_back(clean_line(raw[h], file));
     auto fields = split_spaces(lines[h], 2);
     // The header starts with a GPU column and, unlike a row, has no X cell.
     const bool gpu_first = !fields.empty() && numbered(fields[0].text, "GPU").has_value();
@@ -300,6 +300,7 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
                          " columns; one `nvidia-smi topo -m` matrix has at most " +
                          std::to_string(kMaxMatrixDevices) + " GPU and NIC columns");
   }
+  for (std::size_t i = h + 1; i < raw.size(); ++i) lines.push_back(clean_line(raw[i], file));
 
   TopoMatrix m;
   m.file = file;
@@ -365,9 +366,10 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
   }
   const int n = static_cast<int>(m.devices.size());
   if (n > kMaxMatrixDevices) {
-    throw InputError({file, header_line, 1}, "refused: the header has " + std::to_string(n) +
-                                                 " GPU and NIC columns; one `nvidia-smi topo -m` matrix has at most " +
-                                                 std::to_string(kMaxMatrixDevices));
+    throw InputError({file, header_line, 1},
+                     "refused: the header has " + std::to_string(n) +
+                         " GPU and NIC columns; one `nvidia-smi topo -m` matrix has at most " +
+                         std::to_string(kMaxMatrixDevices));
   }
   // A row's cells are stored when the row is read (work and memory follow the text, not the header).
   m.cells.assign(n, std::vector<MatrixCell>());
@@ -417,15 +419,15 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
       const bool diagonal = col == row;
       if (diagonal != (c.code == PairCode::Self)) {
         throw InputError(
-            m.where(c), diagonal
-                         ? "diagonal cell of '" + label + "' must be X, found '" + fields[k + 1].text + "'"
-                         : "X off the diagonal (row '" + label + "', column '" + m.devices[col].label + "')");
+            m.where(c),
+            diagonal ? "diagonal cell of '" + label + "' must be X, found '" + fields[k + 1].text + "'"
+                     : "X off the diagonal (row '" + label + "', column '" + m.devices[col].label + "')");
       }
       const bool nic_pair =
           m.devices[row].kind == MatrixDevice::Kind::Nic || m.devices[col].kind == MatrixDevice::Kind::Nic;
       if (c.code == PairCode::NvLink && nic_pair) {
-        throw InputError(m.where(c), "NVLink code '" + fields[k + 1].text + "' between '" + label + "' and '" +
-                                      m.devices[col].label + "': NICs have no NVLinks");
+        throw InputError(m.where(c), "NVLink code '" + fields[k + 1].text + "' between '" + label +
+                                         "' and '" + m.devices[col].label + "': NICs have no NVLinks");
       }
       m.cells[row][col] = c;
     }
@@ -499,10 +501,9 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
       }
       if (m.devices[b].has_row && a > b && !same_cell(ab, ba)) {
         throw InputError(m.where(ab), "asymmetric matrix: " + m.devices[a].label + "/" + m.devices[b].label +
-                                       " is " + code_name(ab.code, ab.nvlinks) + " but " +
-                                       m.devices[b].label + "/" + m.devices[a].label + " (line " +
-                                       std::to_string(ba.line) + ") is " +
-                                       code_name(ba.code, ba.nvlinks));
+                                          " is " + code_name(ab.code, ab.nvlinks) + " but " +
+                                          m.devices[b].label + "/" + m.devices[a].label + " (line " +
+                                          std::to_string(ba.line) + ") is " + code_name(ba.code, ba.nvlinks));
       }
     }
   }

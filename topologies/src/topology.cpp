@@ -236,8 +236,7 @@ Route Topology::route(Vertex src, Vertex dst) const {
   // The unique path between two vertices of the fabric tree: up from each to their lowest common ancestor.
   auto up_path = [&](Vertex x) {
     std::vector<Edge> path;
-    for (Vertex v = x; parent_[v] != Graph::null_vertex(); v = parent_[v])
-      path.push_back(up_edge(v));
+    for (Vertex v = x; parent_[v] != Graph::null_vertex(); v = parent_[v]) path.push_back(up_edge(v));
     return path;
   };
   auto top = [&](const std::vector<Edge>& path, Vertex x) {

@@ -102,7 +102,8 @@ TEST_CASE("topo_matrix: format detection") {
   CHECK_FALSE(looks_like_topo_matrix("xGPU0\n"));
 }
 
-TEST_CASE("topo_matrix: a header wider than the documented limit is refused at once, before any cell is stored") {
+TEST_CASE(
+    "topo_matrix: a header wider than the documented limit is refused at once, before any cell is stored") {
   std::string header = "\t";
   for (int i = 0; i < 10000; ++i) header += "GPU" + std::to_string(i) + "\t";
   const std::string text = header + "\nGPU0\t X\n";

@@ -197,5 +197,6 @@ TEST_CASE("whatif: an oversubscription ratio must be two numbers around one colo
     CHECK_THROWS_WITH_AS(whatif(head + "oversubscription = \"" + bad + "\"\n", diag),
                          doctest::Contains("w.toml:6:"), InputError);
   }
-  CHECK(whatif(head + "oversubscription = \"3:1.5\"\n", diag).fabric->oversubscription == doctest::Approx(2.0));
+  CHECK(whatif(head + "oversubscription = \"3:1.5\"\n", diag).fabric->oversubscription ==
+        doctest::Approx(2.0));
 }

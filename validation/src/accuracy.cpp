@@ -531,7 +531,7 @@ std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& run
       } catch (const Error& e) {
         mode.fail(e.what());
       }
-      steps[{r.at("activation_bytes").bytes(), static_cast<int>(r.at("microbatches").integer(1, 100000)),
+      steps[{r.at("activation_bytes").bytes(), static_cast<int>(r.at("microbatches").integer(1, 10000)),
              mode.text()}]
           .push_back(r.at("step_us").positive_time_us());
     }
@@ -667,18 +667,25 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
     if (family == workloads::Family::Ring || family == workloads::Family::Collective) {
       c.mode = thread_per_gpu ? "thread-per-gpu" : "single-thread";
     } else if (family == workloads::Family::Pipeline) {
-      req.microbatches = static_cast<int>(row.at("microbatches").integer(1, 100000));
+      req.microbatches = static_cast<int>(row.at("microbatches").integer(1, 10000));
       req.chunks = row.has("chunks") ? static_cast<int>(row.at("chunks").integer(1, 1000)) : 1;
       req.fwd = seconds_to_picoseconds(pipeline_flag(doc, row, "fwd_us", "--fwd-us") / 1e6, "fwd_us");
       req.bwd = seconds_to_picoseconds(pipeline_flag(doc, row, "bwd_us", "--bwd-us") / 1e6, "bwd_us");
       c.mode += " mb " + std::to_string(req.microbatches) +
                 (req.chunks > 1 ? " v" + std::to_string(req.chunks) : "") + " nccl";
     }
+    if ((family == workloads::Family::Pair || family == workloads::Family::Pipeline) && row.has("mode")) {
+      try {
+        sim::parse_exchange_mode(row.at("mode").text());
+      } catch (const UsageError& e) {
+        row.at("mode").fail(e.what());  // located at $.rows[i].mode: bad input (exit 3), not usage
+      }
+    }
     sim::Program p;
     try {
       p = sim::sim_workload(c.workload).program(req);
     } catch (const UsageError& e) {
-      row.fail(e.what());  // a measured value the workload refuses (an unknown mode, a bad flag value)
+      row.fail(e.what());  // a measured value the workload refuses (a bad flag value)
     }
     p.iterations = iterations;
     p.warmup = warmup;
@@ -713,7 +720,7 @@ std::optional<TimelinePair> pipeline_timeline(const MeasuredRun& run, sim::Runti
     if (!row.has("workload") || row.at("workload").text() != "pipeline" || !row.has("timeline")) continue;
     TimelinePair t;
     const auto gpus = gpu_list(row.at("gpus"), n_gpus, 2);
-    const int mb = static_cast<int>(row.at("microbatches").integer(1, 100000));
+    const int mb = static_cast<int>(row.at("microbatches").integer(1, 10000));
     const int chunks = row.has("chunks") ? static_cast<int>(row.at("chunks").integer(1, 1000)) : 1;
     const std::string mode = row.at("mode").text();
     const std::uint64_t bytes = row.at("bytes").bytes();

@@ -163,8 +163,8 @@ topo::Topology h200x4(int down) {
   topo::Diagnostics diag;
   topo::NodeBuildOptions o;
   o.nvlink = &nv;
-  topo::add_matrix_node(t, topo::parse_topo_matrix(matrix, "h200x4.topo"), o, models::HardwareCatalog::builtin(),
-                        diag);
+  topo::add_matrix_node(t, topo::parse_topo_matrix(matrix, "h200x4.topo"), o,
+                        models::HardwareCatalog::builtin(), diag);
   return t;
 }
 
@@ -193,18 +193,22 @@ TEST_CASE("runtime: a GPU with every NVLink inactive is reached through host mem
   for (auto [a, b] : {std::pair{0, 1}, std::pair{3, 0}, std::pair{1, 3}}) {
     CAPTURE(a);
     CAPTURE(b);
-    CHECK(static_cast<double>(one_send(broken, a, b, bytes, &tr)) / 1e12 == doctest::Approx(nvl_s).epsilon(1e-9));
+    CHECK(static_cast<double>(one_send(broken, a, b, bytes, &tr)) / 1e12 ==
+          doctest::Approx(nvl_s).epsilon(1e-9));
     CHECK(tr == models::Transport::P2p);
     CHECK(one_send(broken, a, b, bytes) == one_send(healthy, a, b, bytes));
   }
   // GPU2: NODE (NCCL's PHB), so SHM through the CPU: PCIe up, the host bridges, PCIe down; the slowest of
   // a Gen5 x16 port and the root complex sets the rate.
-  const double pcie_s = (2 * static_cast<double>(lat.pcie + lat.pcie_switch) + 2 * static_cast<double>(lat.host_bridge)) / 1e12 +
-                        1e9 / std::min(hw.pcie_bandwidth(5, 16), hw.host().root_complex_bandwidth);
+  const double pcie_s =
+      (2 * static_cast<double>(lat.pcie + lat.pcie_switch) + 2 * static_cast<double>(lat.host_bridge)) /
+          1e12 +
+      1e9 / std::min(hw.pcie_bandwidth(5, 16), hw.host().root_complex_bandwidth);
   for (auto [a, b] : {std::pair{0, 2}, std::pair{2, 3}}) {
     CAPTURE(a);
     CAPTURE(b);
-    CHECK(static_cast<double>(one_send(broken, a, b, bytes, &tr)) / 1e12 == doctest::Approx(pcie_s).epsilon(1e-9));
+    CHECK(static_cast<double>(one_send(broken, a, b, bytes, &tr)) / 1e12 ==
+          doctest::Approx(pcie_s).epsilon(1e-9));
     CHECK(tr == models::Transport::Shm);
   }
 }

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
-#include <limits>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -211,8 +211,8 @@ std::size_t SweepSpec::points() const {
   // Checked: axes whose product overflows (four of 65,536 entries) count as the most there can be, so they
   // are refused by the limit instead of wrapping to 0 points.
   std::size_t n = 1;
-  for (const std::size_t axis : {topologies.size(), params.size(), nccl_env.size(), gpus.size(),
-                                 workloads.size(), sizes.size()}) {
+  for (const std::size_t axis :
+       {topologies.size(), params.size(), nccl_env.size(), gpus.size(), workloads.size(), sizes.size()}) {
     if (__builtin_mul_overflow(n, axis, &n)) return std::numeric_limits<std::size_t>::max();
   }
   return n;

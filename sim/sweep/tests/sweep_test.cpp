@@ -147,8 +147,8 @@ TEST_CASE("sweep: the point count never wraps, and a grid over the limit is refu
   for (int i = 1; i <= 1000; ++i) sizes += (i > 1 ? ", \"" : "\"") + std::to_string(i) + "KiB\"";
   for (int i = 0; i < 1001; ++i) gpus += (i > 0 ? ", \"0," : "\"0,") + std::to_string(i + 1) + "\"";
   const std::string spec = "[grid]\ntopologies = [\"" + std::string(COMMSIM_SOURCE_DIR) +
-                           "/topologies/library/real/h200x4.topo\"]\nworkloads = [\"p2p\"]\nsizes = [" + sizes +
-                           "]\ngpus = [" + gpus + "]\n";
+                           "/topologies/library/real/h200x4.topo\"]\nworkloads = [\"p2p\"]\nsizes = [" +
+                           sizes + "]\ngpus = [" + gpus + "]\n";
   CHECK_THROWS_WITH_AS(SweepSpec::parse(spec, "big.toml"),
                        doctest::Contains("refused: 1001000 points; a sweep has at most 1000000"), InputError);
 }

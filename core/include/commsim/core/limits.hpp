@@ -31,9 +31,9 @@ inline constexpr std::size_t kMaxSweepPoints = 1000000;
 /// The most GPUs (or ranks) one measured run may name (the simulator's tested scale is 16,384 GPUs).
 inline constexpr int kMaxGpus = 1 << 16;
 /// The largest input file any commsim tool reads, in bytes: 64 MiB (the largest measured file in the
-/// repository is about 2 MiB). Every input (topologies, what-if TOML and the files it names, parameters, sweep
-/// specs, measured logs and JSON) is read by read_file, which refuses larger files and anything that is not
-/// a regular file (devices such as /dev/urandom, FIFOs, sockets) before reading a byte.
+/// repository is about 2 MiB). Every input (topologies, what-if TOML and the files it names, parameters,
+/// sweep specs, measured logs and JSON) is read by read_file, which refuses larger files and anything that is
+/// not a regular file (devices such as /dev/urandom, FIFOs, sockets) before reading a byte.
 inline constexpr std::uint64_t kMaxInputFileBytes = 64ULL << 20;
 /// The most devices (GPU and NIC columns) one `nvidia-smi topo -m` matrix may have. One machine has at most
 /// a few dozen; a header with more is refused before any cell is stored (the cells grow as its square).
