@@ -3,7 +3,7 @@
 # with /usr/bin/time and printed as a Markdown table of exit code, wall time and peak memory (max RSS).
 # Usage: sim/bench/limits.sh [COMMSIM] [CASE...]
 #   cases: wide-header matrix-1024 matrix-2000 show-3000 json-3000 simulate-3000 allreduce-3000
-#          pipeline-100k urandom (default: all)
+#          pipeline-100k pipeline-10k urandom (default: all)
 # Every case must end in seconds under 1 GB: handled (exit 0) or refused at once with a reason (exit 2-4).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -11,7 +11,7 @@ commsim=${1:-build/default/sim/commsim}
 shift || true
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(wide-header matrix-1024 matrix-2000 show-3000 json-3000 simulate-3000
-  allreduce-3000 pipeline-100k urandom)
+  allreduce-3000 pipeline-100k pipeline-10k urandom)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -73,7 +73,11 @@ for c in "${cases[@]}"; do
     pipeline-100k)
       input="pipeline, 4 stages, 100,000 microbatches"
       args=(simulate pipeline --topology topologies/library/real/h200x4.topo --gpus 0-3 --microbatches 100000
-        --activation-bytes 1MiB --iterations 1 --warmup 0 -o "$tmp/pp.csv") ;;
+        --activation-bytes 1MiB --fwd-us 100 --bwd-us 200 --mode batched --iterations 1 --warmup 0) ;;
+    pipeline-10k)
+      input="pipeline, 4 stages, 10,000 microbatches (the limit)"
+      args=(simulate pipeline --topology topologies/library/real/h200x4.topo --gpus 0-3 --microbatches 10000
+        --activation-bytes 1MiB --fwd-us 100 --bwd-us 200 --mode batched --iterations 1 --warmup 0 -o "$tmp/pp.csv") ;;
     urandom)
       input="what-if TOML with topo_file = \"/dev/urandom\""
       args=(topo show "$tmp/urandom.toml") ;;

@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 # A payload for every string field: HTML (a live script, an element with a handler), quotes, shell
 # separators, backticks and $(), a Markdown table break and link.
@@ -225,6 +226,30 @@ def case_measure_out_onto_counts():
         f.write("0 1 1 1\n1 0 1 1\n1 1 0 1\n1 1 1 0\n")
     refuse([ARGS.measure, "alltoallv", "--dry-run", "-g", "4", "--counts", counts, "--out", out], [counts],
            ["--out", "--counts"], d)
+
+
+def case_measure_dry_run_limits():
+    # Item 3: dry-run planning over thousands of GPUs ends at once, refused with a reason or planned in linear
+    # time (every pair of 2,000 GPUs never ended before the plan limit).
+    if not ARGS.measure:
+        raise Fail("needs --measure")
+    d = fresh("measure-limits")
+    for args, want, text in ((["p2p", "-g", "2000"], 2, "refused: the plan has 123938000 configurations"),
+                             (["p2p", "--gpu-count", "100000"], 2, "more than the 65536 GPUs"),
+                             (["p2p", "--gpus", "2000"], 2, "--gpus is a GPU list"),
+                             (["all_reduce", "-g", "2000"], 0, "")):
+        t0 = time.monotonic()
+        rc, out, err = run([ARGS.measure, *args, "--dry-run"], cwd=d)
+        took = time.monotonic() - t0
+        expect(rc, want, out, err, " ".join(args))
+        if text:
+            contains(err, [text], "stderr")
+        if took > 5:
+            raise Fail(f"{' '.join(args)} --dry-run took {took:.1f} s")
+    # The collective over 2,000 GPUs: one configuration per size, each naming all 2,000 GPUs.
+    m = re.search(r"^(\d+) configurations x", out, flags=re.M)
+    if not m or int(m.group(1)) < 2 or out.count(",1999\n") != int(m.group(1)):
+        raise Fail("all_reduce -g 2000 --dry-run: unexpected plan:\n" + out[:500])
 
 
 # ---- item 6: --resume merges only its own plan's records ----------------------------------------------------

@@ -329,7 +329,9 @@ Topology load_whatif(std::string_view text, const std::string& file, const std::
     for (std::int64_t i = 0; i < count; ++i) {
       total_nodes++;
       if (total_nodes > 100000) f.fail("count", "more than 100000 nodes in total");
-      nb.name_prefix = "n" + std::to_string(topo.nodes.size()) + "/";
+      nb.name_prefix = "n";  // appended, not "n" + ...: GCC 12 warns -Wrestrict on that once inlined here
+      nb.name_prefix += std::to_string(topo.nodes.size());
+      nb.name_prefix += '/';
       add_matrix_node(topo, src->matrix, nb, hw, diag);
     }
   }
@@ -373,7 +375,8 @@ std::vector<TopologyInput> topology_inputs(const std::string& path) {
     ++k;
     const toml::table* t = entry.as_table();
     if (!t) continue;
-    const std::string where = " of [[nodes]] " + std::to_string(k);
+    std::string where = " of [[nodes]] ";  // (appended: see name_prefix above)
+    where += std::to_string(k);
     if (const auto topo_file = (*t)["topo_file"].value<std::string>()) {
       const std::string matrix = resolve(*topo_file);
       out.push_back({"topo_file" + where, matrix});

@@ -221,7 +221,7 @@ std::string h200_status(int down) {
 
 }  // namespace
 
-TEST_CASE("builder: a GPU whose NVLinks are all inactive is reached over PCIe; other pairs keep NVLink") {
+TEST_CASE("builder: a GPU whose NVLinks are all inactive is reached over PCIe, other pairs keep NVLink") {
   Diagnostics diag;
   const NvlinkStatus status = parse_nvlink_status(h200_status(2), "h200x4.nvlink");
   Topology t;
