@@ -1,6 +1,9 @@
 // File reading and writing, binary-input detection, line splitting and HTML escaping.
 #include "commsim/core/text.hpp"
 
+#include "commsim/core/limits.hpp"
+#include "commsim/core/units.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -11,20 +14,66 @@
 #include <sstream>
 #include <system_error>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace commsim {
 
 std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw IoError(path + ": is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) throw IoError(path + ": read failed");
-  return buf.str();
+  // Opened without blocking (a FIFO would wait for a writer) and checked on the open descriptor, so what is
+  // checked is what is read: only a regular file of at most kMaxInputFileBytes is read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw IoError(path + ": cannot open: " + std::strerror(errno));
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw IoError(path + ": cannot read: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw IoError(path + ": is a directory, expected a file");
+  if (!S_ISREG(st.st_mode)) {
+    const char* kind = S_ISFIFO(st.st_mode)   ? "a FIFO (named pipe)"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    throw IoError(path + ": refused: is " + std::string(kind) +
+                  "; commsim reads its inputs only from regular files");
+  }
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > kMaxInputFileBytes) {
+    throw IoError(path + ": refused: " + std::to_string(size) +
+                  " bytes is larger than the largest input file " + "commsim reads (" +
+                  format_size(kMaxInputFileBytes) + ")");
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  std::string out;
+  out.resize(static_cast<std::size_t>(size));
+  std::size_t done = 0;
+  while (true) {
+    if (done == out.size()) {
+      // The file grew while being read: read on, but never past the limit.
+      if (out.size() >= kMaxInputFileBytes) {
+        char probe = 0;
+        const ssize_t n = ::read(fd, &probe, 1);
+        if (n == 0) break;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw IoError(path + ": read failed: " + std::strerror(errno));
+        throw IoError(path + ": refused: grew past the largest input file commsim reads (" +
+                      format_size(kMaxInputFileBytes) + ") while being read");
+      }
+      out.resize(std::min<std::size_t>(std::max<std::size_t>(out.size() * 2, 4096), kMaxInputFileBytes));
+    }
+    const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw IoError(path + ": read failed: " + std::strerror(errno));
+    if (n == 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  out.resize(done);
+  return out;
 }
 
 void write_file_atomic(const std::string& path, std::string_view contents) {

@@ -5,9 +5,11 @@
 #include <filesystem>
 #include <string>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commsim/core/error.hpp"
+#include "commsim/core/limits.hpp"
 #include "commsim/core/text.hpp"
 
 using namespace commsim;
@@ -94,5 +96,29 @@ TEST_CASE("text: write_file_atomic replaces a file, names a directory target and
   std::size_t entries = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
   CHECK(entries == 2);  // out.txt and sub: no temporary left behind
+  fs::remove_all(dir);
+}
+
+TEST_CASE("text: read_file refuses devices, FIFOs, directories and files over the documented size") {
+  namespace fs = std::filesystem;
+  CHECK_THROWS_WITH_AS(read_file("/dev/urandom"), doctest::Contains("is a character device"), IoError);
+  CHECK_THROWS_WITH_AS(read_file("/dev/null"), doctest::Contains("regular files"), IoError);
+  const fs::path dir = fs::temp_directory_path() / ("commsim-read-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  CHECK_THROWS_WITH_AS(read_file(dir.string()), doctest::Contains("is a directory"), IoError);
+  // A FIFO with no writer: refused at once, not waited on.
+  const std::string fifo = (dir / "pipe").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH_AS(read_file(fifo), doctest::Contains("is a FIFO"), IoError);
+  // One byte over the limit (a sparse file: nothing is written) is refused before reading; at the limit it
+  // is read.
+  const std::string big = (dir / "big.txt").string();
+  write_file_atomic(big, "x");
+  fs::resize_file(big, kMaxInputFileBytes + 1);
+  CHECK_THROWS_WITH_AS(read_file(big), doctest::Contains("larger than the largest input file"), IoError);
+  fs::resize_file(big, kMaxInputFileBytes);
+  CHECK(read_file(big).size() == kMaxInputFileBytes);
+  CHECK_THROWS_WITH_AS(read_file((dir / "missing").string()), doctest::Contains("cannot open"), IoError);
   fs::remove_all(dir);
 }

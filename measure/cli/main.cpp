@@ -21,6 +21,7 @@
 #include "commsim/core/args.hpp"
 #include "commsim/core/csv.hpp"
 #include "commsim/core/error.hpp"
+#include "commsim/core/limits.hpp"
 #include "commsim/core/output_guard.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/core/units.hpp"
@@ -201,6 +202,10 @@ class Progress {
 /// up to the highest one --gpus names.
 int count_devices(const Options& o, const World& world) {
   if (o.gpu_count == 0) throw UsageError("--gpu-count must be at least 1");
+  if (o.gpu_count > kMaxGpus) {
+    throw UsageError("refused: --gpu-count " + std::to_string(o.gpu_count) + " is more than the " +
+                     std::to_string(kMaxGpus) + " GPUs one measured run may name (core/limits.hpp)");
+  }
   if (o.dry_run && o.gpu_count < 0 && !o.gpus.empty() &&
       o.gpus.find_first_not_of("0123456789") == std::string::npos) {
     throw UsageError("--gpus is a GPU list (--gpus " + o.gpus + " is GPU " + o.gpus +
@@ -213,7 +218,7 @@ int count_devices(const Options& o, const World& world) {
   const cudaError_t e = cudaGetDeviceCount(&local_devices);
   if (e != cudaSuccess || local_devices == 0) {
     if (o.dry_run && !o.gpus.empty() && o.gpus != "all") {
-      const std::vector<int> listed = parse_gpu_list(o.gpus, 1 << 20);
+      const std::vector<int> listed = parse_gpu_list(o.gpus, kMaxGpus);
       return *std::max_element(listed.begin(), listed.end()) + 1;
     }
     if (o.dry_run && !o.topology.empty()) {  // plan for the machine the estimate's topology describes

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "commsim/core/error.hpp"
+#include "commsim/core/limits.hpp"
 #include "commsim/workloads/registry.hpp"
 
 namespace commsim::measure {
@@ -152,6 +153,34 @@ std::vector<Config> plan_configs(const PlanOptions& o) {
     if (g < 0 || g >= o.gpu_count) {
       throw UsageError("GPU " + std::to_string(g) + " does not exist; this machine has GPUs 0-" +
                        std::to_string(o.gpu_count - 1));
+    }
+  }
+  // Counted before any configuration is built, without overflow: a plan over thousands of GPUs (every pair
+  // of 2,000 GPUs at 20 sizes is 80 million configurations) is refused at once instead of filling memory.
+  {
+    const std::uint64_t g = gpus.size();
+    std::uint64_t count = o.sizes.size(), per_config = g;
+    switch (spec.family) {
+      case Family::PointToPoint:
+        per_config = 2;
+        if (o.src < 0 && o.dst < 0) count = checked_mul(count, g * (g > 0 ? g - 1 : 0), "configurations");
+        break;
+      case Family::Pair:
+        per_config = 2;
+        break;
+      case Family::Pipeline:
+        count = checked_mul(checked_mul(count, o.microbatches.size(), "configurations"), o.modes.size(),
+                            "configurations");
+        break;
+      default:
+        break;
+    }
+    if (count > kMaxPlanConfigs || checked_mul(count, per_config, "GPU entries") > kMaxPlanGpuEntries) {
+      throw UsageError(
+          "refused: the plan has " + std::to_string(count) + " configurations of " +
+          std::to_string(per_config) + " GPU(s) each; a plan has at most " + std::to_string(kMaxPlanConfigs) +
+          " configurations and " + std::to_string(kMaxPlanGpuEntries) +
+          " GPU entries in all (core/limits.hpp). Measure fewer GPUs, pairs (--src/--dst) or sizes");
     }
   }
   std::vector<Config> out;

@@ -118,3 +118,27 @@ TEST_CASE("collective_sizes: rounded down to 16-byte pieces per rank, as nccl-te
   // Two sizes that round to the same value are kept once.
   CHECK(collective_sizes("reduce_scatter", {48, 52, 56}, 3) == std::vector<std::uint64_t>{48});
 }
+
+TEST_CASE(
+    "plan: a plan beyond the configuration limit is refused at once, before any configuration is built") {
+  // Every pair of 2,000 GPUs at 31 sizes: 124 million configurations (this never ended before the limit).
+  PlanOptions o;
+  o.gpu_count = 2000;
+  o.sizes = sweep();
+  CHECK_THROWS_WITH_AS(plan_configs(o), doctest::Contains("refused: the plan has 123938000 configurations"),
+                       UsageError);
+  // One collective over 65,536 GPUs at 31 sizes: 2 million GPU entries, within the limits, planned.
+  o.workload = "all_reduce";
+  o.gpu_count = 65536;
+  const auto cs = plan_configs(o);
+  CHECK(cs.size() == 31);
+  CHECK(cs.front().gpus.size() == 65536);
+  // A pipeline's product of sizes, microbatch counts and modes is counted too.
+  PlanOptions p;
+  p.workload = "pipeline";
+  p.gpu_count = 4;
+  p.sizes = sweep();
+  for (int m = 1; m <= 2000; ++m) p.microbatches.push_back(m);
+  p.modes = {"sequential", "overlapped", "batched"};
+  CHECK_THROWS_WITH_AS(plan_configs(p), doctest::Contains("at most 100000 configurations"), UsageError);
+}

@@ -44,16 +44,10 @@ std::unique_ptr<SimSetup> load_setup(const std::string& topology, const std::str
 void guard_topology(OutputGuard& guard, const std::string& flag, const std::string& path) {
   if (path.empty()) return;
   guard.input(flag, path);
-  // The capture the loader reads beside it, when there is one (as topo::load_topology finds it).
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path p(path);
-  if (p.filename() == "topo.txt" && fs::is_regular_file(p.parent_path() / "nvlink.txt", ec)) {
-    guard.input(flag + " (its nvlink.txt)", (p.parent_path() / "nvlink.txt").string());
-    return;
-  }
-  if (fs::is_regular_file(p.replace_extension(".nvlink"), ec))
-    guard.input(flag + " (its .nvlink file)", p.string());
+  // The files the loader reads besides it: the nvlink capture beside a matrix, and every topo_file and
+  // nvlink_file a what-if TOML names.
+  for (const topo::TopologyInput& in : topo::topology_inputs(path))
+    guard.input(flag + " (" + in.what + ")", in.path);
 }
 
 void add_setup_flags(CLI::App* app, const SetupFlagTargets& to, SetupRole role) {

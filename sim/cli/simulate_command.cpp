@@ -297,7 +297,14 @@ void run_workload(const std::string& workload, const SimOptions& o) {
   EngineCount engine;
   // Runs a program exactly as built (its own warmup and iterations), with the trace if one is kept.
   auto run_raw = [&](sim::Program p) {
-    sim::RunResult r = runtime.run(p, trace.get());
+    sim::RunResult r;
+    try {
+      r = runtime.run(p, trace.get());
+    } catch (const ValueError& e) {
+      // An engine backstop (the event limit, simulated time overflow) does not know the inputs: name them.
+      throw ValueError("--topology " + o.topology + (o.params.empty() ? "" : ", --params " + o.params) +
+                       ": simulating " + workload + ": " + e.what());
+    }
     engine.events += r.events;
     engine.flows += r.flows;
     if (trace) trace->set_offset(trace->offset() + r.iteration_end.back() + 10 * kPicosPerMicro);

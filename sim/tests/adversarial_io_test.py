@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 # A payload for every string field: HTML (a live script, an element with a handler), quotes, shell
 # separators, backticks and $(), a Markdown table break and link.
@@ -101,6 +102,29 @@ def case_topo_show_onto_topology():
     shutil.copy(nv, other)
     refuse([ARGS.commsim, "topo", "show", t, "--nvlink", other, "--format", "json", "-o", other], [other],
            ["--out", "--nvlink"], d)
+
+
+def case_outputs_onto_nested_topology_files():
+    # The files a what-if TOML names (topo_file, nvlink_file, the capture beside a topo_file) are inputs too.
+    d = fresh("nested")
+    os.mkdir(os.path.join(d, "machines"))
+    m = copy_topology(os.path.join(d, "machines"), "box.topo")
+    nv = os.path.join(d, "machines", "box.nvlink")
+    shutil.copy(src("topologies/library/real/h200x4.nvlink"), nv)
+    other = os.path.join(d, "other.nvlink")
+    shutil.copy(nv, other)
+    w = os.path.join(d, "cluster.toml")
+    with open(w, "w") as f:
+        f.write('[[nodes]]\ntopo_file = "machines/box.topo"\ngpu = "H200"\n'
+                '[[nodes]]\ntopo_file = "machines/box.topo"\nnvlink_file = "other.nvlink"\ngpu = "H200"\n'
+                '[fabric]\nkind = "ib-ndr"\n')
+    refuse([ARGS.commsim, "topo", "show", w, "-o", m], [m, w], ["--out", "topo_file of [[nodes]] 1"], d)
+    refuse([ARGS.commsim, "topo", "show", w, "-o", "machines/box.nvlink"], [nv],
+           ["--out", "the nvlink capture beside topo_file of [[nodes]] 1"], d)
+    refuse([ARGS.commsim, "simulate", "sendrecv", "--topology", w, "--max-bytes", "1KiB", "-o", other], [other],
+           ["--out", "nvlink_file of [[nodes]] 2"], d)
+    refuse([ARGS.commsim, "simulate", "sendrecv", "--topology", "cluster.toml", "--max-bytes", "1KiB", "--trace",
+            "machines/../machines/box.topo"], [m], ["--trace", "topo_file"], d)
 
 
 def case_topo_show_onto_directory():
@@ -202,6 +226,30 @@ def case_measure_out_onto_counts():
         f.write("0 1 1 1\n1 0 1 1\n1 1 0 1\n1 1 1 0\n")
     refuse([ARGS.measure, "alltoallv", "--dry-run", "-g", "4", "--counts", counts, "--out", out], [counts],
            ["--out", "--counts"], d)
+
+
+def case_measure_dry_run_limits():
+    # Item 3: dry-run planning over thousands of GPUs ends at once, refused with a reason or planned in linear
+    # time (every pair of 2,000 GPUs never ended before the plan limit).
+    if not ARGS.measure:
+        raise Fail("needs --measure")
+    d = fresh("measure-limits")
+    for args, want, text in ((["p2p", "-g", "2000"], 2, "refused: the plan has 123938000 configurations"),
+                             (["p2p", "--gpu-count", "100000"], 2, "more than the 65536 GPUs"),
+                             (["p2p", "--gpus", "2000"], 2, "--gpus is a GPU list"),
+                             (["all_reduce", "-g", "2000"], 0, "")):
+        t0 = time.monotonic()
+        rc, out, err = run([ARGS.measure, *args, "--dry-run"], cwd=d)
+        took = time.monotonic() - t0
+        expect(rc, want, out, err, " ".join(args))
+        if text:
+            contains(err, [text], "stderr")
+        if took > 5:
+            raise Fail(f"{' '.join(args)} --dry-run took {took:.1f} s")
+    # The collective over 2,000 GPUs: one configuration per size, each naming all 2,000 GPUs.
+    m = re.search(r"^(\d+) configurations x", out, flags=re.M)
+    if not m or int(m.group(1)) < 2 or out.count(",1999\n") != int(m.group(1)):
+        raise Fail("all_reduce -g 2000 --dry-run: unexpected plan:\n" + out[:500])
 
 
 # ---- item 6: --resume merges only its own plan's records ----------------------------------------------------

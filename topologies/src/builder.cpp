@@ -90,8 +90,8 @@ NvShape nv_shape(const TopoMatrix& m) {
   return s;
 }
 
-const MatrixCell& located(const TopoMatrix& m, int a, int b) {
-  return m.cell(a, b).where.line > 0 ? m.cell(a, b) : m.cell(b, a);
+SourceLocation located(const TopoMatrix& m, int a, int b) {
+  return m.where(m.cell(a, b).line > 0 ? m.cell(a, b) : m.cell(b, a));
 }
 
 }  // namespace
@@ -227,7 +227,11 @@ void read_nvlink_status(NodeBuild& nb) {
                  std::to_string(nb.g_count) + "; ignoring its link counts");
     return;
   }
-  for (int i = 0; i < nb.g_count; ++i) nb.active[i] = st.gpus[i].active_links();
+  for (int i = 0; i < nb.g_count; ++i) {
+    nb.active[i] = st.gpus[i].active_links();
+    // nvlink_links = N in a what-if caps the links the capture shows.
+    if (nb.opt.overrides.nvlink_links) nb.active[i] = std::min(nb.active[i], *nb.opt.overrides.nvlink_links);
+  }
   double rate = 0;
   for (double r : st.gpus.front().link_rate) rate = std::max(rate, r);
   if (rate > 0 && spec.nvlink_signaling_rate > 0 &&
@@ -290,49 +294,70 @@ void record_gpu_pairs(NodeBuild& nb) {
       const bool nvlink = c.code == PairCode::NvLink;
       nb.info.pairs[a][b] = {c.code, nvlink ? c.nvlinks : 0, nccl_path_type(c.code)};
       if (nvlink && c.nvlinks > spec.nvlink_links && !nb.opt.overrides.nvlink_links) {
-        throw InputError(located(nb.m, a, b).where, "NV" + std::to_string(c.nvlinks) +
-                                                        " is more NVLinks than a " + spec.name + " has (" +
-                                                        std::to_string(spec.nvlink_links) +
-                                                        "); is the GPU (" + nb.origin + ") right?");
+        throw InputError(located(nb.m, a, b), "NV" + std::to_string(c.nvlinks) + " is more NVLinks than a " +
+                                                  spec.name + " has (" + std::to_string(spec.nvlink_links) +
+                                                  "); is the GPU (" + nb.origin + ") right?");
       }
     }
   }
 }
 
-/// Phase 5a: one NVSwitch that each GPU reaches over its active links; every pair becomes NV<links per GPU>.
+/// Phase 5a: one NVSwitch that each GPU reaches over its active links; every pair becomes NV<the fewer
+/// links of the two>. A GPU with no active link gets no NVSwitch link: its pairs go over PCIe (phase 8).
 void add_nvswitch(NodeBuild& nb, int per_gpu) {
+  if (per_gpu <= 0) {  // nvlink_links = 0: no NVLink at all
+    nb.info.nvlink_fabric = "none";
+    return;
+  }
   nb.info.nvlink_fabric = "nvswitch";
   const Vertex sw = nb.topo.add_vertex({VertexKind::NvSwitch, nb.opt.name_prefix + "nvswitch", nb.node, -1});
+  std::vector<int> links(nb.g_count);
   for (int a = 0; a < nb.g_count; ++a) {
-    const int links = std::min(per_gpu, nb.active[a]);
-    if (links < per_gpu) {
-      nb.diag.warn(nb.source + ": GPU" + std::to_string(a) + " has " + std::to_string(links) + " of " +
-                   std::to_string(per_gpu) + " NVLinks active");
+    links[a] = std::min(per_gpu, nb.active[a]);
+    if (links[a] < per_gpu) {
+      nb.diag.warn(nb.source + ": GPU" + std::to_string(a) + " has " + std::to_string(links[a]) + " of " +
+                   std::to_string(per_gpu) + " NVLinks active" +
+                   (links[a] == 0 ? "; its GPU pairs go over PCIe (NCCL uses SHM)" : ""));
     }
+    nb.gpu_info(a).nvlinks = links[a];
+    nb.gpu_info(a).nvlink_bandwidth = links[a] * nb.link_bw;
+    if (links[a] == 0) continue;  // no zero-bandwidth link: the GPU is off the NVLink fabric
     nb.topo.add_link(nb.vtx[a], sw,
-                     {LinkKind::NvLink, links * nb.link_bw, nb.hw.latency().nvswitch, links, 0});
-    nb.gpu_info(a).nvlinks = links;
-    nb.gpu_info(a).nvlink_bandwidth = links * nb.link_bw;
+                     {LinkKind::NvLink, links[a] * nb.link_bw, nb.hw.latency().nvswitch, links[a], 0});
+  }
+  for (int a = 0; a < nb.g_count; ++a) {
     for (int b = 0; b < nb.g_count; ++b) {
-      if (a != b) nb.info.pairs[a][b] = {PairCode::NvLink, per_gpu, nccl_path_type(PairCode::NvLink)};
+      const int n = std::min(links[a], links[b]);
+      if (a != b && n > 0) nb.info.pairs[a][b] = {PairCode::NvLink, n, nccl_path_type(PairCode::NvLink)};
     }
   }
 }
 
-/// Phase 5b: direct NVLink bundles between GPU pairs; more bundled links than the GPU has is an InputError.
+/// Phase 5b: direct NVLink bundles between GPU pairs; more bundled links than the GPU has is an InputError. A
+/// GPU with no active link (`nvidia-smi nvlink -s`, or nvlink_links = 0) keeps no bundle: its pairs go over
+/// PCIe (phase 8).
 void add_nvlink_bundles(NodeBuild& nb) {
   const GpuSpec& spec = nb.spec;
   const TopoMatrix& m = nb.m;
   nb.info.nvlink_fabric = "direct";
+  auto off = [&](int g) { return nb.active[g] <= 0; };
+  bool any = false;
   for (int a = 0; a < nb.g_count; ++a) {
     int total = 0;
     for (int b = 0; b < nb.g_count; ++b) {
       const MatrixCell& c = m.cell(a, b);
-      if (c.code != PairCode::NvLink) continue;
+      if (c.code != PairCode::NvLink || off(a) || off(b)) continue;
       total += c.nvlinks;
-      if (a < b)
+      if (a < b) {
         nb.topo.add_link(nb.vtx[a], nb.vtx[b],
                          {LinkKind::NvLink, c.nvlinks * nb.link_bw, nb.hw.latency().nvlink, c.nvlinks, 0});
+        any = true;
+      }
+    }
+    if (off(a) && std::any_of(m.cells[a].begin(), m.cells[a].end(),
+                              [](const MatrixCell& c) { return c.code == PairCode::NvLink; })) {
+      nb.diag.warn(nb.source + ": GPU" + std::to_string(a) +
+                   " has no active NVLink; its GPU pairs go over PCIe (NCCL uses SHM)");
     }
     if (total > spec.nvlink_links) {
       int first = a == 0 ? 1 : 0;
@@ -342,13 +367,14 @@ void add_nvlink_bundles(NodeBuild& nb) {
           break;
         }
       }
-      throw InputError(located(m, a, first).where, m.devices[a].label + " has " + std::to_string(total) +
-                                                       " NVLinks in bundles, more than a " + spec.name +
-                                                       " has (" + std::to_string(spec.nvlink_links) + ")");
+      throw InputError(located(m, a, first), m.devices[a].label + " has " + std::to_string(total) +
+                                                 " NVLinks in bundles, more than a " + spec.name + " has (" +
+                                                 std::to_string(spec.nvlink_links) + ")");
     }
     nb.gpu_info(a).nvlinks = total;
     nb.gpu_info(a).nvlink_bandwidth = total * nb.link_bw;
   }
+  if (!any) nb.info.nvlink_fabric = "none";
 }
 
 /// Phase 5: the NVLink fabric: none, one NVSwitch, or direct bundles.
@@ -561,6 +587,35 @@ void check_pcie_tree(NodeBuild& nb, const PcieTree& t) {
   }
 }
 
+/// The PCIe code the built tree gives two devices: PIX (one leaf switch), PXB (one switch tree), PHB (one
+/// host bridge), NODE (one NUMA domain) or SYS.
+PairCode implied_code(const PcieTree& t, int a, int b) {
+  return t.implied_numa[a] != t.implied_numa[b]                            ? PairCode::Sys
+         : t.implied_hb[a] != t.implied_hb[b]                              ? PairCode::Node
+         : t.implied_tree[a] < 0 || t.implied_tree[a] != t.implied_tree[b] ? PairCode::Phb
+         : t.implied_leaf[a] != t.implied_leaf[b]                          ? PairCode::Pxb
+                                                                           : PairCode::Pix;
+}
+
+/// Phase 8: GPU pairs the matrix calls NV# but that have no NVLink between them in the built machine (a GPU
+/// whose links are all inactive, or nvlink_links = 0) take the PCIe code of the tree: what nvidia-smi prints
+/// for them and what NCCL sees (PHB, NODE and SYS pairs go through host memory, SHM, by default). Routes
+/// already go over PCIe: the link graph has no NVLink edge for them. Other pairs keep their NVLinks.
+void route_around_missing_nvlinks(NodeBuild& nb, const PcieTree& t) {
+  for (int a = 0; a < nb.g_count; ++a) {
+    for (int b = 0; b < nb.g_count; ++b) {
+      GpuPair& p = nb.info.pairs[a][b];
+      if (a == b || p.code != PairCode::NvLink) continue;
+      const bool linked = nb.info.nvlink_fabric == "nvswitch"
+                              ? nb.gpu_info(a).nvlinks > 0 && nb.gpu_info(b).nvlinks > 0
+                              : nb.info.nvlink_fabric == "direct" && nb.active[a] > 0 && nb.active[b] > 0;
+      if (linked) continue;
+      const PairCode code = implied_code(t, a, b);
+      p = {code, 0, nccl_path_type(code)};
+    }
+  }
+}
+
 }  // namespace
 
 void add_matrix_node(Topology& topo, const TopoMatrix& full, const NodeBuildOptions& opt,
@@ -579,7 +634,9 @@ void add_matrix_node(Topology& topo, const TopoMatrix& full, const NodeBuildOpti
   add_devices(nb);
   record_gpu_pairs(nb);
   add_nvlink(nb);
-  check_pcie_tree(nb, add_pcie_tree(nb));
+  const PcieTree tree = add_pcie_tree(nb);
+  check_pcie_tree(nb, tree);
+  route_around_missing_nvlinks(nb, tree);
   topo.nodes.push_back(std::move(nb.info));
 }
 

@@ -2,7 +2,9 @@
 #include "commsim/topo/load.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -43,15 +45,23 @@ double parse_ratio(const TomlFields& f, std::string_view key) {
     value = n->value<double>().value_or(0);
   } else if (n->is_string()) {
     const std::string s(*n->value<std::string_view>());
+    // Exactly two numbers around one colon: "2:1:1" or "2:1x" is refused, not read as 2:1.
+    auto number = [&](const std::string& part) {
+      const char* begin = part.c_str();
+      char* end = nullptr;
+      const double v = part.empty() || std::isspace(static_cast<unsigned char>(part.front()))
+                           ? std::nan("")
+                           : std::strtod(begin, &end);
+      if (end != begin + part.size() || !std::isfinite(v)) {
+        f.fail(key, "expected a ratio of two numbers such as \"2:1\", found \"" + s + "\"");
+      }
+      return v;
+    };
     const auto colon = s.find(':');
-    try {
-      if (colon == std::string::npos) f.fail(key, "expected a ratio such as \"2:1\" or a number");
-      const double a = std::stod(s.substr(0, colon));
-      const double b = std::stod(s.substr(colon + 1));
-      value = b > 0 ? a / b : 0;
-    } catch (const std::logic_error&) {
-      f.fail(key, "expected a ratio such as \"2:1\"");
-    }
+    if (colon == std::string::npos) f.fail(key, "expected a ratio such as \"2:1\" or a number");
+    const double a = number(s.substr(0, colon));
+    const double b = number(s.substr(colon + 1));
+    value = b > 0 ? a / b : 0;
   } else {
     f.fail(key, "expected a ratio such as \"2:1\" or a number");
   }
@@ -338,7 +348,9 @@ Topology load_whatif(std::string_view text, const std::string& file, const std::
     for (std::int64_t i = 0; i < count; ++i) {
       total_nodes++;
       if (total_nodes > 100000) f.fail("count", "more than 100000 nodes in total");
-      nb.name_prefix = "n" + std::to_string(topo.nodes.size()) + "/";
+      nb.name_prefix = "n";  // appended, not "n" + ...: GCC 12 warns -Wrestrict on that once inlined here
+      nb.name_prefix += std::to_string(topo.nodes.size());
+      nb.name_prefix += '/';
       add_matrix_node(topo, src->matrix, nb, hw, diag);
     }
   }
@@ -353,6 +365,48 @@ Topology load_whatif(std::string_view text, const std::string& file, const std::
     topo.nodes[0].name = "node0";
   }
   return topo;
+}
+
+std::vector<TopologyInput> topology_inputs(const std::string& path) {
+  std::vector<TopologyInput> out;
+  const fs::path p(path);
+  if (p.extension() != ".toml") {
+    if (const std::string nv = sibling_nvlink(path); !nv.empty()) {
+      out.push_back({fs::path(nv).filename() == "nvlink.txt" ? "its nvlink.txt" : "its .nvlink file", nv});
+    }
+    return out;
+  }
+  toml::table root;
+  try {
+    root = parse_toml(read_file(path), path);
+  } catch (const Error&) {
+    return out;  // loading reports why
+  }
+  const toml::array* nodes = root["nodes"].as_array();
+  if (!nodes) return out;
+  const fs::path base = p.parent_path();
+  auto resolve = [&](std::string_view name) {
+    fs::path q(name);
+    return (q.is_relative() ? base / q : q).string();
+  };
+  int k = 0;
+  for (const auto& entry : *nodes) {
+    ++k;
+    const toml::table* t = entry.as_table();
+    if (!t) continue;
+    std::string where = " of [[nodes]] ";  // (appended: see name_prefix above)
+    where += std::to_string(k);
+    if (const auto topo_file = (*t)["topo_file"].value<std::string>()) {
+      const std::string matrix = resolve(*topo_file);
+      out.push_back({"topo_file" + where, matrix});
+      if (const auto nv = (*t)["nvlink_file"].value<std::string>()) {
+        out.push_back({"nvlink_file" + where, resolve(*nv)});
+      } else if (const std::string sib = sibling_nvlink(matrix); !sib.empty()) {
+        out.push_back({"the nvlink capture beside topo_file" + where, sib});
+      }
+    }
+  }
+  return out;
 }
 
 Topology load_topology(const std::string& path, const LoadOptions& options, Diagnostics& diag,

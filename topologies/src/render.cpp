@@ -47,12 +47,23 @@ void for_each_link(const Topology& topo, F&& f) {
 std::vector<PathEntry> gpu_paths(const Topology& topo, bool from_first_machine) {
   std::vector<PathEntry> out;
   const std::size_t n = topo.gpus.size();
-  out.reserve(n * (n > 0 ? n - 1 : 0));
+  // Machine 0's GPUs, or all, times the n - 1 destinations: linear in the cluster for the first machine only
+  // (reserving for every pair of a 24,000-GPU cluster asked for 32 GB).
+  const std::size_t sources =
+      from_first_machine
+          ? static_cast<std::size_t>(std::count_if(topo.gpus.begin(), topo.gpus.end(),
+                                                   [](const GpuInfo& g) { return g.node == 0; }))
+          : n;
+  out.reserve(sources * (n > 0 ? n - 1 : 0));
+  const Graph& g = topo.graph();
   for (const GpuInfo& a : topo.gpus) {
     if (from_first_machine && a.node != 0) continue;
+    // One shortest-route tree per source serves every destination in its machine (a route per pair would
+    // search the machine once per pair: cubic in a one-machine matrix of many GPUs).
+    const RouteTree tree = topo.route_tree(a.vertex);
     for (const GpuInfo& b : topo.gpus) {
       if (a.index == b.index) continue;
-      const Route r = topo.route(a.vertex, b.vertex);
+      const Route r = b.node == a.node ? tree.to(g, b.vertex) : topo.route(a.vertex, b.vertex);
       out.push_back({a.index, b.index, topo.pair_code(a.index, b.index), r.edges.empty() ? 0.0 : r.bandwidth,
                      r.latency, static_cast<int>(r.edges.size())});
     }

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "commsim/core/limits.hpp"
 #include "commsim/core/text.hpp"
@@ -139,9 +140,11 @@ struct Column {
 
 MatrixCell parse_cell(const Field& f, int line, const std::string& file) {
   MatrixCell c;
-  c.where = {file, line, f.column};
+  c.line = line;
+  c.column = f.column;
+  const SourceLocation where{file, line, f.column};
   const std::string& s = f.text;
-  if (s.empty()) throw InputError(c.where, "empty matrix cell; expected one of " + std::string(kValidCodes));
+  if (s.empty()) throw InputError(where, "empty matrix cell; expected one of " + std::string(kValidCodes));
   if (s == "X") {
     c.code = PairCode::Self;
   } else if (s == "PIX") {
@@ -157,13 +160,13 @@ MatrixCell parse_cell(const Field& f, int line, const std::string& file) {
   } else if (s.size() > 2 && s.rfind("NV", 0) == 0 && std::isdigit(static_cast<unsigned char>(s[2]))) {
     int n = 0;
     if (!parse_int(std::string_view(s).substr(2), n) || n < 1 || n > kMaxNvlinks) {
-      throw InputError(c.where, "absurd NVLink count '" + s + "': a GPU pair has between 1 and " +
-                                    std::to_string(kMaxNvlinks) + " bonded NVLinks");
+      throw InputError(where, "absurd NVLink count '" + s + "': a GPU pair has between 1 and " +
+                                  std::to_string(kMaxNvlinks) + " bonded NVLinks");
     }
     c.code = PairCode::NvLink;
     c.nvlinks = n;
   } else {
-    throw InputError(c.where, "unknown connection code '" + s + "'; valid codes: " + kValidCodes);
+    throw InputError(where, "unknown connection code '" + s + "'; valid codes: " + kValidCodes);
   }
   return c;
 }
@@ -265,14 +268,14 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
   text = strip_utf8_bom(text);  // a byte-order mark (Windows editors) is accepted
   require_text(text, file, kWhat);
   const std::vector<Line> raw = split_lines(text);
-  std::vector<CleanLine> lines;
+  std::vector<CleanLine> lines;  // lines after the header are cleaned once the header is known to fit
   lines.reserve(raw.size());
-  for (const Line& l : raw) lines.push_back(clean_line(l, file));
 
   // 1. Header: the first line whose first field is GPU0.
   std::size_t h = 0;
   std::vector<Field> header;
-  for (; h < lines.size(); ++h) {
+  for (; h < raw.size(); ++h) {
+    lines.push_back(clean_line(raw[h], file));
     auto fields = split_spaces(lines[h], 2);
     // The header starts with a GPU column and, unlike a row, has no X cell.
     const bool gpu_first = !fields.empty() && numbered(fields[0].text, "GPU").has_value();
@@ -289,6 +292,15 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
   // Tab headers begin with the empty row-label slot.
   if (!header.empty() && header[0].text.empty()) header.erase(header.begin());
   while (!header.empty() && header.back().text.empty()) header.pop_back();
+
+  // Refused before anything is stored per column: the cells grow as the square of the device columns.
+  if (header.size() > static_cast<std::size_t>(kMaxMatrixDevices) + 3) {  // + the three affinity columns
+    throw InputError({file, header_line, header[static_cast<std::size_t>(kMaxMatrixDevices) + 3].column},
+                     "refused: the header has " + std::to_string(header.size()) +
+                         " columns; one `nvidia-smi topo -m` matrix has at most " +
+                         std::to_string(kMaxMatrixDevices) + " GPU and NIC columns");
+  }
+  for (std::size_t i = h + 1; i < raw.size(); ++i) lines.push_back(clean_line(raw[i], file));
 
   TopoMatrix m;
   m.file = file;
@@ -353,7 +365,18 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
     }
   }
   const int n = static_cast<int>(m.devices.size());
-  m.cells.assign(n, std::vector<MatrixCell>(n));
+  if (n > kMaxMatrixDevices) {
+    throw InputError({file, header_line, 1},
+                     "refused: the header has " + std::to_string(n) +
+                         " GPU and NIC columns; one `nvidia-smi topo -m` matrix has at most " +
+                         std::to_string(kMaxMatrixDevices));
+  }
+  // A row's cells are stored when the row is read (work and memory follow the text, not the header).
+  m.cells.assign(n, std::vector<MatrixCell>());
+  std::unordered_map<std::string_view, int> device_of_label;  // row label -> device
+  for (const Column& c : columns) {
+    if (c.device >= 0) device_of_label.emplace(c.name, c.device);
+  }
   std::vector<int> device_of_column;
   std::vector<const Column*> attribute_columns;
   for (const Column& c : columns) {
@@ -374,13 +397,12 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
     if (fields.empty()) break;
     if (fields[0].text.rfind("Legend", 0) == 0 || fields[0].text.rfind("NIC Legend", 0) == 0) break;
     const std::string label = fields[0].text;
-    auto row_it = std::find_if(columns.begin(), columns.end(),
-                               [&](const Column& c) { return c.device >= 0 && c.name == label; });
-    if (row_it == columns.end()) {
+    const auto row_it = device_of_label.find(label);
+    if (row_it == device_of_label.end()) {
       throw InputError({file, l.number, fields[0].column},
                        "row label '" + label + "' is not one of the matrix columns");
     }
-    const int row = row_it->device;
+    const int row = row_it->second;
     MatrixDevice& dev = m.devices[row];
     if (dev.has_row) throw InputError({file, l.number, fields[0].column}, "duplicate row '" + label + "'");
     dev.has_row = true;
@@ -390,21 +412,22 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
                                                         std::to_string(need) + " matrix cells, found " +
                                                         std::to_string(fields.size() - 1));
     }
+    m.cells[row].assign(static_cast<std::size_t>(n), MatrixCell{});
     for (std::size_t k = 0; k < need; ++k) {
       MatrixCell c = parse_cell(fields[k + 1], l.number, file);
       const int col = device_of_column[k];
       const bool diagonal = col == row;
       if (diagonal != (c.code == PairCode::Self)) {
         throw InputError(
-            c.where, diagonal
-                         ? "diagonal cell of '" + label + "' must be X, found '" + fields[k + 1].text + "'"
-                         : "X off the diagonal (row '" + label + "', column '" + m.devices[col].label + "')");
+            m.where(c),
+            diagonal ? "diagonal cell of '" + label + "' must be X, found '" + fields[k + 1].text + "'"
+                     : "X off the diagonal (row '" + label + "', column '" + m.devices[col].label + "')");
       }
       const bool nic_pair =
           m.devices[row].kind == MatrixDevice::Kind::Nic || m.devices[col].kind == MatrixDevice::Kind::Nic;
       if (c.code == PairCode::NvLink && nic_pair) {
-        throw InputError(c.where, "NVLink code '" + fields[k + 1].text + "' between '" + label + "' and '" +
-                                      m.devices[col].label + "': NICs have no NVLinks");
+        throw InputError(m.where(c), "NVLink code '" + fields[k + 1].text + "' between '" + label +
+                                         "' and '" + m.devices[col].label + "': NICs have no NVLinks");
       }
       m.cells[row][col] = c;
     }
@@ -461,6 +484,9 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
 
   // 3. Symmetry, and fill cells of rows that were not printed (NIC rows may be absent) from the transpose.
   for (int a = 0; a < n; ++a) {
+    if (!m.devices[a].has_row) m.cells[a].assign(static_cast<std::size_t>(n), MatrixCell{});
+  }
+  for (int a = 0; a < n; ++a) {
     for (int b = 0; b < n; ++b) {
       if (a == b) {
         m.cells[a][b].code = PairCode::Self;
@@ -470,15 +496,14 @@ TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file) {
       const MatrixCell& ba = m.cells[b][a];
       if (!m.devices[a].has_row) {
         ab = ba;
-        ab.where.line = 0;
+        ab.line = 0;
         continue;
       }
       if (m.devices[b].has_row && a > b && !same_cell(ab, ba)) {
-        throw InputError(ab.where, "asymmetric matrix: " + m.devices[a].label + "/" + m.devices[b].label +
-                                       " is " + code_name(ab.code, ab.nvlinks) + " but " +
-                                       m.devices[b].label + "/" + m.devices[a].label + " (line " +
-                                       std::to_string(ba.where.line) + ") is " +
-                                       code_name(ba.code, ba.nvlinks));
+        throw InputError(m.where(ab), "asymmetric matrix: " + m.devices[a].label + "/" + m.devices[b].label +
+                                          " is " + code_name(ab.code, ab.nvlinks) + " but " +
+                                          m.devices[b].label + "/" + m.devices[a].label + " (line " +
+                                          std::to_string(ba.line) + ") is " + code_name(ba.code, ba.nvlinks));
       }
     }
   }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <queue>
 
@@ -67,7 +68,17 @@ Vertex Topology::add_vertex(VertexInfo info) {
     local_index_.push_back(-1);
   }
   parent_.push_back(Graph::null_vertex());
+  up_slot_.push_back(0);
+  down_slot_.push_back(0);
   return v;
+}
+
+Edge Topology::up_edge(Vertex v) const {
+  return *std::next(boost::out_edges(v, graph_).first, static_cast<std::ptrdiff_t>(up_slot_[v]));
+}
+
+Edge Topology::down_edge(Vertex v) const {
+  return *std::next(boost::out_edges(parent_[v], graph_).first, static_cast<std::ptrdiff_t>(down_slot_[v]));
 }
 
 void Topology::add_link(Vertex a, Vertex b, const LinkInfo& info) {
@@ -78,6 +89,8 @@ void Topology::add_link(Vertex a, Vertex b, const LinkInfo& info) {
     if (parent_[a] != Graph::null_vertex())
       throw Error(graph_[a].name + " has two uplinks; the network fabric must be a tree");
     parent_[a] = b;
+    up_slot_[a] = boost::out_degree(a, graph_) - 1;    // a -> b, just appended
+    down_slot_[a] = boost::out_degree(b, graph_) - 1;  // b -> a, just appended
   }
 }
 
@@ -223,8 +236,7 @@ Route Topology::route(Vertex src, Vertex dst) const {
   // The unique path between two vertices of the fabric tree: up from each to their lowest common ancestor.
   auto up_path = [&](Vertex x) {
     std::vector<Edge> path;
-    for (Vertex v = x; parent_[v] != Graph::null_vertex(); v = parent_[v])
-      path.push_back(boost::edge(v, parent_[v], graph_).first);
+    for (Vertex v = x; parent_[v] != Graph::null_vertex(); v = parent_[v]) path.push_back(up_edge(v));
     return path;
   };
   auto top = [&](const std::vector<Edge>& path, Vertex x) {
@@ -259,8 +271,7 @@ Route Topology::route(Vertex src, Vertex dst) const {
       best_b = b.v;
       best_fabric.assign(ua.begin(), ua.begin() + static_cast<std::ptrdiff_t>(ka));
       for (std::size_t i = kb; i-- > 0;) {  // down towards b: the reverse direction of b's uplinks
-        best_fabric.push_back(
-            boost::edge(boost::target(ub[i], graph_), boost::source(ub[i], graph_), graph_).first);
+        best_fabric.push_back(down_edge(boost::source(ub[i], graph_)));
       }
     }
   }

@@ -2,6 +2,7 @@
 // rule.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "commsim/core/error.hpp"
@@ -203,4 +204,77 @@ TEST_CASE("builder: an absurd NUMA affinity is ignored, not a crash (fuzzer regr
   const Topology u =
       build("\tGPU0\tGPU1\tNUMA Affinity\nGPU0\t X \tPIX\tN/A\nGPU1\tPIX\t X \t3\n", "L40S", diag2);
   CHECK(u.gpus[0].numa == 3);
+}
+
+namespace {
+
+/// `nvidia-smi nvlink -s` for four H200s; GPU `down` has every link <inactive>.
+std::string h200_status(int down) {
+  std::string s;
+  for (int g = 0; g < 4; ++g) {
+    s += "GPU " + std::to_string(g) + ": NVIDIA H200 (UUID: GPU-" + std::to_string(g) + ")\n";
+    for (int l = 0; l < 18; ++l)
+      s += "\t Link " + std::to_string(l) + ": " + (g == down ? "<inactive>" : "26.562 GB/s") + "\n";
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("builder: a GPU whose NVLinks are all inactive is reached over PCIe, other pairs keep NVLink") {
+  Diagnostics diag;
+  const NvlinkStatus status = parse_nvlink_status(h200_status(2), "h200x4.nvlink");
+  Topology t;
+  NodeBuildOptions o;
+  o.nvlink = &status;
+  add_matrix_node(t, parse_topo_matrix(read_file(lib("real/h200x4.topo")), "h200x4.topo"), o, hw(), diag);
+  REQUIRE(t.gpus.size() == 4);
+  CHECK(t.gpus[2].nvlinks == 0);
+  CHECK(t.gpus[0].nvlinks == 18);
+  // No link of zero bandwidth: GPU2 is off the NVSwitch.
+  const Graph& g = t.graph();
+  for (auto [e, end] = boost::edges(g); e != end; ++e) CHECK(g[*e].bandwidth > 0);
+  // GPU2's pairs take the PCIe code of the inferred tree (each GPU on its own root port of one NUMA node:
+  // NODE, which NCCL treats as PHB and serves through host memory); the others stay NV18 at 18 x 25 GB/s.
+  const auto paths = gpu_paths(t);
+  for (int a = 0; a < 4; ++a) {
+    for (int b = 0; b < 4; ++b) {
+      if (a == b) continue;
+      if (a == 2 || b == 2) {
+        CHECK(path(paths, a, b).type == "NODE");
+        CHECK(t.path_type(a, b) == models::PathType::Phb);
+        CHECK(t.pair_nvlinks(a, b) == 0);
+        CHECK(path(paths, a, b).bandwidth == doctest::Approx(hw().pcie_bandwidth(5, 16)));
+      } else {
+        CHECK(path(paths, a, b).type == "NV18");
+        CHECK(path(paths, a, b).bandwidth == doctest::Approx(18 * 25e9));
+      }
+    }
+  }
+  CHECK(std::any_of(diag.warnings().begin(), diag.warnings().end(), [](const std::string& w) {
+    return w.find("GPU2 has 0 of 18 NVLinks active; its GPU pairs go over PCIe") != std::string::npos;
+  }));
+}
+
+TEST_CASE("builder: a GPU with fewer active NVLinks gives its pairs the fewer links, others keep theirs") {
+  Diagnostics diag;
+  std::string text = h200_status(-1);
+  // GPU1: links 9-17 inactive.
+  for (int l = 9; l < 18; ++l) {
+    const std::string from = "GPU 1: NVIDIA H200 (UUID: GPU-1)\n";
+    const auto at = text.find("\t Link " + std::to_string(l) + ": ", text.find(from));
+    text.replace(text.find("26.562 GB/s", at), 11, "<inactive>");
+  }
+  const NvlinkStatus status = parse_nvlink_status(text, "h200x4.nvlink");
+  Topology t;
+  NodeBuildOptions o;
+  o.nvlink = &status;
+  add_matrix_node(t, parse_topo_matrix(read_file(lib("real/h200x4.topo")), "h200x4.topo"), o, hw(), diag);
+  CHECK(t.gpus[1].nvlinks == 9);
+  CHECK(t.pair_nvlinks(0, 1) == 9);
+  CHECK(t.pair_nvlinks(1, 3) == 9);
+  CHECK(t.pair_nvlinks(0, 3) == 18);
+  const auto paths = gpu_paths(t);
+  CHECK(path(paths, 0, 1).bandwidth == doctest::Approx(9 * 25e9));
+  CHECK(path(paths, 0, 3).bandwidth == doctest::Approx(18 * 25e9));
 }

@@ -101,3 +101,21 @@ TEST_CASE("topo_matrix: format detection") {
   CHECK_FALSE(looks_like_topo_matrix("[[nodes]]\npreset = \"x\"\n"));
   CHECK_FALSE(looks_like_topo_matrix("xGPU0\n"));
 }
+
+TEST_CASE(
+    "topo_matrix: a header wider than the documented limit is refused at once, before any cell is stored") {
+  std::string header = "\t";
+  for (int i = 0; i < 10000; ++i) header += "GPU" + std::to_string(i) + "\t";
+  const std::string text = header + "\nGPU0\t X\n";
+  CHECK_THROWS_WITH_AS(parse_topo_matrix(text, "wide.topo"), doctest::Contains("wide.topo:1:"), InputError);
+  CHECK_THROWS_WITH_AS(parse_topo_matrix(text, "wide.topo"), doctest::Contains("at most 1024"), InputError);
+}
+
+TEST_CASE("topo_matrix: a header at the limit with one row stores that row and names the missing one") {
+  // 1,024 columns and one row: the error is the missing GPU1 row; only GPU0's row of cells was stored.
+  std::string header = "\t", row = "GPU0\t X\t";
+  for (int i = 0; i < 1024; ++i) header += "GPU" + std::to_string(i) + "\t";
+  for (int i = 1; i < 1024; ++i) row += "NODE\t";
+  CHECK_THROWS_WITH_AS(parse_topo_matrix(header + "\n" + row + "\n", "edge.topo"),
+                       doctest::Contains("matrix ends without a row for GPU1"), InputError);
+}

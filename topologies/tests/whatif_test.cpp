@@ -150,3 +150,53 @@ kind = "slingshot"
       doctest::Contains("'kind': unknown fabric kind 'slingshot'; valid kinds: infiniband, roce, tcp"),
       InputError);
 }
+
+TEST_CASE("whatif: nvlink_links = 0 builds the machine without NVLink: every GPU pair goes over PCIe") {
+  Diagnostics diag;
+  const Topology t = whatif(R"(
+[[nodes]]
+preset = "h200x4"
+[nodes.overrides]
+nvlink_links = 0
+)",
+                            diag);
+  REQUIRE(t.gpus.size() == 4);
+  CHECK(t.nodes[0].nvlink_fabric == "none");
+  const Graph& g = t.graph();
+  for (auto [e, end] = boost::edges(g); e != end; ++e) {
+    CHECK(g[*e].kind != LinkKind::NvLink);
+    CHECK(g[*e].bandwidth > 0);
+  }
+  for (int a = 0; a < 4; ++a) {
+    CHECK(t.gpus[a].nvlinks == 0);
+    for (int b = 0; b < 4; ++b) {
+      if (a == b) continue;
+      CHECK(t.pair_code(a, b) == "NODE");
+      CHECK(t.path_type(a, b) == models::PathType::Phb);
+      CHECK(!gpu_route(t, a, b).edges.empty());
+    }
+  }
+  // A direct-bundle machine (DGX-1) the same way: its NV1/NV2 pairs fall back to the PCIe tree's codes.
+  const Topology dgx1 = whatif(R"(
+[[nodes]]
+topo_file = "../real/dgx1-v100.topo"
+gpu = "V100"
+[nodes.overrides]
+nvlink_links = 0
+)",
+                               diag);
+  for (int b = 1; b < 8; ++b) CHECK(dgx1.pair_nvlinks(0, b) == 0);
+  CHECK(dgx1.pair_code(0, 1) != "NV1");
+}
+
+TEST_CASE("whatif: an oversubscription ratio must be two numbers around one colon") {
+  Diagnostics diag;
+  const std::string head = "[[nodes]]\ncount = 2\npreset = \"hgx-h100\"\n[fabric]\nkind = \"infiniband\"\n";
+  for (const char* bad : {"2:1:1", "2:1x", ":1", "2:", "2 : 1", "inf:1"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(whatif(head + "oversubscription = \"" + bad + "\"\n", diag),
+                         doctest::Contains("w.toml:6:"), InputError);
+  }
+  CHECK(whatif(head + "oversubscription = \"3:1.5\"\n", diag).fabric->oversubscription ==
+        doctest::Approx(2.0));
+}

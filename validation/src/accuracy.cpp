@@ -23,6 +23,16 @@
 namespace commsim::validation {
 namespace {
 
+/// runtime.run(p), naming `source` (the file, and its line, whose row is simulated) in an engine backstop
+/// error (the event limit, simulated time overflow), which alone would not say which input caused it.
+sim::RunResult run_from(sim::Runtime& runtime, const sim::Program& p, const std::string& source) {
+  try {
+    return runtime.run(p);
+  } catch (const ValueError& e) {
+    throw ValueError(source + ": simulating this measurement: " + e.what());
+  }
+}
+
 /// "00000000:00:06.0" and "0000:00:06" both become "00:06".
 std::string normalize_bus(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -218,7 +228,7 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
       sim::Program p = nccl_tests_program(g.op, g.gpus, bytes, g.thread_per_gpu);
       p.iterations = iterations;
       p.warmup = warmup;
-      const sim::RunResult res = runtime.run(p);
+      const sim::RunResult res = run_from(runtime, p, g.source.at(bytes));
       Comparison c;
       c.workload = g.op;
       c.mode = g.thread_per_gpu ? "thread-per-gpu" : "";
@@ -490,7 +500,7 @@ std::vector<Comparison> compare_weight_sync(const MeasuredRun& run, sim::Runtime
   c.bytes = spec.bytes();
   set_measured(c, totals);
   c.source = run.file;
-  c.predicted_us = static_cast<double>(runtime.run(p).per_iteration) / 1e6;
+  c.predicted_us = static_cast<double>(run_from(runtime, p, run.file).per_iteration) / 1e6;
   return {c};
 }
 
@@ -521,7 +531,7 @@ std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& run
       } catch (const Error& e) {
         mode.fail(e.what());
       }
-      steps[{r.at("activation_bytes").bytes(), static_cast<int>(r.at("microbatches").integer(1, 100000)),
+      steps[{r.at("activation_bytes").bytes(), static_cast<int>(r.at("microbatches").integer(1, 10000)),
              mode.text()}]
           .push_back(r.at("step_us").positive_time_us());
     }
@@ -537,7 +547,7 @@ std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& run
       c.bytes = bytes;
       set_measured(c, ts);
       c.source = file;
-      c.predicted_us = static_cast<double>(runtime.run(p).per_iteration) / 1e6;
+      c.predicted_us = static_cast<double>(run_from(runtime, p, file).per_iteration) / 1e6;
       out.push_back(c);
     }
   } else if (tool.find("weight_sync") != std::string::npos) {
@@ -567,7 +577,7 @@ std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& run
     c.bytes = spec.bytes();
     set_measured(c, totals);
     c.source = file;
-    c.predicted_us = static_cast<double>(runtime.run(p).per_iteration) / 1e6;
+    c.predicted_us = static_cast<double>(run_from(runtime, p, file).per_iteration) / 1e6;
     out.push_back(c);
   } else {
     throw InputError({file, 1, 1}, "unknown measure/torch tool '" + tool +
@@ -657,22 +667,33 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
     if (family == workloads::Family::Ring || family == workloads::Family::Collective) {
       c.mode = thread_per_gpu ? "thread-per-gpu" : "single-thread";
     } else if (family == workloads::Family::Pipeline) {
-      req.microbatches = static_cast<int>(row.at("microbatches").integer(1, 100000));
+      req.microbatches = static_cast<int>(row.at("microbatches").integer(1, 10000));
       req.chunks = row.has("chunks") ? static_cast<int>(row.at("chunks").integer(1, 1000)) : 1;
       req.fwd = seconds_to_picoseconds(pipeline_flag(doc, row, "fwd_us", "--fwd-us") / 1e6, "fwd_us");
       req.bwd = seconds_to_picoseconds(pipeline_flag(doc, row, "bwd_us", "--bwd-us") / 1e6, "bwd_us");
       c.mode += " mb " + std::to_string(req.microbatches) +
                 (req.chunks > 1 ? " v" + std::to_string(req.chunks) : "") + " nccl";
     }
+    if ((family == workloads::Family::Pair || family == workloads::Family::Pipeline) && row.has("mode")) {
+      try {
+        sim::parse_exchange_mode(row.at("mode").text());
+      } catch (const UsageError& e) {
+        row.at("mode").fail(e.what());  // located at $.rows[i].mode: bad input (exit 3), not usage
+      }
+    }
     sim::Program p;
     try {
       p = sim::sim_workload(c.workload).program(req);
     } catch (const UsageError& e) {
-      row.fail(e.what());  // a measured value the workload refuses (an unknown mode, a bad flag value)
+      row.fail(e.what());  // a measured value the workload refuses (a bad flag value)
     }
     p.iterations = iterations;
     p.warmup = warmup;
-    c.predicted_us = static_cast<double>(runtime.run(p).per_iteration) / 1e6;
+    try {
+      c.predicted_us = static_cast<double>(runtime.run(p).per_iteration) / 1e6;
+    } catch (const ValueError& e) {
+      row.fail(std::string("simulating this row: ") + e.what());  // file and JSON path
+    }
     // commsim predicts nccl-tests' pipelined time (pipeline steps: one step from its launch). A timing event
     // between iterations adds its GPU time to each; an operation timed alone adds launch and completion
     // latencies that are not modelled, so such rows are refused rather than compared.
@@ -699,7 +720,7 @@ std::optional<TimelinePair> pipeline_timeline(const MeasuredRun& run, sim::Runti
     if (!row.has("workload") || row.at("workload").text() != "pipeline" || !row.has("timeline")) continue;
     TimelinePair t;
     const auto gpus = gpu_list(row.at("gpus"), n_gpus, 2);
-    const int mb = static_cast<int>(row.at("microbatches").integer(1, 100000));
+    const int mb = static_cast<int>(row.at("microbatches").integer(1, 10000));
     const int chunks = row.has("chunks") ? static_cast<int>(row.at("chunks").integer(1, 1000)) : 1;
     const std::string mode = row.at("mode").text();
     const std::uint64_t bytes = row.at("bytes").bytes();
@@ -724,7 +745,7 @@ std::optional<TimelinePair> pipeline_timeline(const MeasuredRun& run, sim::Runti
     }
     p.warmup = 1;
     p.iterations = 1;
-    const sim::RunResult r = runtime.run(p);
+    const sim::RunResult r = run_from(runtime, p, run.file);
     t.simulated_step_us = static_cast<double>(r.per_iteration) / 1e6;
     t.simulated.assign(gpus.size(), {});
     for (const sim::ComputeSpan& c : r.compute) {

@@ -41,8 +41,9 @@ std::vector<int> microbatch_list(const std::string& flag) {
   for (const std::string& m : split_list(flag)) {
     char* end = nullptr;
     const long v = std::strtol(m.c_str(), &end, 10);
-    if (end == m.c_str() || *end != '\0' || v < 1 || v > 100000)
-      throw UsageError("--microbatches " + m + ": expected a whole number between 1 and 100000");
+    if (end == m.c_str() || *end != '\0' || v < 1 || v > 10000)
+      throw UsageError("--microbatches " + m +
+                       ": expected a whole number between 1 and 10000 (the most commsim simulates)");
     mbs.push_back(static_cast<int>(v));
   }
   return mbs;

@@ -1,6 +1,7 @@
 // Runtime tests on tiny topologies: closed-form transfer times, exchange modes, deadlock reports, traces.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <vector>
@@ -141,4 +142,73 @@ TEST_CASE("runtime: a set cancel flag stops a run with Interrupted, progress rep
   CHECK(seen.back().events <= full.events);
   cancel = true;
   CHECK_THROWS_AS(rt.run(p), Interrupted);
+}
+
+namespace {
+
+/// Four H200s on one NVSwitch (the h200x4 matrix); `down` >= 0 has every NVLink <inactive> in nvlink -s.
+topo::Topology h200x4(int down) {
+  const char* matrix =
+      "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\n"
+      "GPU0\t X \tNV18\tNV18\tNV18\t0-63\t0\nGPU1\tNV18\t X \tNV18\tNV18\t0-63\t0\n"
+      "GPU2\tNV18\tNV18\t X \tNV18\t0-63\t0\nGPU3\tNV18\tNV18\tNV18\t X \t0-63\t0\n";
+  std::string status;
+  for (int g = 0; g < 4; ++g) {
+    status += "GPU " + std::to_string(g) + ": NVIDIA H200 (UUID: GPU-" + std::to_string(g) + ")\n";
+    for (int l = 0; l < 18; ++l)
+      status += "\t Link " + std::to_string(l) + ": " + (g == down ? "<inactive>" : "26.562 GB/s") + "\n";
+  }
+  const topo::NvlinkStatus nv = topo::parse_nvlink_status(status, "h200x4.nvlink");
+  topo::Topology t;
+  topo::Diagnostics diag;
+  topo::NodeBuildOptions o;
+  o.nvlink = &nv;
+  topo::add_matrix_node(t, topo::parse_topo_matrix(matrix, "h200x4.topo"), o,
+                        models::HardwareCatalog::builtin(), diag);
+  return t;
+}
+
+Picoseconds one_send(const topo::Topology& t, int src, int dst, std::uint64_t bytes,
+                     models::Transport* transport = nullptr) {
+  const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  Program p = p2p_program(src, dst, bytes);
+  p.warmup = 0;
+  p.iterations = 1;
+  const RunResult r = rt.run(p);
+  if (transport) *transport = r.ops.at(0).transport;
+  return r.per_iteration;
+}
+
+}  // namespace
+
+TEST_CASE("runtime: a GPU with every NVLink inactive is reached through host memory, other pairs unchanged") {
+  const auto& hw = models::HardwareCatalog::builtin();
+  const auto& lat = hw.latency();
+  const topo::Topology broken = h200x4(2), healthy = h200x4(-1);
+  const std::uint64_t bytes = 1'000'000'000;
+  // NVLink pairs: two NVSwitch hops, 18 links of 25 GB/s, exactly as on the healthy machine.
+  models::Transport tr{};
+  const double nvl_s = 2 * static_cast<double>(lat.nvswitch) / 1e12 + 1e9 / (18 * 25e9);
+  for (auto [a, b] : {std::pair{0, 1}, std::pair{3, 0}, std::pair{1, 3}}) {
+    CAPTURE(a);
+    CAPTURE(b);
+    CHECK(static_cast<double>(one_send(broken, a, b, bytes, &tr)) / 1e12 ==
+          doctest::Approx(nvl_s).epsilon(1e-9));
+    CHECK(tr == models::Transport::P2p);
+    CHECK(one_send(broken, a, b, bytes) == one_send(healthy, a, b, bytes));
+  }
+  // GPU2: NODE (NCCL's PHB), so SHM through the CPU: PCIe up, the host bridges, PCIe down; the slowest of
+  // a Gen5 x16 port and the root complex sets the rate.
+  const double pcie_s =
+      (2 * static_cast<double>(lat.pcie + lat.pcie_switch) + 2 * static_cast<double>(lat.host_bridge)) /
+          1e12 +
+      1e9 / std::min(hw.pcie_bandwidth(5, 16), hw.host().root_complex_bandwidth);
+  for (auto [a, b] : {std::pair{0, 2}, std::pair{2, 3}}) {
+    CAPTURE(a);
+    CAPTURE(b);
+    CHECK(static_cast<double>(one_send(broken, a, b, bytes, &tr)) / 1e12 ==
+          doctest::Approx(pcie_s).epsilon(1e-9));
+    CHECK(tr == models::Transport::Shm);
+  }
 }

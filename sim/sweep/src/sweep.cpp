@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -90,6 +91,19 @@ struct Loaded {
 
 }  // namespace
 
+namespace {
+
+/// The point count for a refusal: the product of the axes' lengths, "more than 2^64" when it overflows.
+std::string points_text(const SweepSpec& s) {
+  const std::size_t n = s.points();
+  if (n != std::numeric_limits<std::size_t>::max()) return std::to_string(n);
+  return std::to_string(s.topologies.size()) + " x " + std::to_string(s.params.size()) + " x " +
+         std::to_string(s.nccl_env.size()) + " x " + std::to_string(s.gpus.size()) + " x " +
+         std::to_string(s.workloads.size()) + " x " + std::to_string(s.sizes.size()) + " (more than 2^64)";
+}
+
+}  // namespace
+
 SweepSpec SweepSpec::parse(std::string_view text, const std::string& file) {
   const toml::table root = parse_toml(text, file);
   TomlFields top(root, file, "");
@@ -151,7 +165,10 @@ SweepSpec SweepSpec::parse(std::string_view text, const std::string& file) {
   } else {
     s.nccl_env.push_back({});
   }
-  if (s.points() > 100'000'000) top.fail("grid", "more than 100,000,000 points");
+  if (s.points() > kMaxSweepPoints) {
+    top.fail("grid", "refused: " + points_text(s) + " points; a sweep has at most " +
+                         std::to_string(kMaxSweepPoints) + " (core/limits.hpp)");
+  }
   return s;
 }
 
@@ -184,11 +201,21 @@ void SweepSpec::override_axes(const SweepOverrides& o) {
   if (what.empty()) return;
   // Shards of one spec run with different overrides must not merge: the hash covers them.
   for (unsigned char c : ";override;" + what) hash = (hash ^ c) * 1099511628211ULL;
-  if (points() > 100'000'000) throw UsageError("the sweep has more than 100,000,000 points");
+  if (points() > kMaxSweepPoints) {
+    throw UsageError("refused: the sweep has " + points_text(*this) + " points; a sweep has at most " +
+                     std::to_string(kMaxSweepPoints) + " (core/limits.hpp)");
+  }
 }
 
 std::size_t SweepSpec::points() const {
-  return topologies.size() * params.size() * nccl_env.size() * gpus.size() * workloads.size() * sizes.size();
+  // Checked: axes whose product overflows (four of 65,536 entries) count as the most there can be, so they
+  // are refused by the limit instead of wrapping to 0 points.
+  std::size_t n = 1;
+  for (const std::size_t axis :
+       {topologies.size(), params.size(), nccl_env.size(), gpus.size(), workloads.size(), sizes.size()}) {
+    if (__builtin_mul_overflow(n, axis, &n)) return std::numeric_limits<std::size_t>::max();
+  }
+  return n;
 }
 
 SweepPoint sweep_point(const SweepSpec& spec, std::size_t index) {

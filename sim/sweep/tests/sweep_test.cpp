@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 #include "commsim/core/error.hpp"
@@ -132,4 +133,22 @@ TEST_CASE("sweep: a failed point is marked failed with empty times, and merges b
   CHECK(back[1].error == "no route, for example");
   CHECK(back[0].error.empty());
   CHECK(back[0].time_us == rows[0].time_us);
+}
+
+TEST_CASE("sweep: the point count never wraps, and a grid over the limit is refused at the grid") {
+  SweepSpec s;
+  for (auto* axis : {&s.topologies, &s.params, &s.gpus}) axis->assign(65536, "x");
+  s.nccl_env.assign(1, {});
+  s.workloads.assign(1, "p2p");
+  s.sizes.assign(65536, 1);
+  // 65,536^4 is 2^64: it used to wrap to 0 points.
+  CHECK(s.points() == std::numeric_limits<std::size_t>::max());
+  std::string sizes, gpus;
+  for (int i = 1; i <= 1000; ++i) sizes += (i > 1 ? ", \"" : "\"") + std::to_string(i) + "KiB\"";
+  for (int i = 0; i < 1001; ++i) gpus += (i > 0 ? ", \"0," : "\"0,") + std::to_string(i + 1) + "\"";
+  const std::string spec = "[grid]\ntopologies = [\"" + std::string(COMMSIM_SOURCE_DIR) +
+                           "/topologies/library/real/h200x4.topo\"]\nworkloads = [\"p2p\"]\nsizes = [" +
+                           sizes + "]\ngpus = [" + gpus + "]\n";
+  CHECK_THROWS_WITH_AS(SweepSpec::parse(spec, "big.toml"),
+                       doctest::Contains("refused: 1001000 points; a sweep has at most 1000000"), InputError);
 }

@@ -208,6 +208,21 @@ Program pipeline_program(const PipelineSpec& s) {
   if (s.chunks < 1) throw UsageError("--chunks must be at least 1, not " + std::to_string(s.chunks));
   if (s.microbatches < 1)
     throw UsageError("--microbatches must be at least 1, not " + std::to_string(s.microbatches));
+  // The work of a step is linear in microbatches x stages x chunks, at about 45 us and 1.3 KB each
+  // (sim/bench/limits.sh): bounded so that a step simulates in seconds and well under 1 GB.
+  constexpr int kMaxMicrobatches = 10000;
+  constexpr std::int64_t kMaxPipelineSteps = 200000;
+  if (s.microbatches > kMaxMicrobatches) {
+    throw UsageError("refused: --microbatches " + std::to_string(s.microbatches) +
+                     ": commsim simulates at most " + std::to_string(kMaxMicrobatches) +
+                     " microbatches per step");
+  }
+  if (const std::int64_t steps = std::int64_t{s.microbatches} * n * s.chunks; steps > kMaxPipelineSteps) {
+    throw UsageError("refused: " + std::to_string(s.microbatches) + " microbatches x " + std::to_string(n) +
+                     " stages x " + std::to_string(s.chunks) + " chunks is " + std::to_string(steps) +
+                     " forward and backward steps; commsim simulates at most " +
+                     std::to_string(kMaxPipelineSteps) + " in one pipeline");
+  }
   // Each stage computes every microbatch forward and backward once: that alone must fit in simulated time.
   try {
     checked_mul(checked_add(s.fwd, s.bwd, "--fwd-us + --bwd-us"),

@@ -2,6 +2,7 @@
 // arithmetic.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -24,8 +25,24 @@ inline constexpr double kMaxBandwidth = 1e15;
 /// The most steps a size sweep (min, min*factor, ... max) may take, counting sizes that round to the same
 /// byte count.
 inline constexpr std::uint64_t kMaxSweepSteps = 1000000;
+/// The most points one sweep may have (the product of its axes, computed without overflow). Every point's row
+/// is held until the sweep is written, so the limit keeps a sweep's memory well under 1 GB.
+inline constexpr std::size_t kMaxSweepPoints = 1000000;
 /// The most GPUs (or ranks) one measured run may name (the simulator's tested scale is 16,384 GPUs).
 inline constexpr int kMaxGpus = 1 << 16;
+/// The largest input file any commsim tool reads, in bytes: 64 MiB (the largest measured file in the
+/// repository is about 2 MiB). Every input (topologies, what-if TOML and the files it names, parameters,
+/// sweep specs, measured logs and JSON) is read by read_file, which refuses larger files and anything that is
+/// not a regular file (devices such as /dev/urandom, FIFOs, sockets) before reading a byte.
+inline constexpr std::uint64_t kMaxInputFileBytes = 64ULL << 20;
+/// The most devices (GPU and NIC columns) one `nvidia-smi topo -m` matrix may have. One machine has at most
+/// a few dozen; a header with more is refused before any cell is stored (the cells grow as its square).
+inline constexpr int kMaxMatrixDevices = 1024;
+/// The most configurations one commsim-measure plan may have (a dry run included), counted before any is
+/// built: each holds its workload's flags (about 2 KB), so the plan stays well under 1 GB.
+inline constexpr std::uint64_t kMaxPlanConfigs = 100000;
+/// The most GPU entries (the sum over configurations of their GPU lists) one commsim-measure plan may hold.
+inline constexpr std::uint64_t kMaxPlanGpuEntries = 1ULL << 24;
 /// The most events one simulation may run before it is stopped as a would-be hang.
 inline constexpr std::uint64_t kMaxEvents = 1000000000ULL;
 

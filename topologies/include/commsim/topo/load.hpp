@@ -23,6 +23,19 @@ struct LoadOptions {
 Topology load_topology(const std::string& path, const LoadOptions& options, Diagnostics& diag,
                        const models::HardwareCatalog& hw = models::HardwareCatalog::builtin());
 
+/// A file a topology reads besides itself: what names it ("topo_file of [[nodes]] 2", "its .nvlink file")
+/// and its path.
+struct TopologyInput {
+  std::string what;
+  std::string path;
+};
+
+/// The files load_topology(path) reads besides `path`: the sibling `nvidia-smi nvlink -s` capture, and for a
+/// what-if TOML every [[nodes]] topo_file and nvlink_file (explicit or sibling), resolved as the loader
+/// resolves them. For the output guard: an output onto any of them is refused. A file that cannot be read
+/// or parsed yields what could be found (loading reports the error).
+std::vector<TopologyInput> topology_inputs(const std::string& path);
+
 /// Builds a topology from what-if TOML text; relative topo_file paths resolve against `base_dir`.
 Topology load_whatif(std::string_view text, const std::string& file, const std::string& base_dir,
                      const LoadOptions& options, Diagnostics& diag, const models::HardwareCatalog& hw);

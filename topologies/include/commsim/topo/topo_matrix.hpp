@@ -25,10 +25,12 @@ int pcie_rank(PairCode code);
 /// and NODE -> PHB, anything else (SYS, X, unknown) -> SYS.
 models::PathType nccl_path_type(PairCode code);
 
+/// One cell: 16 bytes (a matrix of n devices stores n^2 of them; the file name lives in TopoMatrix).
 struct MatrixCell {
   PairCode code = PairCode::Unknown;
-  int nvlinks = 0;       ///< bonded NVLink count for NvLink cells
-  SourceLocation where;  ///< where the cell is in the file (line 0 when derived from the transposed cell)
+  int nvlinks = 0;  ///< bonded NVLink count for NvLink cells
+  int line = 0;     ///< where the cell is in the file (line 0 when derived from the transposed cell)
+  int column = 0;
 };
 
 /// A GPU or NIC row/column of the matrix.
@@ -54,13 +56,17 @@ struct TopoMatrix {
   int gpu_count() const;
   int nic_count() const { return static_cast<int>(devices.size()) - gpu_count(); }
   const MatrixCell& cell(int a, int b) const { return cells[a][b]; }
+  /// The file position of a cell, for messages.
+  SourceLocation where(const MatrixCell& c) const { return {file, c.line, c.column}; }
 };
 
 /// Parses the text of `nvidia-smi topo -m`. Accepts tab- or space-aligned output, ESC[..m codes, CR LF line
 /// ends, empty affinity cells, NIC columns (NIC# with a NIC Legend, or device names), full, truncated or
 /// missing legends, and SOC for SYS. Throws InputError with file, line and column for: empty or binary input,
 /// no header, short rows, empty or unknown cells, absurd NV counts, misplaced X, NVLink to a NIC, unknown or
-/// duplicate rows, missing GPU rows and asymmetric cells.
+/// duplicate rows, missing GPU rows and asymmetric cells. A header of more than kMaxMatrixDevices device
+/// columns (core/limits.hpp) is refused before any cell is stored; cells are stored as rows are read, so the
+/// work and memory follow the text, not what the header claims.
 TopoMatrix parse_topo_matrix(std::string_view text, const std::string& file);
 
 /// True when the text looks like `nvidia-smi topo -m` output (a header line with a GPU0 column).

@@ -179,6 +179,12 @@ class Topology {
   /// vertex -> its parent in the fabric tree (NICs and switches; null_vertex() for none). Vertices, not edge
   /// descriptors: those point into edge lists that grow while the topology is built.
   std::vector<Vertex> parent_;
+  /// vertex -> the position of its uplink (vertex -> parent) among its out-edges, and of the downlink
+  /// (parent -> vertex) among the parent's: out-edge lists only grow, so positions stay valid, and a route
+  /// finds a fabric edge in constant time instead of scanning a leaf's thousands of ports.
+  std::vector<std::size_t> up_slot_, down_slot_;
+  Edge up_edge(Vertex v) const;
+  Edge down_edge(Vertex v) const;
 };
 
 }  // namespace commsim::topo

@@ -4,20 +4,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "commsim/core/error.hpp"
+#include "commsim/core/text.hpp"
 
 namespace commsim::workloads {
 
 /// Relative weights w[r*n+p] of what rank r sends rank p, read from `file`: n lines of n non-negative numbers
 /// (blank lines and lines starting with '#' skipped). Throws InputError naming file, line and column.
 inline std::vector<double> alltoallv_counts_file(const std::string& file, int n) {
-  std::ifstream in(file);
-  if (!in) throw IoError("cannot open --counts file " + file);
+  // read_file refuses devices, FIFOs and oversized files (core/limits.hpp) like every other input reader.
+  const std::string text = read_file(file);
+  std::istringstream in(text);
   std::vector<double> w;
   std::string line;
   int line_no = 0, rows = 0;
