@@ -5,13 +5,14 @@ Usage: scripts/check_examples.py COMMSIM [--list] [--only SUBSTRING]
 
 Examples come from two places: the EXAMPLE(S) sections of `commsim --help` and of every subcommand's --help
 (found by walking the SUBCOMMANDS lists), and the ```sh code blocks of every tracked README*.md whose lines invoke
-`commsim` (continuation lines joined). Each runs from a scratch directory that links the repository's top-level
-folders, so relative inputs resolve and outputs (--out DIR, -o FILE) land in scratch. An example passes when it
+`commsim` (continuation lines joined). Each runs from a scratch copy of the repository made of links to its files,
+so relative inputs resolve and outputs (--out DIR, -o FILE) land in scratch. An example passes when it
 exits 0, or the code EXPECTED_CODES gives for it. Examples that cannot run here are listed as skipped, with the
 reason (SKIPS). Exit status: 0 all ran as documented, 1 some failed, 2 usage.
 """
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -40,7 +41,7 @@ SKIPS = [
     ("LOG", "placeholder log file"),
     ("A.tsv", "placeholder data files"),
     ("<", "placeholder in angle brackets"),
-    ("[", "optional flags in brackets: a template"),
+    ("sweep merge shards", "merges the shard files that the launcher examples before it write"),
     ("DIR", "placeholder directory"),
     ("BEFORE.toml", "placeholder parameter file"),
     ("/shared/", "a cluster's shared file system"),
@@ -71,8 +72,8 @@ def help_examples(commsim):
         section = None
         for line in r.stdout.splitlines():
             stripped = line.strip()
-            if re.match(r"^[A-Z][A-Z ()]+:?$", stripped):
-                section = stripped.rstrip(":")
+            if re.match(r"^[A-Z][A-Z ()]+:?$", stripped) or stripped in ("Subcommands:", "Options:"):
+                section = stripped.rstrip(":").upper()
                 continue
             if section == "SUBCOMMANDS":
                 m = re.match(r"^ {1,4}([a-z][a-z0-9_-]*)(\s{2,}|$)", line)  # not wrapped description lines
@@ -113,7 +114,8 @@ def readme_examples():
                 # Continuations: a trailing backslash, or (in usage summaries) an indented next line.
                 while i + 1 < len(lines) and (text.endswith("\\") or (
                         lines[i + 1].startswith((" ", "\t")) and lines[i + 1].strip() and
-                        not lines[i + 1].strip().startswith("```"))):
+                        not lines[i + 1].strip().startswith("```") and
+                        not re.match(r"^[a-z]+:", lines[i + 1].strip()))):  # "common: ..." describes, not continues
                     i += 1
                     text = text.rstrip("\\").rstrip() + " " + lines[i].strip()
                 if re.match(r"^(\./)?(build/[a-z]+/sim/)?commsim ", text):
@@ -136,10 +138,16 @@ def main():
         only = args[args.index("--only") + 1]
     examples = help_examples(commsim) + readme_examples()
     scratch = tempfile.mkdtemp(prefix="commsim-examples-")
+    # A tree of real directories and linked files: inputs resolve, and an output written over a repository file
+    # (write_file_atomic renames a new file into place) replaces the link in scratch, never the file.
     for name in os.listdir(ROOT):
         if name.startswith(".") or name == "build":
             continue
-        os.symlink(os.path.join(ROOT, name), os.path.join(scratch, name))
+        src = os.path.join(ROOT, name)
+        if os.path.isdir(src):
+            subprocess.run(["cp", "-rs", src, os.path.join(scratch, name)], check=True)
+        else:
+            os.symlink(src, os.path.join(scratch, name))
     bindir = os.path.join(scratch, ".bin")
     os.mkdir(bindir)
     os.symlink(commsim, os.path.join(bindir, "commsim"))
@@ -151,14 +159,23 @@ def main():
         for cmd, source in examples:
             for pattern, repl in SUBSTITUTIONS:
                 cmd = re.sub(pattern, repl, cmd)
+            if only and only not in cmd:
+                continue
+            # A pipe into another tool (`... --format dot | dot -Tsvg`): the commsim part is the example.
+            cmd = re.split(r" \| (?=dot |jq |head |grep |less )", cmd)[0]
+            # Optional parts of a usage line ([--root R], 0[-7]) are left out: what remains must run.
+            while re.search(r"\[[^\[\]]*\]", cmd):
+                cmd = re.sub(r"\s*\[[^\[\]]*\]", "", cmd)
             if cmd in done:
                 continue
             done.add(cmd)
-            if only and only not in cmd:
-                continue
             reason = next((why for key, why in SKIPS if key in cmd), None)
             if not reason:
-                placeholder = [t for t in cmd.split()[1:] if re.fullmatch(r"[A-Z][A-Z0-9]+(\.[a-z]+)?", t)]
+                try:
+                    tokens = shlex.split(cmd)
+                except ValueError:
+                    tokens = cmd.split()
+                placeholder = [t for t in tokens[1:] if re.fullmatch(r"[A-Z][A-Z_]*[A-Z](\.[a-z]+)?", t)]
                 if placeholder:
                     reason = "placeholder %s: a template, not a command" % placeholder[0]
             if reason:

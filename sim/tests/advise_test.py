@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Checks `commsim advise pipeline` over grids (winners, margins, bands, hazards) and that comparison outputs name
-both sides. One case per run: advise_test.py --commsim PATH --source-dir DIR --case NAME."""
+"""Checks `commsim advise pipeline` over grids (winners, margins, bands, hazards), that comparison outputs name
+both sides, and that sweep points refuse GPUs they would ignore. One case per run: advise_test.py --commsim PATH --source-dir DIR --case NAME."""
 import argparse
 import json
 import re
@@ -123,6 +123,17 @@ def case_weight_sync_names_its_side():
              "--method", "p2p-engine"])
     assert "# pushed by copy engines (cudaMemcpyPeerAsync, no NCCL) over " + H200 + ": 4 GPU(s) on 1 machine" in \
         r.stdout, r.stdout
+
+
+def case_sweep_p2p_takes_two_gpus():
+    """A p2p point over four GPUs fails saying why, instead of running 0->1 and ignoring the other two."""
+    import csv
+    import tempfile
+    out = tempfile.mkdtemp(prefix="sweep-p2p-")
+    run(["sweep", "sim/tests/sweep-p2p-gpus.toml", "--jobs", "1", "--out", out], code=6)
+    rows = list(csv.DictReader(open(out + "/results.csv")))
+    assert [r["status"] for r in rows] == ["ok", "failed"], rows
+    assert "takes exactly two GPUs (e.g. 0,1), not 4" in rows[1]["error"], rows[1]
 
 
 CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}
