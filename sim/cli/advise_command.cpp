@@ -1,5 +1,5 @@
-// `commsim advise pipeline`: simulates every P2P mode over a grid of pipeline shapes and says which wins, by how
-// much, whether the margin is inside the prediction band, and which known hazards apply.
+// `commsim advise pipeline`: simulates every P2P mode over a grid of pipeline shapes and says which wins, by
+// how much, whether the margin is inside the prediction band, and which known hazards apply.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -70,8 +70,8 @@ std::string route_words(sim::Runtime& rt, int a, int b, const models::TransferMo
   char buf[160];
   if (t == models::Transport::Net) {
     const std::string fabric = rt.topology().fabric ? topo::kind_name(rt.topology().fabric->kind) : "network";
-    std::snprintf(buf, sizeof buf, "the %s network (NET transport, %.0f GB/s peak per direction)", fabric.c_str(),
-                  gbps);
+    std::snprintf(buf, sizeof buf, "the %s network (NET transport, %.0f GB/s peak per direction)",
+                  fabric.c_str(), gbps);
   } else if (t == models::Transport::Shm) {
     std::snprintf(buf, sizeof buf, "host memory (SHM transport through the CPU, %.0f GB/s route peak)", gbps);
   } else if (p.path == models::PathType::Nvl) {
@@ -105,7 +105,8 @@ std::string gpu_words(const std::vector<int>& gpus) {
 
 /// The hazards of `hazards` that concern one mode at one grid point (hang hazards by mode and size).
 std::vector<const Hazard*> mode_hazards(const std::vector<Hazard>& hazards, const std::string& schedule,
-                                        sim::Framework f, sim::ExchangeMode m, std::uint64_t bytes, bool& hung) {
+                                        sim::Framework f, sim::ExchangeMode m, std::uint64_t bytes,
+                                        bool& hung) {
   std::vector<const Hazard*> out;
   for (const Hazard& h : hazards) {
     if (h.kind != "hang" || h.workload != "pipeline") continue;
@@ -141,17 +142,19 @@ void run_advise(const AdviseOptions& o) {
   std::vector<std::vector<int>> stage_sets;
   if (!o.gpus.empty()) {
     if (!o.stages.empty()) {
-      throw UsageError("--gpus " + o.gpus + " fixes the stages (its GPUs in order); give --stages or --gpus, "
+      throw UsageError("--gpus " + o.gpus +
+                       " fixes the stages (its GPUs in order); give --stages or --gpus, "
                        "not both");
     }
     stage_sets.push_back(parse_gpu_list(o.gpus, n));
     if (stage_sets.back().size() < 2) throw UsageError("--gpus must list at least 2 GPUs (one per stage)");
   } else {
-    if (o.stages.empty()) throw UsageError("advise pipeline needs --stages P[,P...] (at least 2) or --gpus LIST");
+    if (o.stages.empty())
+      throw UsageError("advise pipeline needs --stages P[,P...] (at least 2) or --gpus LIST");
     for (int p : int_list("--stages", o.stages, 2, 1 << 20)) {
       if (p > n) {
-        throw UsageError("--stages " + std::to_string(p) + " is more than the topology's " + std::to_string(n) +
-                         " GPUs");
+        throw UsageError("--stages " + std::to_string(p) + " is more than the topology's " +
+                         std::to_string(n) + " GPUs");
       }
       std::vector<int> g;
       for (int i = 0; i < p; ++i) g.push_back(i);
@@ -160,7 +163,8 @@ void run_advise(const AdviseOptions& o) {
   }
   const std::vector<int> mbs = int_list("--microbatches", o.microbatches, 1, 100000);
   std::vector<std::uint64_t> acts;
-  for (const std::string& a : split_list(o.activation_bytes)) acts.push_back(parse_size_flag("--activation-bytes", a));
+  for (const std::string& a : split_list(o.activation_bytes))
+    acts.push_back(parse_size_flag("--activation-bytes", a));
   if (acts.empty()) throw UsageError("--activation-bytes needs at least one size");
   const int chunks = interleaved ? o.chunks : 1;
   if (interleaved) {
@@ -208,8 +212,7 @@ void run_advise(const AdviseOptions& o) {
     for (int mb : mbs) {
       for (std::uint64_t act : acts) {
         // Compute alone: M x (F + B) plus the pipeline bubble (P - 1) x (F + B) / V.
-        const double compute_bound =
-            (mb + static_cast<double>(stages - 1) / chunks) * (o.fwd_us + o.bwd_us);
+        const double compute_bound = (mb + static_cast<double>(stages - 1) / chunks) * (o.fwd_us + o.bwd_us);
         for (sim::Framework f : frameworks) {
           std::vector<Outcome> outcomes;
           for (sim::ExchangeMode m : kModes) {
@@ -328,12 +331,13 @@ void run_advise(const AdviseOptions& o) {
           // The explanation (printed for a grid of one point; in the JSON always).
           std::vector<std::string> lines;
           char buf[640];
-          std::snprintf(buf, sizeof buf,
-                        "With --framework %s, %s: %s %.1f us per step, %s %.1f us (%.1f us, %.1f%% apart; the "
-                        "band puts the gap between %+.1f and %+.1f us).",
-                        sim::framework_name(f), verdict.c_str(), sim::exchange_mode_name(best->mode), best->step_us,
-                        sim::exchange_mode_name(runner->mode), runner->step_us, margin,
-                        100.0 * margin / runner->step_us, margin_lo, margin_hi);
+          std::snprintf(
+              buf, sizeof buf,
+              "With --framework %s, %s: %s %.1f us per step, %s %.1f us (%.1f us, %.1f%% apart; the "
+              "band puts the gap between %+.1f and %+.1f us).",
+              sim::framework_name(f), verdict.c_str(), sim::exchange_mode_name(best->mode), best->step_us,
+              sim::exchange_mode_name(runner->mode), runner->step_us, margin,
+              100.0 * margin / runner->step_us, margin_lo, margin_hi);
           lines.emplace_back(buf);
           if (f == sim::Framework::Torch && stages > 2) {
             double ov = 0, seq = 0;
@@ -343,17 +347,20 @@ void run_advise(const AdviseOptions& o) {
             }
             if (std::fabs(ov - seq) <= 0.01 * seq) {
               lines.emplace_back(
-                  "  Under PyTorch, overlapped is no faster than sequential: unbatched isend/irecv on a group of "
-                  "more than 2 ranks serialize on the group's one NCCL stream. Only batch_isend_irecv overlaps "
+                  "  Under PyTorch, overlapped is no faster than sequential: unbatched isend/irecv on a "
+                  "group of "
+                  "more than 2 ranks serialize on the group's one NCCL stream. Only batch_isend_irecv "
+                  "overlaps "
                   "them.");
             }
           }
           if (f == frameworks.back()) {
-            std::snprintf(buf, sizeof buf,
-                          "Why: compute alone takes (M + (P - 1) / V) x (F + B) = %.1f us; the best mode under "
-                          "--framework %s exposes %.1f us of communication on top (%.1f%% of the step).",
-                          compute_bound, sim::framework_name(f), best->exposed_us,
-                          100.0 * best->exposed_us / best->step_us);
+            std::snprintf(
+                buf, sizeof buf,
+                "Why: compute alone takes (M + (P - 1) / V) x (F + B) = %.1f us; the best mode under "
+                "--framework %s exposes %.1f us of communication on top (%.1f%% of the step).",
+                compute_bound, sim::framework_name(f), best->exposed_us,
+                100.0 * best->exposed_us / best->step_us);
             lines.emplace_back(buf);
             auto transfer_us = [&](std::uint64_t bytes) {
               sim::Program p = sim::p2p_program(gpus[0], gpus[1], bytes);
@@ -364,14 +371,15 @@ void run_advise(const AdviseOptions& o) {
             const double one = transfer_us(act);
             const double fixed = transfer_us(1);
             const bool latency_bound = fixed >= 0.5 * one;
-            std::snprintf(buf, sizeof buf,
-                          "  One %s activation between stages takes %.1f us over %s; %.1f us of it is fixed cost "
-                          "(launch, protocol), so transfers are %s.",
-                          format_size(act).c_str(), one, route_words(rt, gpus[0], gpus[1], *model).c_str(), fixed,
-                          latency_bound
-                              ? "latency-bound: per-call overheads dominate, and fewer calls (batched) help most"
-                              : "bandwidth-bound: the link dominates, and modes that move both directions at once "
-                                "(batched, or overlapped on separate streams) help most");
+            std::snprintf(
+                buf, sizeof buf,
+                "  One %s activation between stages takes %.1f us over %s; %.1f us of it is fixed cost "
+                "(launch, protocol), so transfers are %s.",
+                format_size(act).c_str(), one, route_words(rt, gpus[0], gpus[1], *model).c_str(), fixed,
+                latency_bound
+                    ? "latency-bound: per-call overheads dominate, and fewer calls (batched) help most"
+                    : "bandwidth-bound: the link dominates, and modes that move both directions at once "
+                      "(batched, or overlapped on separate streams) help most");
             lines.emplace_back(buf);
           }
           out["points"].back()["advice"] = lines;
@@ -396,20 +404,22 @@ void run_advise(const AdviseOptions& o) {
     char line[512];
     text = "# " + setup->params_note + "\n";
     text += "# simulated on " + out["setup"].get<std::string>() + "\n";
+    std::snprintf(
+        line, sizeof line,
+        "# band: -%.1f%%/+%.1f%% below 1 MiB, -%.1f%%/+%.1f%% from 1 MiB (%s), applied to each mode's "
+        "exposed communication\n",
+        100 * params.band.latency_below, 100 * params.band.latency_above, 100 * params.band.bandwidth_below,
+        100 * params.band.bandwidth_above,
+        params.fitted.empty() ? "datasheet band: no fitted set" : "the parameter set's fitted band");
+    text += line;
     std::snprintf(line, sizeof line,
-                  "# band: -%.1f%%/+%.1f%% below 1 MiB, -%.1f%%/+%.1f%% from 1 MiB (%s), applied to each mode's "
-                  "exposed communication\n",
-                  100 * params.band.latency_below, 100 * params.band.latency_above,
-                  100 * params.band.bandwidth_below, 100 * params.band.bandwidth_above,
-                  params.fitted.empty() ? "datasheet band: no fitted set" : "the parameter set's fitted band");
+                  "pipeline, %s schedule%s, F %.0f us, B %.0f us per stage and microbatch\n\n",
+                  o.schedule.c_str(), interleaved ? (", V = " + std::to_string(chunks)).c_str() : "",
+                  o.fwd_us, o.bwd_us);
     text += line;
-    std::snprintf(line, sizeof line, "pipeline, %s schedule%s, F %.0f us, B %.0f us per stage and microbatch\n\n",
-                  o.schedule.c_str(), interleaved ? (", V = " + std::to_string(chunks)).c_str() : "", o.fwd_us,
-                  o.bwd_us);
-    text += line;
-    std::snprintf(line, sizeof line, "  %-8s %-6s %10s  %-9s  %-10s %11s  %-10s %24s  %-7s  %s\n", "stages", "micro",
-                  "activation", "framework", "winner", "step_us", "runner-up", "margin (band) us", "hazards",
-                  "verdict");
+    std::snprintf(line, sizeof line, "  %-8s %-6s %10s  %-9s  %-10s %11s  %-10s %24s  %-7s  %s\n", "stages",
+                  "micro", "activation", "framework", "winner", "step_us", "runner-up", "margin (band) us",
+                  "hazards", "verdict");
     text += line;
     for (const auto& p : out["points"]) {
       std::string hz;  // H1, H2: the hazards' numbers in the list below the table
@@ -426,13 +436,13 @@ void run_advise(const AdviseOptions& o) {
       for (const auto& m : p["modes"]) {
         if (m["mode"] == p["winner"]) best_step = m["step_us"].get<double>();
       }
-      std::snprintf(line, sizeof line, "  %-8s %-6d %10s  %-9s  %-10s %11.1f  %-10s %24s  %-7s  %s\n",
-                    (std::to_string(p["stages"].get<int>()) + (o.gpus.empty() ? "" : " (" + gpus_text + ")"))
-                        .c_str(),
-                    p["microbatches"].get<int>(), format_size(p["activation_bytes"].get<std::uint64_t>()).c_str(),
-                    p["framework"].get<std::string>().c_str(), p["winner"].get<std::string>().c_str(), best_step,
-                    p["runner_up"].get<std::string>().c_str(), margin,
-                    hz.empty() ? "-" : hz.c_str(), p["verdict"].get<std::string>().c_str());
+      std::snprintf(
+          line, sizeof line, "  %-8s %-6d %10s  %-9s  %-10s %11.1f  %-10s %24s  %-7s  %s\n",
+          (std::to_string(p["stages"].get<int>()) + (o.gpus.empty() ? "" : " (" + gpus_text + ")")).c_str(),
+          p["microbatches"].get<int>(), format_size(p["activation_bytes"].get<std::uint64_t>()).c_str(),
+          p["framework"].get<std::string>().c_str(), p["winner"].get<std::string>().c_str(), best_step,
+          p["runner_up"].get<std::string>().c_str(), margin, hz.empty() ? "-" : hz.c_str(),
+          p["verdict"].get<std::string>().c_str());
       text += line;
     }
     text += "\n";
@@ -441,7 +451,7 @@ void run_advise(const AdviseOptions& o) {
     } else {
       text += "Every mode's step, its band and the explanation per point: --format json.\n";
     }
-      for (std::size_t i = 0; i < fired.size(); ++i) {
+    for (std::size_t i = 0; i < fired.size(); ++i) {
       const Hazard* h = fired[i];
       text += "\nH" + std::to_string(i + 1) + " hazard " + h->id + ": " + h->text + ".\n  Measured on " +
               h->measured_on + ".\n  Evidence: " + h->evidence + ".\n";
@@ -457,25 +467,30 @@ void run_advise(const AdviseOptions& o) {
 }  // namespace
 
 void add_advise_command(CLI::App& app) {
-  CLI::App* advise = app.add_subcommand("advise", "Recommend settings from simulations instead of rules of thumb");
+  CLI::App* advise =
+      app.add_subcommand("advise", "Recommend settings from simulations instead of rules of thumb");
   advise->require_subcommand(1);
   auto o = std::make_shared<AdviseOptions>();
   CLI::App* p = advise->add_subcommand(
       "pipeline",
-      "Simulate every P2P mode (sequential, overlapped, batched) of a Megatron pipeline\nover a grid of stages, "
+      "Simulate every P2P mode (sequential, overlapped, batched) of a Megatron pipeline\nover a grid of "
+      "stages, "
       "microbatches and activation sizes; say which wins, by how\nmuch, whether the margin is inside the "
       "prediction band, and which known\nhazards (validation/data/hazards.toml) apply");
   add_setup_flags(p, {&o->topology, &o->gpu, &o->params, &o->cost_model, &o->nccl_env}, SetupRole::WhatIf);
   p->add_option("--stages", o->stages, "Pipeline stages, a list: 2,4 (stage r on GPU r)");
   p->add_option("--gpus", o->gpus, "GPUs for the stages in order (instead of --stages)");
   p->add_option("--microbatches", o->microbatches, "Microbatches per step, a list: 4,16")->required();
-  p->add_option("--activation-bytes", o->activation_bytes, "Activation bytes per microbatch, a list: 4MiB,64MiB")
+  p->add_option("--activation-bytes", o->activation_bytes,
+                "Activation bytes per microbatch, a list: 4MiB,64MiB")
       ->required();
-  p->add_option("--schedule", o->schedule, "1f1b (Megatron's non-interleaved) or interleaved (with --chunks V)")
+  p->add_option("--schedule", o->schedule,
+                "1f1b (Megatron's non-interleaved) or interleaved (with --chunks V)")
       ->check(CLI::IsMember({"1f1b", "interleaved"}))
       ->capture_default_str();
-  p->add_option("--chunks", o->chunks,
-                "Model chunks per stage for --schedule interleaved (--fwd-us/--bwd-us\nsplit evenly over them)");
+  p->add_option(
+      "--chunks", o->chunks,
+      "Model chunks per stage for --schedule interleaved (--fwd-us/--bwd-us\nsplit evenly over them)");
   p->add_option("--fwd-us", o->fwd_us, "Forward compute per stage and microbatch (us, or with a unit: 0.5ms)")
       ->transform(workloads::time_in("us"))
       ->required();
@@ -485,17 +500,23 @@ void add_advise_command(CLI::App& app) {
   p->add_option("--framework", o->framework, "nccl, torch or both")
       ->check(CLI::IsMember({"nccl", "torch", "both"}))
       ->capture_default_str();
-  p->add_option("--format", o->format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  p->add_option("--format", o->format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
   p->add_option("-o,--out", o->out, "Write to this file (atomically) instead of standard output");
   p->footer(
-      "\nOUTPUT\n  One row per grid point and framework: the winning mode, its step time, the runner-up, the margin in "
+      "\nOUTPUT\n  One row per grid point and framework: the winning mode, its step time, the runner-up, the "
+      "margin in "
       "us\n  and the range the prediction band allows for it (each mode's band applied to its\n  exposed "
-      "communication, step - compute bound). 'tie within the error' when that range\n  reaches 0. Hazards name "
+      "communication, step - compute bound). 'tie within the error' when that range\n  reaches 0. Hazards "
+      "name "
       "configurations real hardware did not run as predicted;\n  a mode that hung on hardware is never the "
       "winner.\n"
       "\nEXAMPLES\n  commsim advise pipeline --topology topologies/library/real/h200x4.topo --params "
-      "models/params/h200.toml --stages 4 --microbatches 16 --activation-bytes 64MiB --fwd-us 500 --bwd-us 1000\n"
-      "  commsim advise pipeline --topology topologies/library/real/h200x4.topo --params models/params/h200.toml "
+      "models/params/h200.toml --stages 4 --microbatches 16 --activation-bytes 64MiB --fwd-us 500 --bwd-us "
+      "1000\n"
+      "  commsim advise pipeline --topology topologies/library/real/h200x4.topo --params "
+      "models/params/h200.toml "
       "--stages 2,4 --microbatches 4,16 --activation-bytes 1MiB,16MiB,64MiB --fwd-us 500 --bwd-us 1ms "
       "--schedule interleaved --chunks 2 --framework nccl --format json");
   p->callback([o] { run_advise(*o); });

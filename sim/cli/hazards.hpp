@@ -1,4 +1,5 @@
-// Known hazards (validation/data/hazards.toml, embedded): what real hardware did that the simulator does not predict.
+// Known hazards (validation/data/hazards.toml, embedded): what real hardware did that the simulator does not
+// predict.
 #pragma once
 
 #include <cstdint>
