@@ -109,13 +109,16 @@ void check_flags_apply(const std::string& workload, const std::set<std::string>&
   }
   if (workload == "weight-sync" && method == "p2p-engine") {
     if (has("--bucket-bytes"))
-      refuse("--bucket-bytes", "--method p2p-engine copies every tensor on its own (buckets are --method broadcast)");
+      refuse("--bucket-bytes",
+             "--method p2p-engine copies every tensor on its own (buckets are --method broadcast)");
     if (has("--framework"))
-      refuse("--framework", "--method p2p-engine copies with cudaMemcpyPeerAsync; neither NCCL nor PyTorch issues it");
+      refuse("--framework",
+             "--method p2p-engine copies with cudaMemcpyPeerAsync; neither NCCL nor PyTorch issues it");
     if (has("--nccl-env")) refuse("--nccl-env", "--method p2p-engine makes no NCCL calls (copy engines)");
   }
   if (workload == "weight-sync" && method == "broadcast" && has("--streams"))
-    refuse("--streams", "copy streams are --method p2p-engine's; NCCL broadcast runs on its communicator's stream");
+    refuse("--streams",
+           "copy streams are --method p2p-engine's; NCCL broadcast runs on its communicator's stream");
   if (workload == "broadcast" && !model_broadcast && has("--bucket-bytes"))
     refuse("--bucket-bytes", "buckets coalesce a model's tensors: give --model NAME, or drop --bucket-bytes");
   if (workload == "alltoallv" && !o.args.str("--counts").empty()) {
@@ -124,7 +127,8 @@ void check_flags_apply(const std::string& workload, const std::set<std::string>&
     }
   }
   if (workload == "alltoallv" && has("--skew-seed") && o.args.number("--skew") == 0)
-    refuse("--skew-seed", "with --skew 0 every peer gets the same share, so the seeded order changes nothing");
+    refuse("--skew-seed",
+           "with --skew 0 every peer gets the same share, so the seeded order changes nothing");
 }
 
 /// PyTorch's per-call overhead on every launch that issues communication (--framework torch for the

@@ -42,7 +42,8 @@ void simulate(const SimContext& ctx, const WorkloadArgs& args, ResultTable& tabl
     env.insert(env.end(), baseline_env.begin(), baseline_env.end());
     const std::string path = baseline_topology.empty() ? ctx.topology_path : baseline_topology;
     ctx.with_setup(path, env, [&](Runtime& rt) {
-      one(rt, [&](Program p) { return rt.run(p); }, "baseline", path, env);
+      one(
+          rt, [&](Program p) { return rt.run(p); }, "baseline", path, env);
     });
     table.metadata["baseline_nccl_env"] = baseline_env;
     // Both sides named in one line: what the speedup compares.

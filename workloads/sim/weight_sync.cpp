@@ -99,8 +99,9 @@ void simulate(const SimContext& ctx, const WorkloadArgs& args, ResultTable& tabl
   all.insert(all.end(), to.begin(), to.end());
   const std::string setup = describe_setup(ctx.runtime, ctx.topology_path, all, ctx.nccl_env);
   table.metadata["setup"] = setup;
-  table.notes.push_back(method == "broadcast" ? "pushed by NCCL broadcast over " + setup
-                                              : "pushed by copy engines (cudaMemcpyPeerAsync, no NCCL) over " + setup);
+  table.notes.push_back(method == "broadcast"
+                            ? "pushed by NCCL broadcast over " + setup
+                            : "pushed by copy engines (cudaMemcpyPeerAsync, no NCCL) over " + setup);
   const auto tensor_count = static_cast<std::int64_t>(spec.tensors().size());
   for (const auto& [name, v] : timings) {
     table.rows.push_back({spec.name, method, tensor_count, pieces_count, static_cast<std::int64_t>(spec.bytes()),

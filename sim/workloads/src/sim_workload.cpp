@@ -89,7 +89,8 @@ std::string describe_setup(Runtime& rt, const std::string& path, const std::vect
       for (int n : node.nics) nic_bw = std::max(nic_bw, t.nics.at(static_cast<std::size_t>(n)).bandwidth);
       const bool tcp = t.fabric->kind == topo::FabricKind::Tcp || env.ib_disable;
       char buf[256];
-      std::snprintf(buf, sizeof buf, "; between machines: %s fabric, %zu NIC(s) per machine at %.0f Gb/s, NET/%s",
+      std::snprintf(buf, sizeof buf,
+                    "; between machines: %s fabric, %zu NIC(s) per machine at %.0f Gb/s, NET/%s",
                     topo::kind_name(t.fabric->kind), node.nics.size(), nic_bw * 8 / 1e9,
                     tcp ? (env.ib_disable && t.fabric->kind != topo::FabricKind::Tcp
                                ? "Socket (TCP over the same NICs: NCCL_IB_DISABLE=1)"

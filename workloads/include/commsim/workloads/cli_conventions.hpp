@@ -36,8 +36,9 @@ inline CLI::Validator time_in(const std::string& unit) {
 }
 
 /// For a command line CLI11 rejected: a "did you mean" line for the first mistyped subcommand or flag
-/// ("unknown command 'simulat' for 'commsim'; did you mean 'simulate'?"), the list of commands when a required
-/// one is missing, or "" when every subcommand and flag is known (then CLI11's own message says what is wrong).
+/// ("unknown command 'simulat' for 'commsim'; did you mean 'simulate'?"), the list of commands when a
+/// required one is missing, or "" when every subcommand and flag is known (then CLI11's own message says what
+/// is wrong).
 inline std::string did_you_mean(const CLI::App& app, int argc, const char* const* argv) {
   const CLI::App* cur = &app;
   std::string path = app.get_name();
@@ -107,7 +108,8 @@ inline std::string did_you_mean(const CLI::App& app, int argc, const char* const
       }
       list += (list.empty() ? "" : ", ") + n;
     }
-    if (!list.empty()) return "'" + path + "' needs a command: " + list + " ('" + path + " --help' says more)";
+    if (!list.empty())
+      return "'" + path + "' needs a command: " + list + " ('" + path + " --help' says more)";
   }
   return "";
 }
