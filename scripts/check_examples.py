@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Runs every example command that commsim's --help texts and the READMEs' code blocks show, and checks its exit.
 
-Usage: scripts/check_examples.py COMMSIM [--list] [--only SUBSTRING]
+Usage: scripts/check_examples.py COMMSIM [--measure COMMSIM_MEASURE] [--list] [--only SUBSTRING]
 
-Examples come from two places: the EXAMPLE(S) sections of `commsim --help` and of every subcommand's --help
-(found by walking the SUBCOMMANDS lists), and the ```sh code blocks of every tracked README*.md whose lines invoke
-`commsim` (continuation lines joined). Each runs from a scratch copy of the repository made of links to its files,
+Examples come from two places: the EXAMPLE(S) sections of `commsim --help` (and `commsim-measure --help`, when
+--measure names a built one) and of every subcommand's --help (found by walking the Subcommands lists), and the
+```sh code blocks of every tracked README*.md whose lines invoke `commsim` or `commsim-measure` (continuation
+lines joined). commsim-measure examples run only with --dry-run (no GPU here); the others are listed as skipped. Each runs from a scratch copy of the repository made of links to its files,
 so relative inputs resolve and outputs (--out DIR, -o FILE) land in scratch. An example passes when it
 exits 0, or the code EXPECTED_CODES gives for it. Examples that cannot run here are listed as skipped, with the
 reason (SKIPS). Exit status: 0 all ran as documented, 1 some failed, 2 usage.
@@ -30,7 +31,6 @@ SUBSTITUTIONS = [
 
 # (substring of the example, reason): examples that cannot run in a test, and why. The first match wins.
 SKIPS = [
-    ("commsim-measure", "needs GPUs (commsim-measure runs NCCL on real devices)"),
     ("sbatch ", "needs a Slurm cluster"),
     ("mpirun ", "needs an MPI launch"),
     ("srun ", "needs a Slurm cluster"),
@@ -55,7 +55,7 @@ EXPECTED_CODES = [
 ]
 
 
-def help_examples(commsim):
+def help_examples(commsim, tool="commsim"):
     """Every `commsim ...` line in the EXAMPLE(S) sections of every --help, with the command that printed it."""
     out = []
     seen = set()
@@ -67,7 +67,7 @@ def help_examples(commsim):
         seen.add(tuple(path))
         r = subprocess.run([commsim, *path, "--help"], capture_output=True, text=True, cwd=ROOT)
         if r.returncode != 0:
-            out.append(("commsim " + " ".join(path) + " --help", "commsim " + " ".join(path) + " --help"))
+            out.append((tool + " " + " ".join(path) + " --help", tool + " " + " ".join(path) + " --help"))
             continue
         section = None
         for line in r.stdout.splitlines():
@@ -79,12 +79,12 @@ def help_examples(commsim):
                 m = re.match(r"^ {1,4}([a-z][a-z0-9_-]*)(\s{2,}|$)", line)  # not wrapped description lines
                 if m:
                     todo.append(path + [m.group(1)])
-            elif section in ("EXAMPLE", "EXAMPLES") and stripped.startswith("commsim "):
+            elif section in ("EXAMPLE", "EXAMPLES") and stripped.startswith(tool + " "):
                 cmd = stripped
                 # Help lines end with a description after two or more spaces.
                 cmd = re.split(r"\s{2,}", cmd)[0]
                 cmd = cmd.split("  #")[0].split(" # ")[0].strip()
-                out.append((cmd, "commsim " + " ".join(path) + " --help"))
+                out.append((cmd, tool + " " + " ".join(path) + " --help"))
             elif section in ("EXAMPLE", "EXAMPLES") and out and line.startswith("    ") and \
                     out[-1][0].endswith("\\"):
                 out[-1] = (out[-1][0][:-1].rstrip() + " " + stripped, out[-1][1])
@@ -118,8 +118,8 @@ def readme_examples():
                         not re.match(r"^[a-z]+:", lines[i + 1].strip()))):  # "common: ..." describes, not continues
                     i += 1
                     text = text.rstrip("\\").rstrip() + " " + lines[i].strip()
-                if re.match(r"^(\./)?(build/[a-z]+/sim/)?commsim ", text):
-                    text = re.sub(r"^(\./)?(build/[a-z]+/sim/)?commsim ", "commsim ", text)
+                if re.match(r"^(\./)?(build/[a-z]+/(sim|measure)/)?commsim(-measure)? ", text):
+                    text = re.sub(r"^(\./)?(build/[a-z]+/(sim|measure)/)?commsim", "commsim", text)
                     text = text.split("  #")[0].split(" # ")[0].strip()
                     text = re.sub(r"\s{2,}\([^()]*\)$", "", text)  # a trailing description in parentheses
                     out.append((text, "%s:%d" % (f, start + 1)))
@@ -136,7 +136,13 @@ def main():
     only = None
     if "--only" in args:
         only = args[args.index("--only") + 1]
-    examples = help_examples(commsim) + readme_examples()
+    measure = None
+    if "--measure" in args:
+        measure = os.path.abspath(args[args.index("--measure") + 1])
+        if not os.path.exists(measure):
+            measure = None  # not built (no CUDA or NCCL at configure time)
+    examples = help_examples(commsim) + (help_examples(measure, "commsim-measure") if measure else [])
+    examples += readme_examples()
     scratch = tempfile.mkdtemp(prefix="commsim-examples-")
     # A tree of real directories and linked files: inputs resolve, and an output written over a repository file
     # (write_file_atomic renames a new file into place) replaces the link in scratch, never the file.
@@ -151,6 +157,8 @@ def main():
     bindir = os.path.join(scratch, ".bin")
     os.mkdir(bindir)
     os.symlink(commsim, os.path.join(bindir, "commsim"))
+    if measure:
+        os.symlink(measure, os.path.join(bindir, "commsim-measure"))
     env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""),
                D="validation/data/h200x4")  # models/README.md: "Reproduce ... with (D=validation/data/h200x4)"
     failed, ran, skipped = [], 0, []
@@ -169,7 +177,13 @@ def main():
             if cmd in done:
                 continue
             done.add(cmd)
-            reason = next((why for key, why in SKIPS if key in cmd), None)
+            reason = None
+            if cmd.startswith("commsim-measure"):
+                if not measure:
+                    reason = "commsim-measure is not built here (it needs CUDA and NCCL at configure time)"
+                elif "--dry-run" not in cmd:
+                    reason = "needs GPUs (commsim-measure runs NCCL on real devices; only --dry-run runs here)"
+            reason = reason or next((why for key, why in SKIPS if key in cmd), None)
             if not reason:
                 try:
                     tokens = shlex.split(cmd)
