@@ -51,6 +51,11 @@ inline std::string did_you_mean(const CLI::App& app, int argc, const char* const
     return names;
   };
   for (int i = 1; i < argc; ++i) {
+    const std::string t = argv[i];
+    if (t == "--") break;
+    if (t == "-h" || t == "--help" || t == "--help-all" || t == "--version") return "";  // asked for, not wrong
+  }
+  for (int i = 1; i < argc; ++i) {
     const std::string token = argv[i];
     if (token == "--") break;
     const bool number = token.size() > 1 && token[0] == '-' &&
