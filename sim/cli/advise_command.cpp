@@ -505,13 +505,12 @@ void add_advise_command(CLI::App& app) {
       ->capture_default_str();
   p->add_option("-o,--out", o->out, "Write to this file (atomically) instead of standard output");
   p->footer(
-      "\nOUTPUT\n  One row per grid point and framework: the winning mode, its step time, the runner-up, the "
-      "margin in "
-      "us\n  and the range the prediction band allows for it (each mode's band applied to its\n  exposed "
-      "communication, step - compute bound). 'tie within the error' when that range\n  reaches 0. Hazards "
-      "name "
-      "configurations real hardware did not run as predicted;\n  a mode that hung on hardware is never the "
-      "winner.\n"
+      "\nOUTPUT\n"
+      "  One row per grid point and framework: the winning mode, its step time, the runner-up, the margin\n"
+      "  in us and the range the prediction band allows for it (each mode's band applied to its exposed\n"
+      "  communication, step - compute bound); 'tie within the error' when that range reaches 0. Hazards\n"
+      "  (validation/data/hazards.toml) name configurations that real hardware did not run as predicted; a\n"
+      "  mode that hung on hardware is never the winner.\n"
       "\nEXAMPLES\n  commsim advise pipeline --topology topologies/library/real/h200x4.topo --params "
       "models/params/h200.toml --stages 4 --microbatches 16 --activation-bytes 64MiB --fwd-us 500 --bwd-us "
       "1000\n"
