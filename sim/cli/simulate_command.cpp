@@ -12,6 +12,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,63 @@ void apply_gpu_count(SimOptions& o, bool gpus_given) {
     return;
   }
   o.args.text["--gpus"] = o.gpu_count == 1 ? "0" : "0-" + std::to_string(o.gpu_count - 1);
+}
+
+/// The flags given on the command line, by long name ("--min-bytes"), whatever form was typed (-b).
+std::set<std::string> given_flags(const CLI::App* sub) {
+  std::set<std::string> out;
+  for (const CLI::Option* opt : sub->get_options()) {
+    if (opt->count() == 0) continue;
+    for (const std::string& l : opt->get_lnames()) out.insert("--" + l);
+  }
+  return out;
+}
+
+/// No silent ignoring: a flag given for a workload, method or mode that does not use it is a usage error that
+/// says why. One table of rules, checked before anything is loaded.
+void check_flags_apply(const std::string& workload, const std::set<std::string>& given, const SimOptions& o) {
+  auto has = [&](const char* f) { return given.count(f) > 0; };
+  auto refuse = [](const std::string& flag, const std::string& why) {
+    throw UsageError(flag + " does not apply here: " + why);
+  };
+  const std::string& method = o.args.str("--method");
+  const bool model_broadcast = workload == "broadcast" && !o.args.str("--model").empty();
+  const bool whole_model = workload == "weight-sync" || workload == "grad-sync";
+  for (const char* f : {"--min-bytes", "--max-bytes", "--factor"}) {
+    if (!has(f)) continue;
+    if (workload == "pipeline")
+      refuse(f, "pipeline sends --activation-bytes per microbatch (a list: 4MiB,64MiB), not a size sweep");
+    if (whole_model || model_broadcast)
+      refuse(f, workload + " --model sends the model's tensors, whose sizes come from the model spec");
+  }
+  for (const char* f : {"--iterations", "--warmup"}) {
+    if (has(f) && whole_model) {
+      refuse(f, workload + " simulates one " + (workload == "weight-sync" ? "push" : "gradient sync") +
+                    " from idle GPUs, as it is timed (no warmup, one iteration)");
+    }
+  }
+  if (workload == "weight-sync" && method == "p2p-engine") {
+    if (has("--bucket-bytes"))
+      refuse("--bucket-bytes",
+             "--method p2p-engine copies every tensor on its own (buckets are --method broadcast)");
+    if (has("--framework"))
+      refuse("--framework",
+             "--method p2p-engine copies with cudaMemcpyPeerAsync; neither NCCL nor PyTorch issues it");
+    if (has("--nccl-env")) refuse("--nccl-env", "--method p2p-engine makes no NCCL calls (copy engines)");
+  }
+  if (workload == "weight-sync" && method == "broadcast" && has("--streams"))
+    refuse("--streams",
+           "copy streams are --method p2p-engine's; NCCL broadcast runs on its communicator's stream");
+  if (workload == "broadcast" && !model_broadcast && has("--bucket-bytes"))
+    refuse("--bucket-bytes", "buckets coalesce a model's tensors: give --model NAME, or drop --bucket-bytes");
+  if (workload == "alltoallv" && !o.args.str("--counts").empty()) {
+    for (const char* f : {"--skew", "--skew-seed"}) {
+      if (has(f)) refuse(f, "--counts gives the per-peer sizes; --skew and --skew-seed are the alternative");
+    }
+  }
+  if (workload == "alltoallv" && has("--skew-seed") && o.args.number("--skew") == 0)
+    refuse("--skew-seed",
+           "with --skew 0 every peer gets the same share, so the seeded order changes nothing");
 }
 
 /// PyTorch's per-call overhead on every launch that issues communication (--framework torch for the
@@ -149,7 +207,7 @@ void add_band(sim::ResultTable& table, const models::ModelParams& params, const 
                 100 * params.band.bandwidth_below, 100 * params.band.bandwidth_above,
                 params.fitted.empty() ? "datasheet band: no fitted set"
                                       : "from the fit's residuals, measured spread and standard errors");
-  table.notes = {note, band};
+  table.notes.insert(table.notes.begin(), {note, band});
   table.metadata["params_note"] = note;
   table.metadata["params_fitted"] = params.fitted;
   table.metadata["band"] = {{"latency_below", params.band.latency_below},
@@ -384,6 +442,7 @@ OUTPUT
     CLI::App* sub = simulate->add_subcommand(w.name, w.summary);
     add_common(sub, *opts);
     const std::string name = w.name;
+    if (w.family == workloads::Family::GradientSync) opts->framework = "torch";  // DDP's all-reduce
     sub->add_option("--framework", opts->framework,
                     "nccl: plain NCCL calls; torch: as PyTorch issues them (its NCCL\nstream per group, "
                     "serialized unbatched P2P on groups > 2 ranks,\nper-call overhead)")
@@ -394,12 +453,12 @@ OUTPUT
       sub->add_option("-g,--gpu-count", opts->gpu_count,
                       "Use the first N GPUs (as nccl-tests -g N); --gpus picks among them");
     }
-    if (w.family == workloads::Family::GradientSync) opts->framework = "torch";  // DDP's all-reduce
     sub->footer("\nEXAMPLE\n  commsim simulate " + name + " --topology topologies/library/real/h200x4.topo " +
                 w.example + " --params models/params/h200.toml");
     sub->callback([opts, name, sub] {
       const CLI::Option* gpus = sub->get_option_no_throw("--gpus");
       apply_gpu_count(*opts, gpus && gpus->count() > 0);
+      check_flags_apply(name, given_flags(sub), *opts);
       run_workload(name, *opts);
     });
   }

@@ -187,7 +187,7 @@ EXAMPLES
   sbatch --array=0-15 --wrap 'commsim sweep spec.toml --shard auto --out shards'   # 16 Slurm array tasks
   mpirun -np 16 commsim sweep spec.toml --shard auto --out shards                   # or one MPI rank per shard
   commsim sweep merge shards --out sweep-out                                         # all shards, checked
-  commsim sweep sim/sweeps/whatif-grid.toml -b 8 -e 128M -f 4 -n 5 --out s          # nccl-tests-style axes
+  commsim sweep sim/sweeps/allreduce-scaling.toml -b 8 -e 128M -f 4 -n 5 --out s     # nccl-tests-style axes
 
 EXIT STATUS
   0 every point ran; 6 some points failed (results.csv is written; their status is 'failed' and the error

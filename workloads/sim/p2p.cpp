@@ -38,7 +38,13 @@ void simulate(const SimContext& ctx, const WorkloadArgs& args, ResultTable& tabl
 }
 
 Program program(const RowRequest& row) {
-  if (row.gpus.size() < 2) throw UsageError("p2p needs two GPUs in the list");
+  // Exactly two: with more, every GPU after the second would be silently left out.
+  if (row.gpus.size() != 2) {
+    throw UsageError(
+        "p2p sends from the first GPU of the list to the second, so it takes exactly two GPUs (e.g. "
+        "0,1), not " +
+        std::to_string(row.gpus.size()));
+  }
   return p2p_program(row.gpus[0], row.gpus[1], row.bytes);
 }
 

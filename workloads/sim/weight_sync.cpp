@@ -94,6 +94,14 @@ void simulate(const SimContext& ctx, const WorkloadArgs& args, ResultTable& tabl
       "total_transfer_time and its parts are simulated; init/destroy/register/stop are the parameter set's "
       "fixed costs ([setup]); update_weights_time (the engine's CPU-side task list, ~25 us measured) is not "
       "modelled and reads 0";
+  // What the push runs over, named in one line (comparisons between runs read it from here).
+  std::vector<int> all = from;
+  all.insert(all.end(), to.begin(), to.end());
+  const std::string setup = describe_setup(ctx.runtime, ctx.topology_path, all, ctx.nccl_env);
+  table.metadata["setup"] = setup;
+  table.notes.push_back(method == "broadcast"
+                            ? "pushed by NCCL broadcast over " + setup
+                            : "pushed by copy engines (cudaMemcpyPeerAsync, no NCCL) over " + setup);
   const auto tensor_count = static_cast<std::int64_t>(spec.tensors().size());
   for (const auto& [name, v] : timings) {
     table.rows.push_back({spec.name, method, tensor_count, pieces_count, static_cast<std::int64_t>(spec.bytes()),

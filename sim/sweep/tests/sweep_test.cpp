@@ -22,7 +22,7 @@ topologies = [")") + COMMSIM_SOURCE_DIR +
                           R"(/topologies/library/real/h200x4.topo"]
 nccl_env = [[], ["NCCL_PROTO=Simple"]]
 gpus = ["0-3", "0,1"]
-workloads = ["all_reduce", "p2p"]
+workloads = ["all_reduce", "sendrecv"]  # p2p takes exactly two GPUs: "0-3" would fail its points
 sizes = ["1KiB", "1MiB", "64MiB"]
 )";
 

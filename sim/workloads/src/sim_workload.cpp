@@ -2,6 +2,7 @@
 #include "commsim/sim/sim_workload.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "commsim/core/args.hpp"
 #include "commsim/core/error.hpp"
@@ -46,6 +47,63 @@ bool thread_per_gpu(const std::string& launch, const topo::Topology& topology, c
                      " machines; use --launch thread-per-gpu (one process per GPU, as under mpirun) or auto");
   }
   return launch == "thread-per-gpu" || (launch == "auto" && machines > 1);
+}
+
+std::string describe_setup(Runtime& rt, const std::string& path, const std::vector<int>& gpus,
+                           const std::vector<std::string>& nccl_env) {
+  const topo::Topology& t = rt.topology();
+  const models::NcclEnv env = models::NcclEnv::parse(nccl_env);
+  std::vector<int> nodes;
+  for (int g : gpus) {
+    const int node = t.gpus.at(static_cast<std::size_t>(g)).node;
+    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
+  }
+  std::string out = path + ": " + std::to_string(gpus.size()) + " GPU(s) on " + std::to_string(nodes.size()) +
+                    (nodes.size() == 1 ? " machine" : " machines");
+  // Inside a machine: the transport between the first two GPUs of --gpus that share one.
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    std::size_t j = i + 1;
+    while (j < gpus.size() && t.gpus.at(static_cast<std::size_t>(gpus[j])).node !=
+                                  t.gpus.at(static_cast<std::size_t>(gpus[i])).node)
+      ++j;
+    if (j >= gpus.size()) continue;
+    const models::PairInfo& p = rt.pair(gpus[i], gpus[j]);
+    const models::Transport tr = rt.model().transport(p);
+    char buf[160];
+    if (tr == models::Transport::P2p && p.path == models::PathType::Nvl) {
+      std::snprintf(buf, sizeof buf, "; inside a machine P2P over NVLink (%d links, %.0f GB/s per direction)",
+                    p.nvlinks, p.route_bandwidth / 1e9);
+    } else {
+      std::snprintf(buf, sizeof buf, "; inside a machine %s over %s (%.0f GB/s per direction)",
+                    models::transport_name(tr), models::path_type_name(p.path), p.route_bandwidth / 1e9);
+    }
+    out += buf;
+    break;
+  }
+  if (nodes.size() > 1) {
+    if (!t.fabric) {
+      out += "; machines joined without a fabric description";
+    } else {
+      const topo::NodeInfo& node = t.nodes.at(static_cast<std::size_t>(nodes[0]));
+      double nic_bw = 0;
+      for (int n : node.nics) nic_bw = std::max(nic_bw, t.nics.at(static_cast<std::size_t>(n)).bandwidth);
+      const bool tcp = t.fabric->kind == topo::FabricKind::Tcp || env.ib_disable;
+      char buf[256];
+      std::snprintf(buf, sizeof buf,
+                    "; between machines: %s fabric, %zu NIC(s) per machine at %.0f Gb/s, NET/%s",
+                    topo::kind_name(t.fabric->kind), node.nics.size(), nic_bw * 8 / 1e9,
+                    tcp ? (env.ib_disable && t.fabric->kind != topo::FabricKind::Tcp
+                               ? "Socket (TCP over the same NICs: NCCL_IB_DISABLE=1)"
+                               : "Socket (TCP)")
+                        : "IB (verbs)");
+      out += buf;
+    }
+  }
+  if (!nccl_env.empty()) {
+    out += "; knobs";
+    for (const std::string& k : nccl_env) out += " " + k;
+  }
+  return out;
 }
 
 void add_transfer_row(ResultTable& table, std::vector<ResultTable::Cell> prefix, std::uint64_t bytes,

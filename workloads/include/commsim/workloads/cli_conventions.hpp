@@ -36,8 +36,9 @@ inline CLI::Validator time_in(const std::string& unit) {
 }
 
 /// For a command line CLI11 rejected: a "did you mean" line for the first mistyped subcommand or flag
-/// ("unknown command 'simulat' for 'commsim'; did you mean 'simulate'?"), or "" when every subcommand and
-/// flag is known (then CLI11's own message says what is wrong).
+/// ("unknown command 'simulat' for 'commsim'; did you mean 'simulate'?"), the list of commands when a
+/// required one is missing, or "" when every subcommand and flag is known (then CLI11's own message says what
+/// is wrong).
 inline std::string did_you_mean(const CLI::App& app, int argc, const char* const* argv) {
   const CLI::App* cur = &app;
   std::string path = app.get_name();
@@ -49,6 +50,11 @@ inline std::string did_you_mean(const CLI::App& app, int argc, const char* const
     }
     return names;
   };
+  for (int i = 1; i < argc; ++i) {
+    const std::string t = argv[i];
+    if (t == "--") break;
+    if (t == "-h" || t == "--help" || t == "--help-all" || t == "--version") return "";  // asked for, not wrong
+  }
   for (int i = 1; i < argc; ++i) {
     const std::string token = argv[i];
     if (token == "--") break;
@@ -65,7 +71,7 @@ inline std::string did_you_mean(const CLI::App& app, int argc, const char* const
           for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
         }
         const std::string best = closest_name(name, names);
-        if (best.empty()) return "";
+        if (best.empty()) break;  // below: a missing command, if that is what is wrong
         return "unknown option '" + name + "' for '" + path + "'; did you mean '" + best + "'?";
       }
       if (token.find('=') != std::string::npos || (token[1] != '-' && token.size() > 2)) continue;
@@ -97,6 +103,18 @@ inline std::string did_you_mean(const CLI::App& app, int argc, const char* const
     for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
     return "unknown command '" + token + "' for '" + path + "'" +
            (best.empty() ? "" : "; did you mean '" + best + "'?") + " (commands: " + list + ")";
+  }
+  // No command where one is required: say which there are, not only CLI11's "A subcommand is required".
+  if (cur->get_require_subcommand_min() > 0) {
+    std::string list;
+    for (const std::string& n : subcommands(cur)) {
+      for (int i = 1; i < argc; ++i) {
+        if (n == argv[i]) return "";  // one was given after what stopped the walk: CLI11's message is better
+      }
+      list += (list.empty() ? "" : ", ") + n;
+    }
+    if (!list.empty())
+      return "'" + path + "' needs a command: " + list + " ('" + path + " --help' says more)";
   }
   return "";
 }

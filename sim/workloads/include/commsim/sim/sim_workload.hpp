@@ -117,6 +117,13 @@ const SimWorkload& collective_workload() {
   return w;
 }
 
+/// One line naming what a run compares: the topology file, machines x GPUs, how the GPUs of a machine reach
+/// each other (NCCL's transport between the first two of `gpus` on one machine) and, across machines, the
+/// fabric, the NICs per machine with their speed and NCCL's NET transport (IB verbs, or TCP sockets under a
+/// TCP fabric or NCCL_IB_DISABLE=1 in `nccl_env`). Comparison outputs print one for each side.
+std::string describe_setup(Runtime& rt, const std::string& path, const std::vector<int>& gpus,
+                           const std::vector<std::string>& nccl_env);
+
 /// --bucket-bytes: "" -> fallback, "0"/"0B" -> 0 (per tensor), else a size with a unit.
 std::uint64_t bucket_flag(const WorkloadArgs& args, std::uint64_t fallback);
 
