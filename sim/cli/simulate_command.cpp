@@ -112,7 +112,7 @@ class Progress {
   std::chrono::steady_clock::time_point start_;
 };
 
-/// Adds the prediction band beside every time column (time_us or time_ms: <column>_lo, <column>_hi), from
+/// Adds the prediction band beside the time column (time_us: time_us_lo, time_us_hi), from
 /// the row's size and the parameter set's [band], and says in the output which set and band were used.
 double cell_number(const sim::ResultTable::Cell& c) {
   if (const auto* i = std::get_if<std::int64_t>(&c)) return static_cast<double>(*i);
@@ -123,7 +123,7 @@ double cell_number(const sim::ResultTable::Cell& c) {
 void add_band(sim::ResultTable& table, const models::ModelParams& params, const std::string& note) {
   const auto bytes_col =
       std::find(table.columns.begin(), table.columns.end(), "bytes") - table.columns.begin();
-  for (const char* name : {"time_us", "time_ms"}) {
+  for (const char* name : {"time_us"}) {
     const auto it = std::find(table.columns.begin(), table.columns.end(), name);
     if (it == table.columns.end()) continue;
     const auto col = it - table.columns.begin();
