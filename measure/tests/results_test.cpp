@@ -171,18 +171,17 @@ TEST_CASE("timing: names round-trip, defaults per workload, unknown names list t
 }
 
 TEST_CASE("results: a weight-sync run becomes rows in microseconds, as the simulator writes them") {
-  const nlohmann::json raw = {
-      {"workload", "weight-sync"},
-      {"model", "qwen2.5-32b"},
-      {"method", "broadcast"},
-      {"from", 0},
-      {"to", {1, 2, 3}},
-      {"tensors", 771},
-      {"bytes", 65527752704ULL},
-      {"once", {{"init_process_group_time", 0.5}}},
-      {"metrics",
-       {{{"rep", 0}, {"warmup", true}, {"total_transfer_time", 0.26}},
-        {{"rep", 1}, {"warmup", false}, {"total_transfer_time", 0.125}}}}};
+  const nlohmann::json raw = {{"workload", "weight-sync"},
+                              {"model", "qwen2.5-32b"},
+                              {"method", "broadcast"},
+                              {"from", 0},
+                              {"to", {1, 2, 3}},
+                              {"tensors", 771},
+                              {"bytes", 65527752704ULL},
+                              {"once", {{"init_process_group_time", 0.5}}},
+                              {"metrics",
+                               {{{"rep", 0}, {"warmup", true}, {"total_transfer_time", 0.26}},
+                                {{"rep", 1}, {"warmup", false}, {"total_transfer_time", 0.125}}}}};
   const nlohmann::json doc = weight_sync_document(raw);
   CHECK(doc["schema"] == "commsim.results/2");
   CHECK(doc["tool"] == "commsim-measure");

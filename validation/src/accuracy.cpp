@@ -325,12 +325,14 @@ MeasuredRun load_measured(const std::string& dir) {
   if (!doc.is_object()) JsonValue(doc, run.file).fail("expected a commsim-measure results object");
   check_report_metadata(JsonValue(doc, run.file));
   if (is_weight_sync(doc)) {
-    if ((!doc.contains("metrics") && !doc.contains("rows")) || !doc.contains("method") || !doc.contains("model"))
+    if ((!doc.contains("metrics") && !doc.contains("rows")) || !doc.contains("method") ||
+        !doc.contains("model"))
       throw InputError({run.file, 1, 1}, "incomplete commsim-measure weight-sync output");
     return run;
   }
   // commsim.results/1 and /2 rows are the same (times in us); /2 renamed metadata fields only.
-  if (!doc.contains("schema") || (doc["schema"] != "commsim.results/1" && doc["schema"] != "commsim.results/2") ||
+  if (!doc.contains("schema") ||
+      (doc["schema"] != "commsim.results/1" && doc["schema"] != "commsim.results/2") ||
       !doc.contains("rows") || !doc.contains("gpus")) {
     throw InputError({run.file, 1, 1},
                      "missing schema, rows or GPU metadata: not a complete commsim-measure output");

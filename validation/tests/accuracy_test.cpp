@@ -262,7 +262,8 @@ TEST_CASE("accuracy: held-out figures (leave one family out) do not regress" * d
   }
 }
 
-TEST_CASE("accuracy: a weight-sync run reads the same as commsim.weight_sync/1 (s) and commsim.results/2 (us)") {
+TEST_CASE(
+    "accuracy: a weight-sync run reads the same as commsim.weight_sync/1 (s) and commsim.results/2 (us)") {
   H200 h;
   const std::string v1 = kDir + "measure/weight_sync_qwen32b_broadcast";
   const auto old_doc = nlohmann::json::parse(read_file(v1 + "/results.json"));
@@ -277,8 +278,12 @@ TEST_CASE("accuracy: a weight-sync run reads the same as commsim.weight_sync/1 (
   for (const auto& m : old_doc["metrics"]) {
     for (const auto& [k, v] : m.items()) {
       if (k == "rep" || k == "warmup") continue;
-      doc["rows"].push_back({{"workload", "weight-sync"}, {"timing", k}, {"time_us", v.get<double>() * 1e6},
-                             {"rep", m["rep"]}, {"warmup", m["warmup"]}, {"bytes", old_doc["bytes"]}});
+      doc["rows"].push_back({{"workload", "weight-sync"},
+                             {"timing", k},
+                             {"time_us", v.get<double>() * 1e6},
+                             {"rep", m["rep"]},
+                             {"warmup", m["warmup"]},
+                             {"bytes", old_doc["bytes"]}});
     }
   }
   const std::string dir = "accuracy_test_weight_sync_v2";

@@ -19,6 +19,7 @@
 #include "commsim/core/csv.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/limits.hpp"
+#include "commsim/core/progress.hpp"
 #include "commsim/core/svg_plot.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/core/toml_fields.hpp"
@@ -250,7 +251,7 @@ Shard Shard::parse(const std::string& text) {
 }
 
 std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int jobs,
-                                const std::function<void(std::size_t, std::size_t)>& progress) {
+                                const SweepProgress& progress) {
   std::vector<std::size_t> mine;
   for (std::size_t i = 0; i < spec.points(); ++i) {
     if (shard.owns(i)) mine.push_back(i);
@@ -265,8 +266,22 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
     topo::Diagnostics diag;
     topologies.push_back(topo::load_topology(t, {}, diag));
   }
+  if (progress.start) {
+    std::vector<double> work;
+    for (std::size_t i : mine) {
+      const SweepPoint p = sweep_point(spec, i);
+      int ngpus = 2;
+      try {
+        ngpus = static_cast<int>(
+            parse_gpu_list(spec.gpus[p.gpus], static_cast<int>(topologies[p.topology].gpus.size())).size());
+      } catch (const std::exception&) {  // the point fails when it runs, and says why; here it weighs little
+      }
+      work.push_back(point_work(static_cast<double>(spec.sizes[p.size]), ngpus));
+    }
+    progress.start(work);
+  }
   std::vector<SweepRow> rows(mine.size());
-  std::atomic<std::size_t> next{0}, done{0};
+  std::atomic<std::size_t> next{0};
   std::mutex progress_mutex;
   auto worker = [&] {
     // Per worker: the inputs of the combination it last ran (points are ordered so that a combination's
@@ -322,10 +337,9 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
         r.error = e.what();
         loaded_key = static_cast<std::size_t>(-1);
       }
-      const std::size_t d = ++done;
-      if (progress) {
+      if (progress.done) {
         std::lock_guard<std::mutex> lock(progress_mutex);
-        progress(d, mine.size());
+        progress.done(j);
       }
     }
   };

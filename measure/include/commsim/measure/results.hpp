@@ -163,5 +163,4 @@ nlohmann::json weight_sync_document(const nlohmann::json& raw);
 /// Its results.csv: rep, warmup, timing, time_us (rep and warmup empty for the one-off phases).
 std::string weight_sync_csv(const nlohmann::json& document);
 
-
 }  // namespace commsim::measure

@@ -76,10 +76,17 @@ struct SweepRow {
   std::string error;  ///< non-empty when the point failed
 };
 
-/// Runs the shard's points on `jobs` threads; `progress(done, total)` is called after each point (from the
-/// calling thread's perspective, serialized). Rows come back in point order.
+/// What run_sweep reports as it goes (each may be empty): `start` once, before any point, with every point's
+/// estimated work in the shard's order (core/progress.hpp point_work: GPUs x (bytes + 1 MiB)); `done` after
+/// each point with its position in that order (serialized).
+struct SweepProgress {
+  std::function<void(const std::vector<double>& work)> start;
+  std::function<void(std::size_t item)> done;
+};
+
+/// Runs the shard's points on `jobs` threads, reporting to `progress`. Rows come back in point order.
 std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int jobs,
-                                const std::function<void(std::size_t, std::size_t)>& progress = {});
+                                const SweepProgress& progress = {});
 
 /// The rows as CSV (RFC 4180, numbers at round-trip precision, no comment lines): a header, then one row per
 /// point with status "ok" or "failed"; a failed point's time and bandwidth cells are empty and its error

@@ -15,7 +15,6 @@
 
 namespace commsim::sim {
 
-
 /// How many machines the GPUs live on (more than one: no host thread can drive them all, so NCCL runs one
 /// process per GPU, as under mpirun).
 std::size_t machine_count(const topo::Topology& topology, const std::vector<int>& gpus);
