@@ -25,9 +25,7 @@ commsim, root, work = sys.argv[1], sys.argv[2], sys.argv[3]
 schema = json.load(open(os.path.join(root, "validation/schema/results.schema.json")))
 jsonschema.Draft202012Validator.check_schema(schema)
 validator = jsonschema.Draft202012Validator(schema)
-# A row of a sweep's results.csv, read as JSON (the schema's $defs/sweep_row).
-sweep_row = jsonschema.Draft202012Validator(
-    {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": "#/$defs/sweep_row"})
+
 failures = []
 checked = 0
 
@@ -36,13 +34,41 @@ def errors_of(v, doc):
     return sorted(v.iter_errors(doc), key=lambda e: list(e.absolute_path))
 
 
+def definition(name):
+    return jsonschema.Draft202012Validator(
+        {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": "#/$defs/" + name})
+
+
+# The definition a document claims by its tag, for a readable message when it fails the whole schema.
+CLAIMED = {("commsim.results/2", "commsim"): "simulate_results",
+           ("commsim.results/2", "commsim-measure"): "measure_results",
+           ("commsim.results_meta/2", "commsim"): "simulate_csv_meta",
+           ("commsim.sweep_meta/1", None): "sweep_meta",
+           ("commsim.measure_meta/2", "commsim-measure"): "measure_meta",
+           ("commsim.results/1", "commsim-measure"): "measure_results_v1",
+           ("commsim.weight_sync/1", None): "measure_weight_sync_v1",
+           (None, "commsim-measure"): "measure_meta_v1"}
+
+
+# A row of a sweep's results.csv, read as JSON (the schema's $defs/sweep_row).
+sweep_row = definition("sweep_row")
+
+
 def check(doc, what, v=validator):
     global checked
     checked += 1
     errs = errors_of(v, doc)
-    if errs:
-        best = jsonschema.exceptions.best_match(errs)
-        failures.append(f"{what}: {best.message} at $.{'.'.join(map(str, best.absolute_path))}")
+    if not errs:
+        return
+    if v is validator and isinstance(doc, dict):
+        tag = (doc.get("schema"), doc.get("tool"))
+        claimed = CLAIMED.get(tag) or CLAIMED.get((tag[0], None))
+        if not claimed:
+            failures.append(f"{what}: no definition for schema {tag[0]!r} with tool {tag[1]!r}")
+            return
+        errs = errors_of(definition(claimed), doc) or errs
+    best = jsonschema.exceptions.best_match(errs)
+    failures.append(f"{what}: {best.message[:300]} at $.{'.'.join(map(str, best.absolute_path))}")
 
 
 def refused(doc, what, v=validator):
@@ -125,11 +151,11 @@ for path in measured:
 if "weight-sync" in sim_docs:
     doc = json.loads(json.dumps(sim_docs["weight-sync"]))
     for row in doc["rows"]:
-        row["time_ms"] = row.pop("time_us") / 1e3
+        row["time_ms"] = row.pop("time_us", 0) / 1e3
     refused(doc, "a simulate row with time_ms")
 if "sendrecv" in sim_docs:
     doc = json.loads(json.dumps(sim_docs["sendrecv"]))
-    doc["units"]["time_us"] = "ms"
+    doc.setdefault("units", {})["time_us"] = "ms"
     refused(doc, "time_us labelled ms")
     doc = json.loads(json.dumps(sim_docs["sendrecv"]))
     doc["rows"][0]["bytes"] = 1.5

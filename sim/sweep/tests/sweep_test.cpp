@@ -133,3 +133,30 @@ TEST_CASE("sweep: a failed point is marked failed with empty times, and merges b
   CHECK(back[0].error.empty());
   CHECK(back[0].time_us == rows[0].time_us);
 }
+
+TEST_CASE("sweep: progress gets every point's work estimate first, then each point once") {
+  const SweepSpec s = SweepSpec::parse(kSpec, "s.toml");
+  std::vector<double> work;
+  std::vector<int> seen;
+  SweepProgress progress;
+  progress.start = [&](const std::vector<double>& w) {
+    CHECK(seen.empty());
+    work = w;
+    seen.assign(w.size(), 0);
+  };
+  progress.done = [&](std::size_t item) {
+    REQUIRE(item < seen.size());
+    ++seen[item];
+  };
+  const Shard shard{1, 2};
+  const auto rows = run_sweep(s, shard, 2, progress);
+  REQUIRE(work.size() == rows.size());
+  for (int n : seen) CHECK(n == 1);
+  // Shard 1 of 2 owns the odd points: index 1 is all_reduce on GPUs 0-3 at 1 MiB, index 3 p2p with the GPU
+  // set 0-3 at 1 KiB (the estimate counts the set as listed).
+  CHECK(rows[0].index == 1);
+  CHECK(work[0] == doctest::Approx(4.0 * (1048576 + 1048576)));
+  CHECK(rows[1].index == 3);
+  CHECK(work[1] == doctest::Approx(4.0 * (1024 + 1048576)));
+  CHECK(work[2] > work[1]);  // index 5: 64 MiB
+}
