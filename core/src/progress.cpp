@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include <unistd.h>
 
@@ -45,8 +46,8 @@ void EtaEstimator::done(std::size_t i, double elapsed_s) {
   eta_ = std::max(0.0, predicted_total_ - elapsed_s);
 }
 
-double point_work(double bytes, double gpus) {
-  return std::max(gpus, 1.0) * (std::max(bytes, 0.0) + 1048576.0);
+double point_work(double transfers, int runs) {
+  return (1000.0 + std::max(transfers, 0.0)) * std::max(runs, 1);
 }
 
 namespace {
@@ -118,11 +119,12 @@ std::string format_duration(double seconds) {
 std::string progress_text(const EtaEstimator& eta, const std::string& items, double elapsed_s) {
   const int width = 20;
   const int filled = std::clamp(static_cast<int>(eta.fraction() * width), 0, width);
-  return "[" + std::string(static_cast<std::size_t>(filled), '=') +
-         std::string(static_cast<std::size_t>(width - filled), ' ') + "] " +
-         std::to_string(eta.done_count()) + "/" + std::to_string(eta.total()) + " " + items + ", " +
-         format_duration(elapsed_s) + " elapsed, ETA " +
-         (eta.done_count() == 0 ? std::string("?") : format_duration(eta.eta_s()));
+  std::ostringstream o;  // (not operator+: GCC 12 warns -Wrestrict on it, a false positive)
+  o << '[' << std::string(static_cast<std::size_t>(filled), '=')
+    << std::string(static_cast<std::size_t>(width - filled), ' ') << "] " << eta.done_count() << '/' << eta.total()
+    << ' ' << items << ", " << format_duration(elapsed_s) << " elapsed, ETA "
+    << (eta.done_count() == 0 ? std::string("?") : format_duration(eta.eta_s()));
+  return o.str();
 }
 
 }  // namespace commsim

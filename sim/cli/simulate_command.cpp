@@ -90,18 +90,14 @@ void apply_framework(sim::Program& p, sim::Framework f) {
 }
 
 /// Progress of one simulate command on one line of standard error (core/progress.hpp): after 2 s, the runs
-/// done with a work-weighted ETA (a run of a size sweep weighs its size + 1 MiB), and while one run lasts,
-/// where the engine stands.
+/// done with a smoothed ETA (the runs of one command weigh the same: they move the same flows at other
+/// sizes, and the simulator's time follows the flows), and while one run lasts, where the engine stands.
 class Progress {
  public:
-  Progress(ProgressMode mode, const std::vector<std::uint64_t>& sizes) : line_(mode), sizes_(sizes) {}
+  explicit Progress(ProgressMode mode) : line_(mode) {}
   bool enabled() const { return line_.enabled(); }
   void start(std::size_t total) {
-    std::vector<double> work(total, 1.0);
-    if (total == sizes_.size()) {
-      for (std::size_t i = 0; i < total; ++i) work[i] = point_work(static_cast<double>(sizes_[i]), 1);
-    }
-    eta_ = std::make_unique<EtaEstimator>(std::move(work));
+    eta_ = std::make_unique<EtaEstimator>(std::vector<double>(total, 1.0));
     done_ = 0;
   }
   void step() {
@@ -121,7 +117,6 @@ class Progress {
 
  private:
   ProgressLine line_;
-  const std::vector<std::uint64_t>& sizes_;
   std::unique_ptr<EtaEstimator> eta_;
   std::size_t done_ = 0;
 };
@@ -303,7 +298,7 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     if (trace) trace->set_offset(trace->offset() + r.iteration_end.back() + 10 * kPicosPerMicro);
     return r;
   };
-  Progress progress(parse_progress_mode(o.progress), sizes);
+  Progress progress(parse_progress_mode(o.progress));
   sim::SimContext ctx{workload,    topology,     params,   runtime, o.topology, o.nccl_env, sizes, framework,
                       o.framework, o.iterations, o.warmup, {},      {},         {},         {},    {}};
   ctx.run_raw = run_raw;

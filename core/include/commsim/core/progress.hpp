@@ -17,11 +17,11 @@ enum class ProgressMode { Auto, Always, Never };
 /// Parses "auto", "always" or "never"; throws UsageError naming the valid values otherwise.
 ProgressMode parse_progress_mode(std::string_view text);
 
-/// Time left from work done rather than items done. Items differ in cost (a 4 GiB all_reduce on 64 GPUs costs
-/// thousands of times a 8 B one), so each item carries an estimate of its work (any unit: only ratios count);
-/// the rate is the elapsed time over the work finished, and the ETA is the work left at that rate. The
-/// predicted total (elapsed + ETA) is smoothed exponentially so that one item far off its estimate moves the
-/// ETA by a fraction of its error, not all of it.
+/// Time left from work done rather than items done. Items differ in cost (an alltoall on 256 GPUs costs a
+/// hundred times a sendrecv on them), so each item carries an estimate of its work (any unit: only ratios
+/// count); the rate is the elapsed time over the work finished, and the ETA is the work left at that rate.
+/// The predicted total (elapsed + ETA) is smoothed exponentially so that one item far off its estimate moves
+/// the ETA by a fraction of its error, not all of it.
 class EtaEstimator {
  public:
   /// `work`: per item, > 0 (0 or less is taken as the smallest positive estimate given).
@@ -42,10 +42,12 @@ class EtaEstimator {
   std::size_t done_count_ = 0;
 };
 
-/// The estimate a sweep's work weights start from: a point costs about its GPU count times (its size plus
-/// 1 MiB), the simulator's events growing with the data moved and the ranks moving it, with a floor for the
-/// latency-bound sizes.
-double point_work(double bytes, double gpus);
+/// A simulation's estimated work for the ETA: its fixed cost (about that of 1,000 transfers: loading the
+/// point, building and routing its program) plus the transfers it simulates as flows, over `runs` runs
+/// (iterations + warmup). The simulator's time follows its flows, not the bytes moved. Measured
+/// (sim/sweep/tests/ point-times.tsv): about 2 us per transfer and run for an alltoall on 64 to 256 GPUs, and
+/// 1 to 8 ms for a point with few transfers.
+double point_work(double transfers, int runs);
 
 /// One progress line on a stream: on a terminal rewritten in place ("\r", cleared), elsewhere (--progress
 /// always) a line each time it is shown. Nothing is shown in the first `delay_s` (work that ends sooner stays

@@ -77,12 +77,19 @@ struct SweepRow {
 };
 
 /// What run_sweep reports as it goes (each may be empty): `start` once, before any point, with every point's
-/// estimated work in the shard's order (core/progress.hpp point_work: GPUs x (bytes + 1 MiB)); `done` after
-/// each point with its position in that order (serialized).
+/// estimated work in the shard's order (sweep_work); `done` after each point with its position in that order
+/// (serialized).
 struct SweepProgress {
   std::function<void(const std::vector<double>& work)> start;
   std::function<void(std::size_t item)> done;
 };
+
+/// Each of the shard's points' estimated cost, in its order, for a progress ETA: (1,000 + the transfers its
+/// program moves) x (iterations + warmup) (core/progress.hpp point_work). Measured
+/// (sim/sweep/tests/point-times.tsv): a point's simulation time follows its transfers (an alltoall on 256
+/// GPUs, 65,280 transfers a run: 1.3 s at every size from 1 KiB to 256 MiB; a sendrecv on 256 GPUs: 2 ms),
+/// not its bytes.
+std::vector<double> sweep_work(const SweepSpec& spec, const Shard& shard);
 
 /// Runs the shard's points on `jobs` threads, reporting to `progress`. Rows come back in point order.
 std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int jobs,
