@@ -27,40 +27,51 @@ std::string num(double v) {
   return fmt("%.1f", v);
 }
 
-/// The marker of the `shape`-th series at (x, y): filled for even shapes, hollow (white inside) for odd ones,
+/// The marker of the `shape`-th series at (x, y): filled for even shapes, hollow (an outline) for odd ones,
 /// so that a series drawn over another leaves the other visible.
 std::string marker(std::size_t shape, double x, double y, const std::string& colour) {
+  // Built with streams, not operator+ (GCC 12 warns -Wrestrict on string concatenation, a false positive).
   const double r = 3.2;
-  const std::string fill = shape % 2 == 0 ? "fill=\"" + colour + "\""
-                                          : "fill=\"white\" stroke=\"" + colour + "\" stroke-width=\"1.4\"";
+  std::ostringstream fill;
+  if (shape % 2 == 0) {
+    fill << "fill=\"" << colour << "\"";
+  } else {
+    fill << "fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"1.4\"";
+  }
+  std::ostringstream o;
   auto poly = [&](std::initializer_list<std::pair<double, double>> pts) {
-    std::ostringstream d;
+    o << "<path class=\"m\" d=\"";
     bool first = true;
     for (auto [dx, dy] : pts) {
-      d << (first ? "M" : "L") << num(x + dx) << "," << num(y + dy);
+      o << (first ? "M" : "L") << num(x + dx) << "," << num(y + dy);
       first = false;
     }
-    std::ostringstream out;
-    out << "<path class=\"m\" d=\"" << d.str() << "Z\" " << fill << "/>";
-    return out.str();
+    o << "Z\" " << fill.str() << "/>";
   };
   switch (shape % 6) {
     case 0:
-      return "<circle class=\"m\" cx=\"" + num(x) + "\" cy=\"" + num(y) + "\" r=\"" + num(r) + "\" " + fill +
-             "/>";
+      o << "<circle class=\"m\" cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"" << num(r) << "\" "
+        << fill.str() << "/>";
+      break;
     case 1:
-      return poly({{-r, -r}, {r, -r}, {r, r}, {-r, r}});
+      poly({{-r, -r}, {r, -r}, {r, r}, {-r, r}});
+      break;
     case 2:
-      return poly({{0, -1.25 * r}, {1.15 * r, 0.85 * r}, {-1.15 * r, 0.85 * r}});
+      poly({{0, -1.25 * r}, {1.15 * r, 0.85 * r}, {-1.15 * r, 0.85 * r}});
+      break;
     case 3:
-      return poly({{0, -1.35 * r}, {1.35 * r, 0}, {0, 1.35 * r}, {-1.35 * r, 0}});
+      poly({{0, -1.35 * r}, {1.35 * r, 0}, {0, 1.35 * r}, {-1.35 * r, 0}});
+      break;
     case 4:
-      return poly({{0, 1.25 * r}, {1.15 * r, -0.85 * r}, {-1.15 * r, -0.85 * r}});
+      poly({{0, 1.25 * r}, {1.15 * r, -0.85 * r}, {-1.15 * r, -0.85 * r}});
+      break;
     default:  // a cross: strokes only
-      return "<path class=\"m\" d=\"M" + num(x - r) + "," + num(y - r) + "L" + num(x + r) + "," + num(y + r) +
-             "M" + num(x - r) + "," + num(y + r) + "L" + num(x + r) + "," + num(y - r) + "\" stroke=\"" +
-             colour + "\" stroke-width=\"1.8\" fill=\"none\"/>";
+      o << "<path class=\"m\" d=\"M" << num(x - r) << "," << num(y - r) << "L" << num(x + r) << ","
+        << num(y + r) << "M" << num(x - r) << "," << num(y + r) << "L" << num(x + r) << "," << num(y - r)
+        << "\" stroke=\"" << colour << "\" stroke-width=\"1.8\" fill=\"none\"/>";
+      break;
   }
+  return o.str();
 }
 
 }  // namespace

@@ -60,8 +60,8 @@ TEST_CASE("svg_plot: every series has its own marker, hollow every other one, da
   // Per series: 2 points + 1 legend marker. Shapes: circle, square, up, diamond, down, cross, then again.
   CHECK(count(svg, "<circle class=\"m\"") == 2 * 3);
   CHECK(count(svg, "class=\"m\"") == 10 * 3);
-  CHECK(count(svg, "fill=\"white\" stroke=") == 4 * 3);  // series 1, 3, 7, 9 hollow (5 is a cross)
-  CHECK(count(svg, "stroke-dasharray") == 2 * 2);        // series 8 and 9: line and legend line
+  CHECK(count(svg, "stroke-width=\"1.4\"") == 4 * 3);  // series 1, 3, 7, 9 outlined (5 is a cross)
+  CHECK(count(svg, "stroke-dasharray") == 2 * 2);      // series 8 and 9: line and legend line
 }
 
 TEST_CASE("svg_plot: labelled powers of two thin out on long axes, as nccl-tests sizes") {
