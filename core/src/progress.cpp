@@ -121,8 +121,8 @@ std::string progress_text(const EtaEstimator& eta, const std::string& items, dou
   const int filled = std::clamp(static_cast<int>(eta.fraction() * width), 0, width);
   std::ostringstream o;  // (not operator+: GCC 12 warns -Wrestrict on it, a false positive)
   o << '[' << std::string(static_cast<std::size_t>(filled), '=')
-    << std::string(static_cast<std::size_t>(width - filled), ' ') << "] " << eta.done_count() << '/' << eta.total()
-    << ' ' << items << ", " << format_duration(elapsed_s) << " elapsed, ETA "
+    << std::string(static_cast<std::size_t>(width - filled), ' ') << "] " << eta.done_count() << '/'
+    << eta.total() << ' ' << items << ", " << format_duration(elapsed_s) << " elapsed, ETA "
     << (eta.done_count() == 0 ? std::string("?") : format_duration(eta.eta_s()));
   return o.str();
 }

@@ -96,8 +96,8 @@ void simulate(const SimContext& ctx, const WorkloadArgs& args, ResultTable& tabl
       "modelled and reads 0";
   const auto tensor_count = static_cast<std::int64_t>(spec.tensors().size());
   for (const auto& [name, v] : timings) {
-    table.rows.push_back({spec.name, method, tensor_count, pieces_count, static_cast<std::int64_t>(spec.bytes()),
-                          name, v * 1e6});
+    table.rows.push_back({spec.name, method, tensor_count, pieces_count,
+                          static_cast<std::int64_t>(spec.bytes()), name, v * 1e6});
   }
 }
 
