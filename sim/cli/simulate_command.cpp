@@ -319,8 +319,13 @@ void run_workload(const std::string& workload, const SimOptions& o) {
 
   EngineProgress engine_progress(runtime, progress);
   EmitOnInterrupt emit_on_interrupt(o, table, engine.events, engine.flows);
+  // Destroyed first, also when an exception leaves: the progress line is erased before anything else is
+  // printed (the interrupted rows, the error).
+  struct FinishProgress {
+    Progress& p;
+    ~FinishProgress() { p.finish(); }
+  } finish_progress{progress};
   sim::sim_workload(workload).simulate(ctx, o.args, table);
-  progress.finish();
   table.metadata["engine_events"] = engine.events;
   table.metadata["engine_flows"] = engine.flows;
   add_band(table, params, setup->params_note);
