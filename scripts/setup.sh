@@ -3,7 +3,7 @@
 # Sourced by quickstart.sh and test.sh; COMMSIM_EXTRA_PACKAGES adds packages (test.sh: the report test's).
 set -euo pipefail
 COMMSIM_PACKAGES=(g++ cmake ninja-build libboost-graph-dev libeigen3-dev libtomlplusplus-dev doctest-dev
-                  nlohmann-json3-dev libcli11-dev ${COMMSIM_EXTRA_PACKAGES:-})
+                  nlohmann-json3-dev libcli11-dev python3-jsonschema ${COMMSIM_EXTRA_PACKAGES:-})
 missing=()
 for p in "${COMMSIM_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -166,7 +166,7 @@ nlohmann::json drift_check(const World& world, const std::vector<int>& gpus, con
     const double gpu_ns = static_cast<double>(g1 - g0[i]);
     out.push_back({{"gpu", gpus[i]},
                    {"host", world.host()},
-                   {"window_s", cpu_ns / 1e9},
+                   {"window_us", cpu_ns / 1e3},
                    {"drift_ppm", (gpu_ns - cpu_ns) / cpu_ns * 1e6}});
   }
   return gather_arrays(world, out);
@@ -634,7 +634,8 @@ std::string utc_now() {
 
 /// The run's settings as metadata: tool, workload, launch, timing, buffers, seed and iteration counts.
 nlohmann::json settings_metadata(const Options& o, const World& world, Timing timing) {
-  return {{"tool", "commsim-measure"},
+  return {{"schema", "commsim.measure_meta/2"},  // results.json: commsim.results/2 (validation/schema/)
+          {"tool", "commsim-measure"},
           {"workload", o.workload},
           {"host", world.host()},
           {"launch", o.launch},
@@ -962,7 +963,7 @@ int run_weight_sync_command(const WeightSyncOptions& w, const std::string& out, 
   if (w.from < 0 || w.from >= devices) throw UsageError("--from GPU does not exist");
   if (w.to.empty()) throw UsageError("--to needs at least one GPU");
   create_output_directory("--out", out);
-  nlohmann::json r = run_weight_sync(w);
+  nlohmann::json raw = run_weight_sync(w);
   std::string cmdline;
   for (int i = 0; i < argc; ++i) {
     if (i) cmdline += " ";
@@ -970,24 +971,13 @@ int run_weight_sync_command(const WeightSyncOptions& w, const std::string& out, 
   }
   int nccl = 0;
   ncclGetVersion(&nccl);
-  r["schema"] = "commsim.weight_sync/1";
-  r["command_line"] = cmdline;
-  r["nccl_version"] = nccl;
-  CsvWriter csv;
-  csv.field("rep").field("warmup");
-  std::vector<std::string> keys;
-  for (const auto& [k, v] : r["metrics"][0].items()) {
-    if (k != "rep" && k != "warmup") keys.push_back(k);
-  }
-  for (const auto& k : keys) csv.field(k);
-  csv.end_row();
-  for (const auto& m : r["metrics"]) {
-    csv.field(m["rep"].get<int>()).field(m["warmup"].get<bool>());
-    for (const auto& k : keys) csv.field(m[k].get<double>());
-    csv.end_row();
-  }
+  raw["command_line"] = cmdline;
+  raw["nccl_version"] = nccl;
+  // One row per timing in microseconds, as `commsim simulate weight-sync` writes them (schema
+  // commsim.results/2).
+  const nlohmann::json r = weight_sync_document(raw);
   write_file_atomic(out + "/results.json", r.dump(2) + "\n");
-  write_file_atomic(out + "/results.csv", csv.str());
+  write_file_atomic(out + "/results.csv", weight_sync_csv(r));
   std::fprintf(stderr, "commsim-measure: weight-sync %s of %s done; results in %s\n", w.method.c_str(),
                w.model.c_str(), out.c_str());
   return 0;

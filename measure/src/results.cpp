@@ -406,11 +406,66 @@ void ResultStore::finalize(const std::vector<Config>& configs, const nlohmann::j
             s.mean, s.stdev, s.cv, s.n, failed, c.microbatches, c.chunks, timing);
   }
   nlohmann::json doc = metadata;
-  doc["schema"] = "commsim.results/1";
+  doc["schema"] = kResultsSchema;
   doc["rows"] = std::move(rows);
   write("results.json", doc.dump(2) + "\n");
   write("results.csv", csv.str());
   write("samples.csv", samples.str());
+}
+
+nlohmann::json weight_sync_document(const nlohmann::json& raw) {
+  nlohmann::json doc = nlohmann::json::object();
+  for (const auto& [k, v] : raw.items()) {
+    if (k != "once" && k != "metrics") doc[k] = v;
+  }
+  doc["schema"] = kResultsSchema;
+  doc["tool"] = "commsim-measure";
+  doc["workload"] = "weight-sync";
+  nlohmann::json rows = nlohmann::json::array();
+  auto row = [&](const std::string& timing, const nlohmann::json& seconds) {
+    if (!seconds.is_number()) throw Error("weight-sync timing " + timing + " is not a number");
+    return nlohmann::json{{"workload", "weight-sync"},
+                          {"model", raw.value("model", "")},
+                          {"method", raw.value("method", "")},
+                          {"tensors", raw.value("tensors", 0)},
+                          {"bytes", raw.value("bytes", std::uint64_t{0})},
+                          {"timing", timing},
+                          {"time_us", seconds.get<double>() * 1e6}};
+  };
+  if (raw.contains("once")) {
+    for (const auto& [k, v] : raw["once"].items()) rows.push_back(row(k, v));
+  }
+  if (raw.contains("metrics")) {
+    for (const auto& m : raw["metrics"]) {
+      for (const auto& [k, v] : m.items()) {
+        if (k == "rep" || k == "warmup") continue;
+        nlohmann::json r = row(k, v);
+        r["rep"] = m.value("rep", 0);
+        r["warmup"] = m.value("warmup", false);
+        rows.push_back(std::move(r));
+      }
+    }
+  }
+  doc["rows"] = std::move(rows);
+  return doc;
+}
+
+std::string weight_sync_csv(const nlohmann::json& document) {
+  CsvWriter csv;
+  csv.header({"workload", "model", "method", "bytes", "rep", "warmup", "timing", "time_us"});
+  for (const auto& r : document.at("rows")) {
+    csv.field(r.at("workload").get<std::string>())
+        .field(r.at("model").get<std::string>())
+        .field(r.at("method").get<std::string>())
+        .field(r.at("bytes").get<std::uint64_t>());
+    if (r.contains("rep")) {
+      csv.field(r["rep"].get<int>()).field(r["warmup"].get<bool>());
+    } else {
+      csv.raw("").raw("");
+    }
+    csv.field(r.at("timing").get<std::string>()).field(r.at("time_us").get<double>()).end_row();
+  }
+  return csv.str();
 }
 
 std::vector<std::tuple<int, int, std::string>> parse_nccl_transports(const std::string& log) {

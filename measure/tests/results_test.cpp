@@ -58,7 +58,8 @@ TEST_CASE("results: lines are on disk at once, resume skips them, final files su
   const std::string csv = read_file(dir + "/results.csv");
   CHECK(csv.find("p2p,0,1,0 1,,1024,12.5,") != std::string::npos);  // median of the rep means 11 and 14
   const auto j = nlohmann::json::parse(read_file(dir + "/results.json"));
-  CHECK(j["schema"] == "commsim.results/1");
+  CHECK(j["schema"] == "commsim.results/2");
+  CHECK(j["tool"] == "test");  // the metadata's, copied
   CHECK(j["rows"][0]["reps"] == 2);
   CHECK(j["rows"][0]["median_us"].get<double>() == doctest::Approx(12.5));
   CHECK(j["rows"][1]["algbw_gbps"].get<double>() == doctest::Approx((1 << 20) / 21.0 / 1e3));
@@ -167,4 +168,39 @@ TEST_CASE("timing: names round-trip, defaults per workload, unknown names list t
   CHECK(default_timing("pipeline") == Timing::PerOp);
   CHECK_THROWS_WITH_AS(parse_timing("events"), doctest::Contains("pipelined, per-op, per-iteration"),
                        UsageError);
+}
+
+TEST_CASE("results: a weight-sync run becomes rows in microseconds, as the simulator writes them") {
+  const nlohmann::json raw = {{"workload", "weight-sync"},
+                              {"model", "qwen2.5-32b"},
+                              {"method", "broadcast"},
+                              {"from", 0},
+                              {"to", {1, 2, 3}},
+                              {"tensors", 771},
+                              {"bytes", 65527752704ULL},
+                              {"once", {{"init_process_group_time", 0.75}}},
+                              {"metrics",
+                               {{{"rep", 0}, {"warmup", true}, {"total_transfer_time", 0.26}},
+                                {{"rep", 1}, {"warmup", false}, {"total_transfer_time", 0.125}}}}};
+  const nlohmann::json doc = weight_sync_document(raw);
+  CHECK(doc["schema"] == "commsim.results/2");
+  CHECK(doc["tool"] == "commsim-measure");
+  CHECK_FALSE(doc.contains("metrics"));
+  CHECK(doc["to"] == raw["to"]);
+  REQUIRE(doc["rows"].size() == 3);
+  CHECK(doc["rows"][0]["timing"] == "init_process_group_time");
+  CHECK(doc["rows"][0]["time_us"].get<double>() == doctest::Approx(750000));
+  CHECK_FALSE(doc["rows"][0].contains("rep"));
+  CHECK(doc["rows"][2]["rep"] == 1);
+  CHECK(doc["rows"][2]["warmup"] == false);
+  CHECK(doc["rows"][2]["time_us"].get<double>() == doctest::Approx(125000));
+  CHECK(doc["rows"][2]["bytes"] == 65527752704ULL);
+  const std::string csv = weight_sync_csv(doc);
+  CHECK(csv.rfind("workload,model,method,bytes,rep,warmup,timing,time_us\n", 0) == 0);
+  CHECK(csv.find("\nweight-sync,qwen2.5-32b,broadcast,65527752704,,,init_process_group_time,750000\n") !=
+        std::string::npos);
+  CHECK(csv.find(",1,0,total_transfer_time,125000") != std::string::npos);
+  nlohmann::json bad = raw;
+  bad["once"]["init_process_group_time"] = "fast";
+  CHECK_THROWS_AS(weight_sync_document(bad), Error);
 }

@@ -38,7 +38,7 @@ for nodes in 1 2 4 8 16 32 64 128 256 512 1024 2048; do
 import json,sys
 d=json.load(open('$tmp/out.json'))
 if d['workload']=='weight-sync':
-    t=[r['time_ms'] for r in d['rows'] if r['timing']=='total_transfer_time'][0]/1e3
+    t=[r['time_us'] for r in d['rows'] if r['timing']=='total_transfer_time'][0]/1e6
 else:
     t=d['rows'][0]['time_us']/1e6
 print(t, d['engine_events'], d['engine_flows'])")

@@ -133,7 +133,8 @@ void add_plot_command(CLI::App& app) {
   p->add_option("--title", o->title, "Chart title (default: \"Y against X (log-log)\")");
   p->add_option("--x-label", o->x_label, "x axis label (default: the column name)");
   p->add_option("--y-label", o->y_label, "y axis label (default: the column name)");
-  p->add_option("--x-ticks", o->x_ticks, "x grid: decades, bytes (1 B, 1 KiB, ...) or powers-of-two")
+  p->add_option("--x-ticks", o->x_ticks,
+                "x grid: decades, bytes (powers of two labelled 8, 1K, 16M, 1G, ...) or powers-of-two")
       ->check(CLI::IsMember({"decades", "bytes", "powers-of-two"}))
       ->capture_default_str();
   p->add_option("--y-suffix", o->y_suffix, "Text after each y tick label, e.g. \" s\"");

@@ -19,6 +19,7 @@
 #include "commands.hpp"
 #include "commsim/core/args.hpp"
 #include "commsim/core/error.hpp"
+#include "commsim/core/progress.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/models/hardware.hpp"
 #include "commsim/models/nccl_env.hpp"
@@ -52,8 +53,9 @@ struct SimOptions {
   int iterations = 3;
   int warmup = 1;
   std::string framework = "nccl";
-  int gpu_count = -1;      ///< -g/--gpu-count N: the first N GPUs (-1: not given)
-  sim::WorkloadArgs args;  ///< the workload's own flags (workloads::WorkloadSpec::flags)
+  int gpu_count = -1;             ///< -g/--gpu-count N: the first N GPUs (-1: not given)
+  std::string progress = "auto";  ///< --progress auto|always|never
+  sim::WorkloadArgs args;         ///< the workload's own flags (workloads::WorkloadSpec::flags)
 };
 
 /// -g/--gpu-count N (nccl-tests' GPU count): GPUs 0..N-1, from which --gpus, when given, picks (it must stay
@@ -145,32 +147,39 @@ void apply_framework(sim::Program& p, sim::Framework f) {
   }
 }
 
-/// Progress on a terminal: a bar with an ETA on stderr; nothing when stderr is not a terminal.
+/// Progress of one simulate command on one line of standard error (core/progress.hpp): after 2 s, the runs
+/// done with a smoothed ETA (the runs of one command weigh the same: they move the same flows at other
+/// sizes, and the simulator's time follows the flows), and while one run lasts, where the engine stands.
 class Progress {
  public:
-  explicit Progress(std::size_t total) : total_(total), enabled_(total >= 200 && ::isatty(STDERR_FILENO)) {
-    start_ = std::chrono::steady_clock::now();
+  explicit Progress(ProgressMode mode) : line_(mode) {}
+  bool enabled() const { return line_.enabled(); }
+  void start(std::size_t total) {
+    eta_ = std::make_unique<EtaEstimator>(std::vector<double>(total, 1.0));
+    done_ = 0;
   }
   void step() {
-    ++done_;
-    if (!enabled_ || (done_ % 25 != 0 && done_ != total_)) return;
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const double eta = elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_);
-    const int width = 30;
-    const int filled = static_cast<int>(width * done_ / total_);
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu runs, ETA %.0fs ", std::string(filled, '=').c_str(),
-                 std::string(width - filled, ' ').c_str(), done_, total_, eta);
-    if (done_ == total_) std::fprintf(stderr, "\n");
+    if (!eta_) return;
+    eta_->done(done_++, line_.elapsed());
+    line_.show(progress_text(*eta_, "runs", line_.elapsed()));
   }
+  void engine(const sim::RunProgress& p) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "simulating: %.3f ms simulated, %llu events, %llu flows (%zu moving), %s",
+                  static_cast<double>(p.now) / 1e9, static_cast<unsigned long long>(p.events),
+                  static_cast<unsigned long long>(p.flows), p.active_flows,
+                  format_duration(line_.elapsed()).c_str());
+    line_.show(eta_ ? progress_text(*eta_, "runs", line_.elapsed()) + "; " + buf : std::string(buf));
+  }
+  void finish() { line_.finish(); }
 
  private:
-  std::size_t total_;
+  ProgressLine line_;
+  std::unique_ptr<EtaEstimator> eta_;
   std::size_t done_ = 0;
-  bool enabled_;
-  std::chrono::steady_clock::time_point start_;
 };
 
-/// Adds the prediction band beside every time column (time_us or time_ms: <column>_lo, <column>_hi), from
+/// Adds the prediction band beside the time column (time_us: time_us_lo, time_us_hi), from
 /// the row's size and the parameter set's [band], and says in the output which set and band were used.
 double cell_number(const sim::ResultTable::Cell& c) {
   if (const auto* i = std::get_if<std::int64_t>(&c)) return static_cast<double>(*i);
@@ -181,7 +190,7 @@ double cell_number(const sim::ResultTable::Cell& c) {
 void add_band(sim::ResultTable& table, const models::ModelParams& params, const std::string& note) {
   const auto bytes_col =
       std::find(table.columns.begin(), table.columns.end(), "bytes") - table.columns.begin();
-  for (const char* name : {"time_us", "time_ms"}) {
+  for (const char* name : {"time_us"}) {
     const auto it = std::find(table.columns.begin(), table.columns.end(), name);
     if (it == table.columns.end()) continue;
     const auto col = it - table.columns.begin();
@@ -225,34 +234,20 @@ extern "C" void on_sigint(int) {
   std::signal(SIGINT, SIG_DFL);
 }
 
-/// Ctrl-C ends the simulation cleanly, and, when stderr is a terminal, a long run reports where it stands
-/// (simulated time, events, flows) about twice a second on one line of stderr.
+/// Ctrl-C ends the simulation cleanly, and, when progress is shown, a long run reports where it stands
+/// (simulated time, events, flows) about twice a second.
 class EngineProgress {
  public:
-  explicit EngineProgress(sim::Runtime& runtime) {
+  EngineProgress(sim::Runtime& runtime, Progress& progress) {
     std::signal(SIGINT, on_sigint);
     sim::RunHooks hooks;
     hooks.cancel = &g_interrupted;
-    if (::isatty(STDERR_FILENO)) {
-      hooks.progress = [this](const sim::RunProgress& p) {
-        printed_ = true;
-        std::fprintf(stderr,
-                     "\r\033[Ksimulating: %.3f ms simulated, %llu events, %llu flows (%zu moving), %.0f s",
-                     static_cast<double>(p.now) / 1e9, static_cast<unsigned long long>(p.events),
-                     static_cast<unsigned long long>(p.flows), p.active_flows, p.wall_seconds);
-      };
-    }
+    if (progress.enabled()) hooks.progress = [&progress](const sim::RunProgress& p) { progress.engine(p); };
     runtime.set_hooks(std::move(hooks));
   }
-  ~EngineProgress() {
-    if (printed_) std::fprintf(stderr, "\r\033[K");
-    std::signal(SIGINT, SIG_DFL);
-  }
+  ~EngineProgress() { std::signal(SIGINT, SIG_DFL); }
   EngineProgress(const EngineProgress&) = delete;
   EngineProgress& operator=(const EngineProgress&) = delete;
-
- private:
-  bool printed_ = false;
 };
 
 void emit(const SimOptions& o, sim::ResultTable& table, const sim::Trace* trace) {
@@ -368,7 +363,7 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     if (trace) trace->set_offset(trace->offset() + r.iteration_end.back() + 10 * kPicosPerMicro);
     return r;
   };
-  std::unique_ptr<Progress> progress;
+  Progress progress(parse_progress_mode(o.progress));
   sim::SimContext ctx{workload,    topology,     params,   runtime, o.topology, o.nccl_env, sizes, framework,
                       o.framework, o.iterations, o.warmup, {},      {},         {},         {},    {}};
   ctx.run_raw = run_raw;
@@ -378,8 +373,8 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     apply_framework(p, framework);
     return run_raw(std::move(p));
   };
-  ctx.progress_start = [&](std::size_t total) { progress = std::make_unique<Progress>(total); };
-  ctx.progress_step = [&] { progress->step(); };
+  ctx.progress_start = [&](std::size_t total) { progress.start(total); };
+  ctx.progress_step = [&] { progress.step(); };
   ctx.with_setup = [&](const std::string& path, const std::vector<std::string>& knobs,
                        const std::function<void(sim::Runtime&)>& body) {
     const auto other = load_setup(path, o.gpu, o.params, o.model, knobs);
@@ -387,8 +382,14 @@ void run_workload(const std::string& workload, const SimOptions& o) {
     body(rt);
   };
 
-  EngineProgress engine_progress(runtime);
+  EngineProgress engine_progress(runtime, progress);
   EmitOnInterrupt emit_on_interrupt(o, table, engine.events, engine.flows);
+  // Destroyed first, also when an exception leaves: the progress line is erased before anything else is
+  // printed (the interrupted rows, the error).
+  struct FinishProgress {
+    Progress& p;
+    ~FinishProgress() { p.finish(); }
+  } finish_progress{progress};
   sim::sim_workload(workload).simulate(ctx, o.args, table);
   table.metadata["engine_events"] = engine.events;
   table.metadata["engine_flows"] = engine.flows;
@@ -407,6 +408,11 @@ void add_common(CLI::App* app, SimOptions& o) {
                   "Timed iterations per size (back to back, as nccl-tests -n)")
       ->capture_default_str();
   app->add_option("-w,--warmup", o.warmup, "Untimed iterations before them (nccl-tests -w)")
+      ->capture_default_str();
+  app->add_option("--progress", o.progress,
+                  "auto: a progress line with an ETA on standard error when it is a terminal and\nthe "
+                  "simulation runs over 2 s; always (a line every 5 s when not a terminal); never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   app->add_option("--format", o.format, "Output format")
       ->check(CLI::IsMember({"table", "csv", "json"}))

@@ -1,10 +1,8 @@
 // `commsim sweep SPEC.toml` (a grid of what-ifs on every core, or one shard of it) and `commsim sweep merge`.
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,6 +11,7 @@
 #include "commsim/core/args.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/output_guard.hpp"
+#include "commsim/core/progress.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/sim/sweep.hpp"
 #include "setup.hpp"
@@ -35,6 +34,7 @@ struct SweepOptions {
   int gpu_count = -1;
   int iterations = -1;
   int warmup = -1;
+  std::string progress = "auto";
 };
 
 /// The command line's replacements for the spec's axes: sizes from -b/-e/-f (1B, 1GiB and 2 where one is
@@ -75,22 +75,17 @@ void run(const SweepOptions& o) {
   }
   guard.check();
   create_output_directory("--out", o.out);
-  const bool tty = ::isatty(STDERR_FILENO);
-  const auto start = std::chrono::steady_clock::now();
-  std::size_t last_decile = 0;
-  const auto rows = sim::run_sweep(spec, shard, jobs, [&](std::size_t done, std::size_t total) {
-    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double eta = el / static_cast<double>(done) * static_cast<double>(total - done);
-    if (tty) {
-      const int w = 30, f = static_cast<int>(w * done / total);
-      std::fprintf(stderr, "\r[%s%s] %zu/%zu points, ETA %.0fs ", std::string(f, '=').c_str(),
-                   std::string(w - f, ' ').c_str(), done, total, eta);
-      if (done == total) std::fprintf(stderr, "\n");
-    } else if (done * 10 / total != last_decile || done == total) {
-      last_decile = done * 10 / total;
-      std::fprintf(stderr, "sweep: %zu/%zu points, %.0f s elapsed, ETA %.0f s\n", done, total, el, eta);
-    }
-  });
+  // Progress: a line on a terminal after 2 s, its ETA weighted by each point's estimated work.
+  ProgressLine line(parse_progress_mode(o.progress));
+  std::unique_ptr<EtaEstimator> eta;
+  sim::SweepProgress progress;
+  progress.start = [&](const std::vector<double>& work) { eta = std::make_unique<EtaEstimator>(work); };
+  progress.done = [&](std::size_t item) {
+    eta->done(item, line.elapsed());
+    line.show("sweep " + progress_text(*eta, "points", line.elapsed()));
+  };
+  const auto rows = sim::run_sweep(spec, shard, jobs, progress);
+  line.finish();
   std::size_t failed = 0;
   for (const auto& r : rows) failed += r.error.empty() ? 0 : 1;
   const std::string csv = sim::sweep_csv(rows);
@@ -181,6 +176,11 @@ void add_sweep_command(CLI::App& app) {
                   "Replace the spec's GPU sets by GPUs 0..N-1 (nccl-tests -g N)");
   sub->add_option("-n,--iterations", o->iterations, "Replace the spec's timed iterations per point");
   sub->add_option("-w,--warmup", o->warmup, "Replace the spec's untimed iterations per point");
+  sub->add_option("--progress", o->progress,
+                  "auto: a progress line with an ETA on standard error when it is a terminal and the\n"
+                  "sweep runs over 2 s; always (a line every 5 s when not a terminal); never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
   sub->footer(R"(
 EXAMPLES
   commsim sweep sim/sweeps/allreduce-scaling.toml --out sweep-out

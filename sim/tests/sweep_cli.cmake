@@ -55,3 +55,15 @@ execute_process(COMMAND ${COMMSIM} sweep merge ${OUT}/mixed --out ${OUT}/mixed-m
 if(NOT rc EQUAL 3 OR NOT err MATCHES "different sweep spec")
   message(FATAL_ERROR "expected exit 3 'different sweep spec' for shards of other overrides, got ${rc}:\n${err}")
 endif()
+# Progress: standard error is not a terminal here, so --progress auto prints no progress line; a bad value is a
+# usage error. (The terminal gating and the 2 s delay are unit-tested in core/tests/progress_test.cpp.)
+execute_process(COMMAND ${COMMSIM} sweep ${spec} ${flags} --out ${OUT}/quiet WORKING_DIRECTORY ${WORKDIR}
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR err MATCHES "ETA|\r")
+  message(FATAL_ERROR "a sweep with standard error not a terminal printed progress (${rc}):\n${err}")
+endif()
+execute_process(COMMAND ${COMMSIM} sweep ${spec} ${flags} --progress sometimes --out ${OUT}/bad-progress
+                WORKING_DIRECTORY ${WORKDIR} RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "--progress")
+  message(FATAL_ERROR "expected exit 2 naming --progress for --progress sometimes, got ${rc}:\n${err}")
+endif()

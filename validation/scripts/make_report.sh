@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates validation/reports/h200x4/ (HTML, Markdown, CSV) from the committed 4x H200 data.
+# Regenerates validation/reports/h200x4/ (HTML, Markdown, CSV, the screenshot) from the committed 4x H200 data.
 # Usage: validation/scripts/make_report.sh [path/to/commsim]   (default build/default/sim/commsim)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -22,3 +22,15 @@ mkdir -p "$out"
              $D/measure/weight_sync_qwen32b_{broadcast,broadcast_bucket64MiB,broadcast_bucket256MiB,broadcast_bucket1GiB,p2p-engine} \
   --torch $D/torch/pipeline_1f1b_torch.json $D/torch/weight_sync_broadcast_qwen32b.json \
   --report $out/report.html --markdown $out/summary.md --csv $out/rows.csv
+# screenshot.png: the top of the report as headless Chromium renders it (nothing fetched: the page is offline).
+browser="$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)"
+if [ -n "$browser" ]; then
+  profile="$(mktemp -d)"
+  "$browser" --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$profile" \
+    --host-resolver-rules="MAP * ~NOTFOUND" --hide-scrollbars --window-size=1300,2000 \
+    --screenshot="$root/$out/screenshot.png" "file://$root/$out/report.html" >/dev/null 2>&1
+  rm -rf "$profile"
+  echo "make_report.sh: $out/screenshot.png regenerated with $browser"
+else
+  echo "make_report.sh: no Chromium, so $out/screenshot.png was not regenerated (apt-get install chromium)" >&2
+fi

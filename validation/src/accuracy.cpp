@@ -318,6 +318,14 @@ void check_report_metadata(const JsonValue& doc) {
   if (doc.has("command_line") && !doc.at("command_line").raw().is_null()) doc.at("command_line").text();
 }
 
+/// A commsim-measure weight-sync run: schema commsim.weight_sync/1 (seconds, "metrics"), or
+/// commsim.results/2 with workload weight-sync (rows in microseconds).
+bool is_weight_sync(const nlohmann::json& doc) {
+  if (!doc.is_object() || !doc.contains("schema")) return false;
+  if (doc["schema"] == "commsim.weight_sync/1") return true;
+  return doc["schema"] == "commsim.results/2" && doc.contains("workload") && doc["workload"] == "weight-sync";
+}
+
 }  // namespace
 
 MeasuredRun load_measured(const std::string& dir) {
@@ -326,13 +334,16 @@ MeasuredRun load_measured(const std::string& dir) {
   const auto& doc = run.doc;
   if (!doc.is_object()) JsonValue(doc, run.file).fail("expected a commsim-measure results object");
   check_report_metadata(JsonValue(doc, run.file));
-  if (doc.contains("schema") && doc["schema"] == "commsim.weight_sync/1") {
-    if (!doc.contains("metrics") || !doc.contains("method") || !doc.contains("model"))
+  if (is_weight_sync(doc)) {
+    if ((!doc.contains("metrics") && !doc.contains("rows")) || !doc.contains("method") ||
+        !doc.contains("model"))
       throw InputError({run.file, 1, 1}, "incomplete commsim-measure weight-sync output");
     return run;
   }
-  if (!doc.contains("schema") || doc["schema"] != "commsim.results/1" || !doc.contains("rows") ||
-      !doc.contains("gpus")) {
+  // commsim.results/1 and /2 rows are the same (times in us); /2 renamed metadata fields only.
+  if (!doc.contains("schema") ||
+      (doc["schema"] != "commsim.results/1" && doc["schema"] != "commsim.results/2") ||
+      !doc.contains("rows") || !doc.contains("gpus")) {
     throw InputError({run.file, 1, 1},
                      "missing schema, rows or GPU metadata: not a complete commsim-measure output");
   }
@@ -459,8 +470,8 @@ const workloads::ModelSpec& model_at(const JsonValue& v) {
   }
 }
 
-/// A commsim-measure weight-sync run (schema commsim.weight_sync/1): total_transfer_time against the
-/// simulated push.
+/// A commsim-measure weight-sync run (commsim.weight_sync/1 or commsim.results/2): total_transfer_time
+/// against the simulated push.
 std::vector<Comparison> compare_weight_sync(const MeasuredRun& run, sim::Runtime& runtime) {
   const JsonValue doc(run.doc, run.file);
   const int n_gpus = static_cast<int>(runtime.topology().gpus.size());
@@ -474,11 +485,21 @@ std::vector<Comparison> compare_weight_sync(const MeasuredRun& run, sim::Runtime
   if (std::find(to.begin(), to.end(), from) != to.end())
     doc.at("to").fail("lists the sending GPU " + std::to_string(from));
   std::vector<double> totals;
-  for (const JsonValue& m : doc.at("metrics").items()) {
-    if (m.has("warmup") && m.at("warmup").boolean()) continue;
-    const JsonValue t = m.at("total_transfer_time");  // seconds
-    totals.push_back(t.number(0, static_cast<double>(kMaxSimulatedTime) / 1e12) * 1e6);
-    if (!(totals.back() > 0)) t.fail("time " + t.raw().dump() + " s must be positive");
+  if (doc.has("metrics")) {  // commsim.weight_sync/1: one object per repetition, seconds
+    for (const JsonValue& m : doc.at("metrics").items()) {
+      if (m.has("warmup") && m.at("warmup").boolean()) continue;
+      const JsonValue t = m.at("total_transfer_time");  // seconds
+      totals.push_back(t.number(0, static_cast<double>(kMaxSimulatedTime) / 1e12) * 1e6);
+      if (!(totals.back() > 0)) t.fail("time " + t.raw().dump() + " s must be positive");
+    }
+  } else {  // commsim.results/2: one row per timing and repetition, microseconds
+    for (const JsonValue& r : doc.at("rows").items()) {
+      if (r.at("timing").text() != "total_transfer_time" || !r.has("rep")) continue;
+      if (r.has("warmup") && r.at("warmup").boolean()) continue;
+      const JsonValue t = r.at("time_us");
+      totals.push_back(t.number(0, static_cast<double>(kMaxSimulatedTime) / 1e6));
+      if (!(totals.back() > 0)) t.fail("time " + t.raw().dump() + " us must be positive");
+    }
   }
   if (totals.empty()) throw InputError({run.file, 1, 1}, "weight-sync run without timed repetitions");
   sim::Program p;
@@ -595,8 +616,7 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
                                          int warmup) {
   const std::string& file = run.file;
   const JsonValue doc(run.doc, file);
-  if (run.doc.is_object() && run.doc.contains("schema") && run.doc["schema"] == "commsim.weight_sync/1")
-    return compare_weight_sync(run, runtime);
+  if (is_weight_sync(run.doc)) return compare_weight_sync(run, runtime);
   std::string launch = "thread-per-gpu";
   if (const auto v = doc.find("launch")) {
     launch = v->text();

@@ -241,7 +241,7 @@ std::string render_html(const std::vector<Comparison>& rows, const ReportContext
 
   o << "<h2 id=\"configs\">Per configuration</h2>\n";
   for (const auto& [label, cs] : groups) {
-    PlotSeries mt{"measured", plot_colour(0), {}, true}, pt{"commsim", plot_colour(1), {}, false};
+    PlotSeries mt{"measured", plot_colour(0), {}, true}, pt{"commsim", plot_colour(1), {}, true};
     PlotSeries mb = mt, pb = pt;
     for (const auto& c : cs) {
       const auto x = static_cast<double>(c.bytes);

@@ -261,3 +261,43 @@ TEST_CASE("accuracy: held-out figures (leave one family out) do not regress" * d
     CHECK(bw.coverage >= want["bandwidth_coverage"].get<double>() - 1.0);
   }
 }
+
+TEST_CASE(
+    "accuracy: a weight-sync run reads the same as commsim.weight_sync/1 (s) and commsim.results/2 (us)") {
+  H200 h;
+  const std::string v1 = kDir + "measure/weight_sync_qwen32b_broadcast";
+  const auto old_doc = nlohmann::json::parse(read_file(v1 + "/results.json"));
+  REQUIRE(old_doc["schema"] == "commsim.weight_sync/1");
+  // The same run as commsim-measure now writes it: one row per timing and repetition, in microseconds.
+  nlohmann::json doc = old_doc;
+  doc.erase("metrics");
+  doc.erase("once");
+  doc["schema"] = "commsim.results/2";
+  doc["tool"] = "commsim-measure";
+  doc["rows"] = nlohmann::json::array();
+  for (const auto& m : old_doc["metrics"]) {
+    for (const auto& [k, v] : m.items()) {
+      if (k == "rep" || k == "warmup") continue;
+      doc["rows"].push_back({{"workload", "weight-sync"},
+                             {"timing", k},
+                             {"time_us", v.get<double>() * 1e6},
+                             {"rep", m["rep"]},
+                             {"warmup", m["warmup"]},
+                             {"bytes", old_doc["bytes"]}});
+    }
+  }
+  const std::string dir = "accuracy_test_weight_sync_v2";
+  std::filesystem::create_directories(dir);
+  write_file_atomic(dir + "/results.json", doc.dump(2));
+  const auto a = compare_measured(v1, *h.runtime);
+  const auto b = compare_measured(dir, *h.runtime);
+  REQUIRE(a.size() == 1);
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].measured_us == doctest::Approx(a[0].measured_us));
+  CHECK(b[0].predicted_us == doctest::Approx(a[0].predicted_us));
+  CHECK(b[0].mode == a[0].mode);
+  doc["rows"][5]["time_us"] = -5;  // rep 1, total_transfer_time: a negative time names its JSON path
+  write_file_atomic(dir + "/results.json", doc.dump(2));
+  CHECK_THROWS_WITH_AS(compare_measured(dir, *h.runtime), doctest::Contains("rows[5].time_us"), InputError);
+  std::filesystem::remove_all(dir);
+}

@@ -84,7 +84,7 @@ void simulate(const SimContext& ctx, const WorkloadArgs& args, ResultTable& tabl
   const Timings timings = method == "broadcast" ? broadcast_push(ctx, args, spec, groups, pieces_count)
                                                 : engine_push(ctx, args, spec, groups, to.size(), pieces_count);
   table.columns = workloads::find_workload("weight-sync").columns;
-  table.units = {"", "", "", "", "B", "", "ms"};
+  table.units = {"", "", "", "", "B", "", "us"};
   table.metadata["from"] = from;
   table.metadata["groups"] = groups;
   table.metadata["to"] = to;
@@ -104,8 +104,8 @@ void simulate(const SimContext& ctx, const WorkloadArgs& args, ResultTable& tabl
                             : "pushed by copy engines (cudaMemcpyPeerAsync, no NCCL) over " + setup);
   const auto tensor_count = static_cast<std::int64_t>(spec.tensors().size());
   for (const auto& [name, v] : timings) {
-    table.rows.push_back({spec.name, method, tensor_count, pieces_count, static_cast<std::int64_t>(spec.bytes()),
-                          name, v * 1e3});
+    table.rows.push_back({spec.name, method, tensor_count, pieces_count,
+                          static_cast<std::int64_t>(spec.bytes()), name, v * 1e6});
   }
 }
 

@@ -202,7 +202,7 @@ std::vector<WorkloadSpec> build() {
   ws.example = "--model qwen2.5-32b --from 0 --to 1-3 --method broadcast";
   ws.family = Family::ModelPush;
   ws.size = SizeMeaning::WholeModel;
-  ws.columns = {"model", "method", "tensors", "transfers", "bytes", "timing", "time_ms"};
+  ws.columns = {"model", "method", "tensors", "transfers", "bytes", "timing", "time_us"};
   ws.flags = {
       {"--model", Kind::Text, "Model whose weights are pushed (`commsim model list`)", "", true, Side::Simulate, {}},
       {"--from", Kind::Text,

@@ -20,6 +20,7 @@
 #include "commsim/core/csv.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/limits.hpp"
+#include "commsim/core/progress.hpp"
 #include "commsim/core/svg_plot.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/core/toml_fields.hpp"
@@ -276,8 +277,68 @@ Shard Shard::parse(const std::string& text) {
   return s;
 }
 
+namespace {
+
+/// The program a point runs (its iterations and warmup set), on `topology`; `ngpus` gets the GPU count it
+/// reports. Throws as the point would (unknown GPU, a workload that cannot run on these GPUs).
+Program point_program(const SweepSpec& spec, const SweepPoint& p, const topo::Topology& topology,
+                      int& ngpus) {
+  const std::vector<int> gpus = parse_gpu_list(spec.gpus[p.gpus], static_cast<int>(topology.gpus.size()));
+  ngpus = static_cast<int>(gpus.size());
+  const workloads::WorkloadSpec& spec_w = workloads::find_workload(spec.workloads[p.workload]);
+  RowRequest row;
+  row.gpus = gpus;
+  row.bytes = spec.sizes[p.size];
+  row.thread_per_gpu = machine_count(topology, gpus) > 1;  // one process per GPU, as --launch auto
+  row.args = workloads::WorkloadArgs::defaults(spec_w, workloads::Side::Simulate);
+  Program prog = sim_workload(spec.workloads[p.workload]).program(row);
+  if (spec_w.family == workloads::Family::PointToPoint) ngpus = 2;
+  prog.iterations = spec.iterations;
+  prog.warmup = spec.warmup;
+  return prog;
+}
+
+/// A point's estimated cost for the progress ETA: the simulator's work grows with the transfers it moves as
+/// flows (every send, receive and copy; a collective, computed analytically, counts as one per rank), over
+/// every iteration, not with the bytes (point_work, core/progress.hpp).
+double work_of(const SweepSpec& spec, std::size_t index, const std::vector<topo::Topology>& topologies) {
+  const SweepPoint p = sweep_point(spec, index);
+  double transfers = 0;
+  try {
+    int ngpus = 0;
+    const Program prog = point_program(spec, p, topologies[p.topology], ngpus);
+    for (const LaunchSpec& l : prog.launches) {
+      for (const KernelSpec& k : l.kernels) {
+        transfers += static_cast<double>(k.ops.size()) + (k.collective ? 1.0 : 0.0);
+      }
+    }
+  } catch (const std::exception&) {  // the point fails when it runs, and says why; here it costs little
+  }
+  return point_work(transfers, spec.iterations + spec.warmup);
+}
+
+std::vector<topo::Topology> load_topologies(const SweepSpec& spec) {
+  std::vector<topo::Topology> topologies;
+  for (const auto& t : spec.topologies) {
+    topo::Diagnostics diag;
+    topologies.push_back(topo::load_topology(t, {}, diag));
+  }
+  return topologies;
+}
+
+}  // namespace
+
+std::vector<double> sweep_work(const SweepSpec& spec, const Shard& shard) {
+  const std::vector<topo::Topology> topologies = load_topologies(spec);
+  std::vector<double> work;
+  for (std::size_t i = 0; i < spec.points(); ++i) {
+    if (shard.owns(i)) work.push_back(work_of(spec, i, topologies));
+  }
+  return work;
+}
+
 std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int jobs,
-                                const std::function<void(std::size_t, std::size_t)>& progress) {
+                                const SweepProgress& progress) {
   std::vector<std::size_t> mine;
   for (std::size_t i = 0; i < spec.points(); ++i) {
     if (shard.owns(i)) mine.push_back(i);
@@ -287,13 +348,14 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
   for (const auto& p : spec.params)
     params.push_back(p == "default" ? models::ModelParams::defaults() : models::ModelParams::load(p));
   // Topologies are read-only while simulating (routing keeps no state), so the workers share them.
-  std::vector<topo::Topology> topologies;
-  for (const auto& t : spec.topologies) {
-    topo::Diagnostics diag;
-    topologies.push_back(topo::load_topology(t, {}, diag));
+  const std::vector<topo::Topology> topologies = load_topologies(spec);
+  if (progress.start) {
+    std::vector<double> work;
+    for (std::size_t i : mine) work.push_back(work_of(spec, i, topologies));
+    progress.start(work);
   }
   std::vector<SweepRow> rows(mine.size());
-  std::atomic<std::size_t> next{0}, done{0};
+  std::atomic<std::size_t> next{0};
   std::mutex progress_mutex;
   auto worker = [&] {
     // Per worker: the inputs of the combination it last ran (points are ordered so that a combination's
@@ -321,19 +383,8 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
           loaded.runtime = std::make_unique<Runtime>(topology, *loaded.model);
           loaded_key = key;
         }
-        const std::vector<int> gpus = parse_gpu_list(r.gpus, static_cast<int>(topology.gpus.size()));
-        r.ngpus = static_cast<int>(gpus.size());
-        const bool per_gpu = machine_count(topology, gpus) > 1;  // one process per GPU, as --launch auto
+        Program prog = point_program(spec, p, topology, r.ngpus);
         const workloads::WorkloadSpec& spec_w = workloads::find_workload(r.workload);
-        RowRequest row;
-        row.gpus = gpus;
-        row.bytes = r.bytes;
-        row.thread_per_gpu = per_gpu;
-        row.args = workloads::WorkloadArgs::defaults(spec_w, workloads::Side::Simulate);
-        Program prog = sim_workload(r.workload).program(row);
-        if (spec_w.family == workloads::Family::PointToPoint) r.ngpus = 2;
-        prog.iterations = spec.iterations;
-        prog.warmup = spec.warmup;
         const RunResult res = loaded.runtime->run(prog);
         r.time_us = static_cast<double>(res.per_iteration) / 1e6;
         r.algbw_gbps = r.time_us > 0 ? static_cast<double>(r.bytes) / (r.time_us * 1e3) : 0;
@@ -349,10 +400,9 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
         r.error = e.what();
         loaded_key = static_cast<std::size_t>(-1);
       }
-      const std::size_t d = ++done;
-      if (progress) {
+      if (progress.done) {
         std::lock_guard<std::mutex> lock(progress_mutex);
-        progress(d, mine.size());
+        progress.done(j);
       }
     }
   };

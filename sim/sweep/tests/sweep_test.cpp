@@ -1,11 +1,18 @@
 // Unit tests of commsim sweep: spec checks, grid order, shards, parallel runs, merging.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <limits>
+#include <fstream>
+#include <sstream>
 #include <string>
 
+#include "commsim/core/csv.hpp"
 #include "commsim/core/error.hpp"
+#include "commsim/core/progress.hpp"
+#include "commsim/core/text.hpp"
 #include "commsim/sim/sweep.hpp"
 
 using namespace commsim;
@@ -151,4 +158,122 @@ TEST_CASE("sweep: the point count never wraps, and a grid over the limit is refu
                            sizes + "]\ngpus = [" + gpus + "]\n";
   CHECK_THROWS_WITH_AS(SweepSpec::parse(spec, "big.toml"),
                        doctest::Contains("refused: 1001000 points; a sweep has at most 1000000"), InputError);
+}
+
+TEST_CASE("sweep: progress gets every point's work estimate first, then each point once") {
+  const SweepSpec s = SweepSpec::parse(kSpec, "s.toml");
+  std::vector<double> work;
+  std::vector<int> seen;
+  SweepProgress progress;
+  progress.start = [&](const std::vector<double>& w) {
+    CHECK(seen.empty());
+    work = w;
+    seen.assign(w.size(), 0);
+  };
+  progress.done = [&](std::size_t item) {
+    REQUIRE(item < seen.size());
+    ++seen[item];
+  };
+  const Shard shard{1, 2};
+  const auto rows = run_sweep(s, shard, 2, progress);
+  REQUIRE(work.size() == rows.size());
+  for (int n : seen) CHECK(n == 1);
+  // Shard 1 of 2 owns the odd points: index 1 is all_reduce on GPUs 0-3 at 1 MiB (4 collective kernels:
+  // 1000 + 4, over 1 iteration); indices 3 and 5, p2p at 1 KiB and 64 MiB, move the same transfers: the same
+  // work.
+  CHECK(rows[0].index == 1);
+  CHECK(work[0] == doctest::Approx(1004));
+  CHECK(work[1] == work[2]);
+  CHECK(work == sweep_work(s, shard));
+}
+
+/// The sweep of the progress tests: points that differ in cost, from a sendrecv on 32 GPUs to an alltoall on
+/// 256 (65,280 transfers a run), 1 KiB to 256 MiB, 3 iterations after 1 warmup.
+SweepSpec progress_sweep() {
+  return SweepSpec::parse(std::string(R"(
+name = "progress"
+iterations = 3
+warmup = 1
+[grid]
+topologies = [")") + COMMSIM_SOURCE_DIR +
+                              R"(/sim/tests/hgx-h100-32nodes.toml"]
+gpus = ["0-31", "0-63", "0-127", "0-255"]
+workloads = ["sendrecv", "all_reduce", "alltoall"]
+sizes = ["1KiB", "8KiB", "64KiB", "512KiB", "4MiB", "32MiB", "256MiB"]
+)",
+                          "progress.toml");
+}
+
+const std::string kPointTimes = std::string(COMMSIM_SOURCE_DIR) + "/sim/sweep/tests/point-times.tsv";
+
+TEST_CASE("sweep: record the progress sweep's per-point simulation times (COMMSIM_RECORD_POINT_TIMES=1)") {
+  // Rewrites sim/sweep/tests/point-times.tsv: every point of progress_sweep() simulated on one thread, in
+  // point order, its wall time. Off unless asked for (it takes about 20 s).
+  if (!std::getenv("COMMSIM_RECORD_POINT_TIMES")) return;
+  const SweepSpec s = progress_sweep();
+  const std::vector<double> work = sweep_work(s, Shard{});
+  std::vector<double> cost;
+  auto last = std::chrono::steady_clock::now();
+  SweepProgress recorder;
+  recorder.done = [&](std::size_t item) {
+    const auto now = std::chrono::steady_clock::now();
+    CHECK(item == cost.size());  // one thread: point order
+    cost.push_back(std::chrono::duration<double>(now - last).count());
+    last = now;
+  };
+  const auto rows = run_sweep(s, Shard{}, 1, recorder);
+  REQUIRE(cost.size() == rows.size());
+  std::ofstream out(kPointTimes);
+  out << "# Per-point simulation times of the progress sweep (sim/sweep/tests/sweep_test.cpp, "
+         "progress_sweep),\n"
+         "# recorded with: COMMSIM_RECORD_POINT_TIMES=1 build/default/sim/sweep/sweep_test -tc='sweep: "
+         "record*'\n"
+         "point\tworkload\tgpus\tbytes\twork\tseconds\n";
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    out << rows[i].index << '\t' << rows[i].workload << '\t' << rows[i].gpus << '\t' << rows[i].bytes << '\t'
+        << work[i] << '\t' << cost[i] << '\n';
+}
+
+TEST_CASE("sweep: the progress ETA from the points' work does not swing as the count-based one did") {
+  // The recorded per-point times of progress_sweep() replayed through both estimators: before (elapsed /
+  // points done x points left, as `commsim sweep` printed it) and after (EtaEstimator over sweep_work). The
+  // swing is the predicted total's max / min from 5% of the points on.
+  const SweepSpec s = progress_sweep();
+  const std::vector<double> work = sweep_work(s, Shard{});
+  std::vector<double> cost;
+  std::istringstream in(read_file(kPointTimes));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line.rfind("point", 0) == 0) continue;
+    const auto f = csv_split(line, '\t');
+    REQUIRE(f.size() == 6);
+    REQUIRE(cost.size() < work.size());
+    CHECK(std::stod(f[4]) == doctest::Approx(work[cost.size()]));  // recorded with today's estimate
+    cost.push_back(std::stod(f[5]));
+  }
+  REQUIRE(cost.size() == work.size());
+  const std::size_t n = cost.size();
+  EtaEstimator eta(work);
+  double elapsed = 0;
+  std::vector<double> before, after;
+  for (std::size_t i = 0; i < n; ++i) {
+    elapsed += cost[i];
+    eta.done(i, elapsed);
+    if (i + 1 < n / 20 || i + 1 == n) continue;
+    before.push_back(elapsed + elapsed / static_cast<double>(i + 1) * static_cast<double>(n - i - 1));
+    after.push_back(elapsed + eta.eta_s());
+  }
+  const auto swing = [](const std::vector<double>& v) {
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    return *hi / *lo;
+  };
+  MESSAGE("recorded " << n << " points, " << elapsed << " s; predicted total: before "
+                      << *std::min_element(before.begin(), before.end()) << " .. "
+                      << *std::max_element(before.begin(), before.end()) << " s (swing " << swing(before)
+                      << "x), after " << *std::min_element(after.begin(), after.end()) << " .. "
+                      << *std::max_element(after.begin(), after.end()) << " s (swing " << swing(after)
+                      << "x)");
+  CHECK(swing(before) > 10);
+  CHECK(swing(after) < 4);
+  CHECK(swing(after) * 3 < swing(before));
 }

@@ -149,7 +149,8 @@ std::string ResultTable::to_csv() const {
 
 nlohmann::json ResultTable::csv_meta() const {
   nlohmann::json out = metadata;
-  out["schema"] = "commsim.results_meta/1";
+  out["schema"] = "commsim.results_meta/2";
+  out["tool"] = "commsim";
   out["columns"] = columns;
   out["units"] = units;
   out["notes"] = notes;
@@ -196,8 +197,14 @@ nlohmann::json ResultTable::to_json() const {
     rows_json.push_back(std::move(r));
   }
   nlohmann::json out = metadata;
-  out["schema"] = "commsim.results/1";
+  out["schema"] = "commsim.results/2";
+  out["tool"] = "commsim";
   out["columns"] = columns;
+  nlohmann::json unit_map = nlohmann::json::object();
+  for (std::size_t i = 0; i < columns.size() && i < units.size(); ++i) {
+    if (!units[i].empty()) unit_map[columns[i]] = units[i];
+  }
+  out["units"] = std::move(unit_map);
   out["rows"] = std::move(rows_json);
   return out;
 }

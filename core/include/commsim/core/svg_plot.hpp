@@ -16,15 +16,26 @@ struct PlotSeries {
   /// (x, y) in the axes' units, drawn in this order; points with x <= 0, y <= 0 or a non-finite y are
   /// skipped.
   std::vector<std::pair<double, double>> points;
-  bool markers = false;  ///< a dot at every point
+  /// A marker at every point, its shape the series' own (circle, square, triangle, diamond, ...: the i-th
+  /// series of a chart gets the i-th shape), so that series drawn over each other stay visible. The legend
+  /// shows the line and the marker.
+  bool markers = true;
 };
 
 /// Where the x axis has its grid lines and labels.
 enum class PlotXTicks {
   Decades,      ///< 1, 10, 100, ...: "%g"
-  Bytes,        ///< 1 B, 1 KiB, 1 MiB, ...: x is a size in bytes
-  PowersOfTwo,  ///< 8, 16, 32, ...: "%g"; the axis spans whole powers of two instead of decades
+  Bytes,        ///< powers of two, labelled as nccl-tests sizes (8, 64, 512, 4K, ..., 1M, 1G): x is in bytes
+  PowersOfTwo,  ///< powers of two: 8, 16, 32, ...: "%g"
 };
+
+/// The labelled ticks of a power-of-two axis from 2^e0 to 2^e1: every power of two when they are at most
+/// `max_labels`, else the multiples of 2, 5, 10 or 20 (the first step that gives at most `max_labels`; the
+/// multiples of 10 are 1K, 1M, 1G, so they stay labelled). Exponents, ascending.
+std::vector<int> power_of_two_labels(int e0, int e1, int max_labels = 9);
+
+/// A size as nccl-tests prints it on an axis: 8, 512, 4K, 16M, 1G, 2T (powers of 1024, no "B").
+std::string axis_size_label(double bytes);
 
 struct LogLogChart {
   std::string title;

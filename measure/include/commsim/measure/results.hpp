@@ -150,4 +150,17 @@ class ResultStore {
 /// Returns (src device, dst device, transport text) triples, one per distinct pair.
 std::vector<std::tuple<int, int, std::string>> parse_nccl_transports(const std::string& log);
 
+/// The result-file tag commsim-measure writes (validation/schema/results.schema.json): times in
+/// microseconds, sizes in bytes, bandwidths in GB/s. Readers still take "commsim.results/1" (the same rows)
+/// and "commsim.weight_sync/1" (timings in seconds, one object per repetition).
+inline constexpr const char* kResultsSchema = "commsim.results/2";
+
+/// A weight-sync run as results.json: `raw` (run_weight_sync's fields, timings in seconds under "once" and
+/// "metrics") with its timings turned into rows {workload, model, method, tensors, bytes, timing, time_us,
+/// rep, warmup} in microseconds, one per timing and repetition (the one-off phases without rep), as
+/// `commsim simulate weight-sync` writes them. Throws Error when a timing is not a number.
+nlohmann::json weight_sync_document(const nlohmann::json& raw);
+/// Its results.csv: rep, warmup, timing, time_us (rep and warmup empty for the one-off phases).
+std::string weight_sync_csv(const nlohmann::json& document);
+
 }  // namespace commsim::measure

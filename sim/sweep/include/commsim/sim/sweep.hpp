@@ -76,10 +76,24 @@ struct SweepRow {
   std::string error;  ///< non-empty when the point failed
 };
 
-/// Runs the shard's points on `jobs` threads; `progress(done, total)` is called after each point (from the
-/// calling thread's perspective, serialized). Rows come back in point order.
+/// What run_sweep reports as it goes (each may be empty): `start` once, before any point, with every point's
+/// estimated work in the shard's order (sweep_work); `done` after each point with its position in that order
+/// (serialized).
+struct SweepProgress {
+  std::function<void(const std::vector<double>& work)> start;
+  std::function<void(std::size_t item)> done;
+};
+
+/// Each of the shard's points' estimated cost, in its order, for a progress ETA: (1,000 + the transfers its
+/// program moves) x (iterations + warmup) (core/progress.hpp point_work). Measured
+/// (sim/sweep/tests/point-times.tsv): a point's simulation time follows its transfers (an alltoall on 256
+/// GPUs, 65,280 transfers a run: 1.3 s at every size from 1 KiB to 256 MiB; a sendrecv on 256 GPUs: 2 ms),
+/// not its bytes.
+std::vector<double> sweep_work(const SweepSpec& spec, const Shard& shard);
+
+/// Runs the shard's points on `jobs` threads, reporting to `progress`. Rows come back in point order.
 std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int jobs,
-                                const std::function<void(std::size_t, std::size_t)>& progress = {});
+                                const SweepProgress& progress = {});
 
 /// The rows as CSV (RFC 4180, numbers at round-trip precision, no comment lines): a header, then one row per
 /// point with status "ok" or "failed"; a failed point's time and bandwidth cells are empty and its error

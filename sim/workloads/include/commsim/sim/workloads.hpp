@@ -15,7 +15,6 @@
 
 namespace commsim::sim {
 
-
 /// How many machines the GPUs live on (more than one: no host thread can drive them all, so NCCL runs one
 /// process per GPU, as under mpirun).
 std::size_t machine_count(const topo::Topology& topology, const std::vector<int>& gpus);
@@ -57,10 +56,12 @@ struct ResultTable {
 
   /// RFC 4180 CSV at round-trip precision: the header, then the rows; no comment lines.
   std::string to_csv() const;
-  /// What the CSV leaves out, for its sidecar (schema "commsim.results_meta/1"): metadata, columns, units,
+  /// What the CSV leaves out, for its sidecar (schema "commsim.results_meta/2"): metadata, columns, units,
   /// notes.
   nlohmann::json csv_meta() const;
   std::string to_table() const;
+  /// The metadata, "columns", "units" (column -> unit, for the columns that have one) and "rows" (one object
+  /// per row), tagged "commsim.results/2" (validation/schema/results.schema.json).
   nlohmann::json to_json() const;
 };
 
