@@ -3,7 +3,9 @@
 #   TARGET: fuzz_topo_matrix | fuzz_nvlink_status | fuzz_whatif           (topologies/fuzz/)
 #           fuzz_nccl_tests_text | fuzz_nccl_tests_json | fuzz_measured_results | fuzz_resume_store |
 #           fuzz_params | fuzz_sweep_spec                                  (validation/fuzz/)
-#   FUZZ_NICE=N runs the fuzzer under `nice -n N` (default 0); FUZZ_NO_BUILD=1 skips building it.
+#   FUZZ_NICE=N runs the fuzzer under `nice -n N` (default 0); FUZZ_NO_BUILD=1 skips building it;
+#   FUZZ_TIMEOUT=S: an input running S wall seconds is a hang (default 10; raise it under nice on a busy machine,
+#   where a unit of 0.5 CPU s can take 20 wall s).
 # Builds the `fuzz` preset with clang, seeds the corpus from the bundled topologies and test fixtures (the
 # validation targets from validation/fuzz/corpus/TARGET/), and leaves crashes in fuzz-out/TARGET/ (reproduce
 # with: build/fuzz/<folder>/fuzz/TARGET fuzz-out/TARGET/crash-*).
@@ -38,7 +40,7 @@ while :; do
   slice=${FUZZ_SLICE:-300}
   if [ "${FUZZ_WALL:-0}" = 1 ]; then slice=$seconds; fi
   nice -n "${FUZZ_NICE:-0}" /usr/bin/time -f "%U %S %e" -o "$out/time.txt" \
-    "$bin" -max_total_time="$slice" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 -artifact_prefix="$out/" \
+    "$bin" -max_total_time="$slice" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 -max_len=1048576 -artifact_prefix="$out/" \
     -print_final_stats=1 "$out/corpus" "$out/seeds" > "$out/slice.txt" 2>&1 || true
   cat "$out/slice.txt" >> "$out/log.txt"
   grep -E "^#[0-9]+.*DONE|ERROR|SUMMARY" "$out/slice.txt" || true

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -191,7 +192,15 @@ void SweepSpec::override_axes(const SweepOverrides& o) {
 }
 
 std::size_t SweepSpec::points() const {
-  return topologies.size() * params.size() * nccl_env.size() * gpus.size() * workloads.size() * sizes.size();
+  // Saturates instead of wrapping: four axes of 65,536 are 2^64 points, not 0.
+  std::size_t n = 1;
+  for (const std::size_t axis :
+       {topologies.size(), params.size(), nccl_env.size(), gpus.size(), workloads.size(), sizes.size()}) {
+    if (axis != 0 && n > std::numeric_limits<std::size_t>::max() / axis)
+      return std::numeric_limits<std::size_t>::max();
+    n *= axis;
+  }
+  return n;
 }
 
 SweepPoint sweep_point(const SweepSpec& spec, std::size_t index) {
