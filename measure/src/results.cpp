@@ -193,14 +193,23 @@ std::string record_problem(const nlohmann::json& j, std::size_t configs) {
 }  // namespace
 
 ResumeScan scan_results(const std::string& dir, const std::string& plan, std::size_t configs) {
-  ResumeScan scan;
-  scan.file = dir + "/results.jsonl";
+  const std::string file = dir + "/results.jsonl";
   std::error_code ec;
-  if (!fs::exists(scan.file, ec)) return scan;
+  if (!fs::exists(file, ec)) {
+    ResumeScan none;
+    none.file = file;
+    return none;
+  }
+  return scan_results_text(read_file(file), file, plan, configs);
+}
+
+ResumeScan scan_results_text(std::string_view text, const std::string& file, const std::string& plan,
+                             std::size_t configs) {
+  ResumeScan scan;
+  scan.file = file;
   scan.exists = true;
-  const std::string text = read_file(scan.file);  // the lines below are views into it
-  const std::vector<Line> lines = split_lines(text);
-  std::uintmax_t offset = 0;  // where the current line starts in the file
+  const std::vector<Line> lines = split_lines(text);  // views into `text`
+  std::uintmax_t offset = 0;                          // where the current line starts in the file
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const Line& l = lines[i];
     const bool last = i + 1 == lines.size();

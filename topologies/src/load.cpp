@@ -97,11 +97,14 @@ void add_fabric(Topology& topo, const TomlFields& f, const models::HardwareCatal
            "its topo file or choose a preset with NICs)");
   }
   fab.link_bandwidth = f.bandwidth("link_bandwidth").value_or(nic_bw);
-  fab.rails = static_cast<int>(f.integer("rails").value_or(max_nics));
-  if (fab.rails < 1 || fab.rails > max_nics) f.fail("rails", "must be between 1 and the NICs per node");
+  // Range-checked as read (64-bit), before narrowing: 2^32 + 1 rails is not 1.
+  const std::int64_t rails = f.integer("rails").value_or(max_nics);
+  if (rails < 1 || rails > max_nics) f.fail("rails", "must be between 1 and the NICs per node");
+  fab.rails = static_cast<int>(rails);
   const int nodes = static_cast<int>(topo.nodes.size());
-  fab.nodes_per_leaf = static_cast<int>(f.integer("nodes_per_leaf").value_or(nodes));
-  if (fab.nodes_per_leaf < 1 || fab.nodes_per_leaf > 100000) f.fail("nodes_per_leaf", "must be at least 1");
+  const std::int64_t nodes_per_leaf = f.integer("nodes_per_leaf").value_or(nodes);
+  if (nodes_per_leaf < 1 || nodes_per_leaf > 100000) f.fail("nodes_per_leaf", "must be between 1 and 100000");
+  fab.nodes_per_leaf = static_cast<int>(nodes_per_leaf);
   fab.oversubscription = parse_ratio(f, "oversubscription");
   const int leaves_per_rail = (nodes + fab.nodes_per_leaf - 1) / fab.nodes_per_leaf;
   fab.leaves = leaves_per_rail * fab.rails;
@@ -306,6 +309,8 @@ Topology load_whatif(std::string_view text, const std::string& file, const std::
       }
       nb.overrides.nvlink_link_bandwidth = of.bandwidth("nvlink_link_bandwidth");
       if (auto v = of.integer("pcie_gen")) {
+        if (*v < 1 || *v > 64)
+          of.fail("pcie_gen", "PCIe generation " + std::to_string(*v) + " does not exist");
         try {
           hw.pcie_bandwidth(static_cast<int>(*v), 16);
         } catch (const ValueError& e) {

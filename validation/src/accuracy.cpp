@@ -329,8 +329,12 @@ bool is_weight_sync(const nlohmann::json& doc) {
 }  // namespace
 
 MeasuredRun load_measured(const std::string& dir) {
+  return parse_measured(read_file(dir + "/results.json"), dir);
+}
+
+MeasuredRun parse_measured(std::string_view text, const std::string& dir) {
   MeasuredRun run{dir, dir + "/results.json", {}};
-  run.doc = parse_json_file_text(read_file(run.file), run.file, "commsim-measure results JSON");
+  run.doc = parse_json_file_text(text, run.file, "commsim-measure results JSON");
   const auto& doc = run.doc;
   if (!doc.is_object()) JsonValue(doc, run.file).fail("expected a commsim-measure results object");
   check_report_metadata(JsonValue(doc, run.file));

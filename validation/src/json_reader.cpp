@@ -1,6 +1,7 @@
 // Checked JSON access with JSON paths in every error, and strict number parsing for text inputs.
 #include "commsim/validation/json_reader.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -13,11 +14,9 @@ namespace commsim::validation {
 
 nlohmann::json parse_json_file_text(std::string_view text, const std::string& file, const std::string& what) {
   text = strip_utf8_bom(text);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte is the 1-based offset of the failure: turn it into a line and column.
-    const std::size_t at = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+  // The 1-based line and column of byte offset `at`.
+  auto location = [&](std::size_t at) {
+    at = std::min(at, text.size());
     int line = 1, col = 1;
     for (std::size_t i = 0; i < at; ++i) {
       if (text[i] == '\n') {
@@ -27,10 +26,33 @@ nlohmann::json parse_json_file_text(std::string_view text, const std::string& fi
         ++col;
       }
     }
+    return SourceLocation{file, line, col};
+  };
+  auto reason = [](const nlohmann::json::exception& e) {
     std::string why = e.what();
     const auto colon = why.find("; ");
-    if (colon != std::string::npos) why = why.substr(colon + 2);
-    throw InputError({file, line, col}, "not valid " + what + ": " + why);
+    if (colon != std::string::npos) return why.substr(colon + 2);
+    const auto bracket = why.find("] ");
+    return bracket != std::string::npos ? why.substr(bracket + 2) : why;
+  };
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is the 1-based offset of the failure.
+    throw InputError(location(e.byte > 0 ? e.byte - 1 : 0), "not valid " + what + ": " + reason(e));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number beyond a double's range ("1e400": "number overflow parsing '1e400'"): nlohmann names the
+    // token but not where it is, so the first occurrence of the token is the location given.
+    const std::string why = reason(e);
+    const auto open = why.find('\''), close = why.rfind('\'');
+    std::size_t at = 0;
+    if (open != std::string::npos && close > open) {
+      const std::size_t found = text.find(why.substr(open + 1, close - open - 1));
+      if (found != std::string_view::npos) at = found;
+    }
+    throw InputError(location(at), "not valid " + what + ": " + why + " (beyond the range of a number)");
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError({file, 1, 1}, "not valid " + what + ": " + reason(e));
   }
 }
 

@@ -115,10 +115,13 @@ SweepSpec SweepSpec::parse(std::string_view text, const std::string& file) {
                                     // each other
   for (unsigned char c : text) s.hash = (s.hash ^ c) * 1099511628211ULL;
   s.name = top.string("name").value_or(fs::path(file).stem().string());
-  s.iterations = static_cast<int>(top.integer("iterations").value_or(3));
-  s.warmup = static_cast<int>(top.integer("warmup").value_or(1));
-  if (s.iterations < 1 || s.iterations > 1000) top.fail("iterations", "must be between 1 and 1000");
-  if (s.warmup < 0 || s.warmup > 1000) top.fail("warmup", "must be between 0 and 1000");
+  // Range-checked as read (64-bit), before narrowing: 2^32 + 1 iterations is not 1.
+  const std::int64_t iterations = top.integer("iterations").value_or(3);
+  const std::int64_t warmup = top.integer("warmup").value_or(1);
+  if (iterations < 1 || iterations > 1000) top.fail("iterations", "must be between 1 and 1000");
+  if (warmup < 0 || warmup > 1000) top.fail("warmup", "must be between 0 and 1000");
+  s.iterations = static_cast<int>(iterations);
+  s.warmup = static_cast<int>(warmup);
   const toml::table* grid = top.subtable("grid");
   if (!grid) top.fail("grid", "missing [grid]: the axes of the sweep");
   TomlFields g(*grid, file, "grid");

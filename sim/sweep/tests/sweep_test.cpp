@@ -60,6 +60,28 @@ TEST_CASE("sweep: bad specs name the key") {
   CHECK_THROWS_AS(SweepSpec::parse("name = \"x\"\n", "s.toml"), InputError);
 }
 
+TEST_CASE("sweep: a grid of more points than 64 bits count is refused, not wrapped to 0 points") {
+  // Six axes of 2,048 entries are 2^66 points: the unchecked product wrapped to 0 and the spec was accepted.
+  auto axis = [](const std::string& entry) {
+    std::string list = "[";
+    for (int i = 0; i < 2048; ++i) list += (i ? "," : "") + entry;
+    return list + "]";
+  };
+  const std::string text = "[grid]\ntopologies = " + axis("\"t\"") + "\nparams = " + axis("\"default\"") +
+                           "\nnccl_env = " + axis("[]") + "\ngpus = " + axis("\"all\"") +
+                           "\nworkloads = " + axis("\"p2p\"") + "\nsizes = " + axis("\"1B\"") + "\n";
+  CHECK_THROWS_WITH_AS(SweepSpec::parse(text, "wrap.toml"), doctest::Contains("more than 100,000,000 points"),
+                       InputError);
+}
+
+TEST_CASE("sweep: iterations and warmup are range-checked before narrowing") {
+  const std::string grid = "[grid]\ntopologies=[\"a\"]\nworkloads=[\"p2p\"]\nsizes=[\"1MiB\"]\n";
+  CHECK_THROWS_WITH_AS(SweepSpec::parse("iterations = 4294967297\n" + grid, "s.toml"),
+                       doctest::Contains("must be between 1 and 1000"), InputError);
+  CHECK_THROWS_WITH_AS(SweepSpec::parse("warmup = 4294967296\n" + grid, "s.toml"),
+                       doctest::Contains("must be between 0 and 1000"), InputError);
+}
+
 TEST_CASE("sweep: shards split the points and are parsed strictly") {
   const Shard s = Shard::parse("2/5");
   CHECK(s.owns(7));

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -108,6 +109,10 @@ struct ResumeScan {
 /// plans were recorded), and InputError (file:line) when a record before the last is unreadable; an
 /// unreadable or cut-short last record is reported in `torn_line`, not thrown.
 ResumeScan scan_results(const std::string& dir, const std::string& plan, std::size_t configs);
+/// scan_results on `text`, the contents of `file` (a results.jsonl that exists; the fuzz target's entry
+/// point).
+ResumeScan scan_results_text(std::string_view text, const std::string& file, const std::string& plan,
+                             std::size_t configs);
 
 class ResultStore {
  public:

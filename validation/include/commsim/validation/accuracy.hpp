@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -105,6 +106,8 @@ struct MeasuredRun {
 /// Reads and checks a commsim-measure output directory. Throws InputError naming the file when results.json
 /// is missing, malformed or not a complete commsim-measure output.
 MeasuredRun load_measured(const std::string& dir);
+/// load_measured on `text`, the contents of DIR/results.json (the fuzz targets' entry point).
+MeasuredRun parse_measured(std::string_view text, const std::string& dir);
 
 /// Simulates every row of a commsim-measure run the same way it was measured: p2p pairs, sendrecv and
 /// alltoall GPU sets (with the run's launch mode) and exchange modes. Throws InputError naming the file for a
