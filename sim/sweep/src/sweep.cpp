@@ -488,18 +488,31 @@ SweepMerged merge_sweep_files(const std::vector<SweepFile>& files, std::vector<S
     } catch (const nlohmann::json::exception& e) {
       throw InputError({f.meta_file, 1, 1}, std::string("not a commsim sweep metadata file: ") + e.what());
     }
-    if (!meta.is_object() || meta.value("schema", "") != "commsim.sweep_meta/1")
+    if (!meta.is_object())
+      throw InputError({f.meta_file, 1, 1}, "not a commsim sweep metadata file (schema commsim.sweep_meta/1)");
+    // Fields of the wrong JSON type are located input errors (the fuzzers' lesson: nlohmann's value() throws).
+    auto text_field = [&](const char* key, const std::string& fallback) {
+      if (!meta.contains(key)) return fallback;
+      if (!meta[key].is_string())
+        throw InputError({f.meta_file, 1, 1}, std::string("$.") + key + ": expected a string, found " +
+                                                  meta[key].type_name());
+      return meta[key].get<std::string>();
+    };
+    if (text_field("schema", "") != "commsim.sweep_meta/1")
       throw InputError({f.meta_file, 1, 1},
                        "not a commsim sweep metadata file (schema commsim.sweep_meta/1)");
-    const std::string shard_text = meta.value("shard", "");
-    const std::string this_hash = meta.value("hash", "");
+    const std::string shard_text = text_field("shard", "");
+    const std::string this_hash = text_field("hash", "");
     int k = 0, nn = 0;
     if (std::sscanf(shard_text.c_str(), "%d/%d", &k, &nn) != 2 || nn < 1 || k < 0 || k >= nn)
       throw InputError({f.meta_file, 1, 1}, "bad shard field '" + shard_text + "'");
     if (n < 0) {
       n = nn;
       hash = this_hash;
-      merged.name = meta.value("name", "sweep");
+      merged.name = text_field("name", "sweep");
+      if (meta.contains("points") && !meta["points"].is_number_integer())
+        throw InputError({f.meta_file, 1, 1},
+                         std::string("$.points: expected an integer, found ") + meta["points"].type_name());
       points = meta.value("points", -1LL);
     }
     if (this_hash != hash)
