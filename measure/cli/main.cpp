@@ -25,14 +25,14 @@
 #include "commsim/core/output_guard.hpp"
 #include "commsim/core/text.hpp"
 #include "commsim/core/units.hpp"
+#include "commsim/measure/plan.hpp"
+#include "commsim/measure/results.hpp"
 #include "commsim/models/nccl_env.hpp"
 #include "commsim/models/params.hpp"
 #include "commsim/models/transfer.hpp"
+#include "commsim/sim/schedules.hpp"
 #include "commsim/topo/load.hpp"
 #include "commsim/validation/plan_estimate.hpp"
-#include "commsim/sim/schedules.hpp"
-#include "commsim/measure/plan.hpp"
-#include "commsim/measure/results.hpp"
 #include "commsim/workloads/cli_flags.hpp"
 #include "commsim/workloads/model_spec.hpp"
 #include "commsim/workloads/registry.hpp"
@@ -337,7 +337,8 @@ Plan plan_run(const Options& o, int devices) {
   return plan;
 }
 
-/// The simulator the estimate runs: --topology (else `fallback`, this machine's captured `nvidia-smi topo -m`),
+/// The simulator the estimate runs: --topology (else `fallback`, this machine's captured `nvidia-smi topo
+/// -m`),
 /// --params (else the fitted set for its GPUs, as `commsim simulate` chooses), and the NCCL knobs of this
 /// environment that commsim models.
 struct EstimateMachine {
@@ -378,15 +379,14 @@ std::unique_ptr<EstimateMachine> estimate_machine(const Options& o, const std::s
                   (fitted ? ", the fitted set for " + gpu : ", unfitted defaults");
   }
   // The NCCL knobs this process runs with, where commsim models them.
-  const std::string known = "," + models::NcclEnv::known_keys() + ",";
+  std::string known = "," + models::NcclEnv::known_keys() + ",";
+  known.erase(std::remove(known.begin(), known.end(), ' '), known.end());
   std::vector<std::string> knobs;
   for (char** e = environ; *e; ++e) {
     const std::string kv = *e;
     const auto eq = kv.find('=');
     if (kv.rfind("NCCL_", 0) != 0 || eq == std::string::npos) continue;
-    std::string spaced = known;
-    spaced.erase(std::remove(spaced.begin(), spaced.end(), ' '), spaced.end());
-    if (spaced.find("," + kv.substr(0, eq) + ",") != std::string::npos) knobs.push_back(kv);
+    if (known.find("," + kv.substr(0, eq) + ",") != std::string::npos) knobs.push_back(kv);
   }
   m->model = models::make_transfer_model("nccl", m->params, models::NcclEnv::parse(knobs));
   m->runtime = std::make_unique<sim::Runtime>(m->topology, *m->model);
@@ -429,10 +429,11 @@ void print_estimate(std::FILE* out, const PlanEstimate& e, const std::string& ba
   std::fprintf(out, "estimated wall time: %s, from %s\n", format_estimate(e).c_str(), basis.c_str());
   std::fprintf(out, "  %-50s %8.1f s\n", "start, GPU contexts", e.startup_s);
   if (e.communicators > 0)
-    std::fprintf(out, "  %-50s %8.1f s\n", ("communicators (" + std::to_string(e.communicators) + ")").c_str(),
-                 e.communicators_s);
+    std::fprintf(out, "  %-50s %8.1f s\n",
+                 ("communicators (" + std::to_string(e.communicators) + ")").c_str(), e.communicators_s);
   if (e.thermal_max_s > 0)
-    std::fprintf(out, "  %-50s %8s   up to %.0f s, not in the total\n", "thermal warmup", "", e.thermal_max_s);
+    std::fprintf(out, "  %-50s %8s   up to %.0f s, not in the total\n", "thermal warmup", "",
+                 e.thermal_max_s);
   if (e.drift_s > 0) std::fprintf(out, "  %-50s %8.1f s\n", "clock drift windows (2)", e.drift_s);
   std::fprintf(out, "  %-50s %8.3f s\n", ("operations, simulated (" + runs + ")").c_str(), e.operations_s);
   std::fprintf(out, "  %-50s %8.3f s\n", own_work, e.per_run_s);
@@ -474,20 +475,16 @@ void print_dry_run(const Options& o, const Plan& plan, int devices) {
     for (int rep = 0; rep < o.reps; ++rep) {
       for (int i : run_order(configs.size(), o.seed, rep)) {
         const Config& c = configs[i];
-        nlohmann::json row = {{"rep", rep},          {"config_id", c.id},   {"workload", c.workload},
-                              {"src", c.src},        {"dst", c.dst},        {"gpus", c.gpus},
-                              {"bytes", c.bytes},    {"mode", c.mode},      {"microbatches", c.microbatches},
+        nlohmann::json row = {{"rep", rep},        {"config_id", c.id}, {"workload", c.workload},
+                              {"src", c.src},      {"dst", c.dst},      {"gpus", c.gpus},
+                              {"bytes", c.bytes},  {"mode", c.mode},    {"microbatches", c.microbatches},
                               {"chunks", c.chunks}};
         if (est) row["predicted_us"] = est->op_us[i];
         order.push_back(std::move(row));
       }
     }
-    nlohmann::json doc = {{"schema", "commsim.measure_plan/1"},
-                          {"workload", o.workload},
-                          {"plan", plan.hash},
-                          {"configurations", configs.size()},
-                          {"reps", o.reps},
-                          {"seed", o.seed},
+    nlohmann::json doc = {{"schema", "commsim.measure_plan/1"}, {"workload", o.workload}, {"plan", plan.hash},
+                          {"configurations", configs.size()},   {"reps", o.reps},         {"seed", o.seed},
                           {"order", std::move(order)}};
     doc["estimate"] = est ? estimate_json(*est, basis) : nlohmann::json{{"skipped", why_not}};
     std::fputs((doc.dump(2) + "\n").c_str(), stdout);
@@ -500,7 +497,13 @@ void print_dry_run(const Options& o, const Plan& plan, int devices) {
     for (int rep = 0; rep < o.reps; ++rep) {
       for (int i : run_order(configs.size(), o.seed, rep)) {
         const Config& c = configs[i];
-        csv.field(rep).field(c.id).field(c.workload).field(c.src).field(c.dst).field(gpu_text(c)).field(c.bytes);
+        csv.field(rep)
+            .field(c.id)
+            .field(c.workload)
+            .field(c.src)
+            .field(c.dst)
+            .field(gpu_text(c))
+            .field(c.bytes);
         csv.field(c.mode).field(c.microbatches);
         if (est) {
           csv.field(est->op_us[i]);
@@ -1108,11 +1111,12 @@ int weight_sync_dry_run(const WeightSyncFlags& w) {
   const auto pieces = sim::tensor_pieces(spec, w.options.method == "broadcast" ? w.options.bucket_bytes : 0);
   std::uint64_t bytes = 0;
   for (auto b : pieces) bytes += b;
-  std::printf("weight-sync %s of %s: %zu %s of %llu bytes in all, from GPU %d to %zu GPU(s), %d warmup + %d "
-              "timed pushes\n",
-              w.options.method.c_str(), w.options.model.c_str(), pieces.size(),
-              w.options.method == "broadcast" ? "broadcasts" : "tensors per rollout GPU",
-              static_cast<unsigned long long>(bytes), w.options.from, w.options.to.size(), 1, w.options.reps);
+  std::printf(
+      "weight-sync %s of %s: %zu %s of %llu bytes in all, from GPU %d to %zu GPU(s), %d warmup + %d "
+      "timed pushes\n",
+      w.options.method.c_str(), w.options.model.c_str(), pieces.size(),
+      w.options.method == "broadcast" ? "broadcasts" : "tensors per rollout GPU",
+      static_cast<unsigned long long>(bytes), w.options.from, w.options.to.size(), 1, w.options.reps);
   try {
     const auto machine = estimate_machine(w.estimate, "");
     WeightSyncShape shape;

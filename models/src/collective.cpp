@@ -52,7 +52,8 @@ int log2i(std::uint64_t v) {
 struct Layout {
   std::vector<int> ring;                  ///< communicator ranks in ring order (grouped by node)
   std::vector<std::vector<int>> by_node;  ///< ranks per node, in rank order; node order of first appearance
-  /// Per node, its ranks with a NIC of their own (rank_nic >= 0), in rank order; empty when every rank has one.
+  /// Per node, its ranks with a NIC of their own (rank_nic >= 0), in rank order; empty when every rank has
+  /// one.
   std::vector<std::vector<int>> near_nic;
 };
 
@@ -176,7 +177,8 @@ std::vector<int> rotated_ring(const Layout& l, int r) {
     }
     const int in = near[static_cast<std::size_t>(r) % m];
     const int out = near[(static_cast<std::size_t>(r) + m - 1) % m];
-    const std::size_t start = static_cast<std::size_t>(std::find(ranks.begin(), ranks.end(), in) - ranks.begin());
+    const std::size_t start =
+        static_cast<std::size_t>(std::find(ranks.begin(), ranks.end(), in) - ranks.begin());
     ring.push_back(in);
     for (std::size_t i = 1; i < k; ++i) {
       const int x = ranks[(start + i) % k];

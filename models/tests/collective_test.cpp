@@ -127,8 +127,8 @@ TEST_CASE("collective: across machines rings enter and leave only through GPUs w
   for (int r = 0; r < 8; ++r) CHECK(sends[r] == 4);
   // With every GPU owning a NIC (or the list empty) the rings are the plain rotations, as before.
   const CollectivePlan all = m->collective(CollOp::AllReduce, 1ULL << 30, 0, c, nodes, {});
-  const CollectivePlan own = m->collective(CollOp::AllReduce, 1ULL << 30, 0, c, nodes,
-                                           std::vector<int>{0, 1, 2, 3, 0, 1, 2, 3});
+  const CollectivePlan own =
+      m->collective(CollOp::AllReduce, 1ULL << 30, 0, c, nodes, std::vector<int>{0, 1, 2, 3, 0, 1, 2, 3});
   REQUIRE(all.flows.size() == own.flows.size());
   for (std::size_t i = 0; i < all.flows.size(); ++i) {
     CHECK(all.flows[i].src == own.flows[i].src);

@@ -1,4 +1,5 @@
-// Tests of the known-hazards table: the embedded file parses, cites evidence that exists, and bad entries are refused.
+// Tests of the known-hazards table: the embedded file parses, cites evidence that exists, and bad entries are
+// refused.
 #include "hazards.hpp"
 
 #include <doctest/doctest.h>
@@ -29,7 +30,8 @@ TEST_CASE("hazards: the embedded table parses and its evidence paths exist in th
 
 TEST_CASE("hazards: an unknown kind is refused with file, line and column") {
   const std::string text =
-      "[[hazard]]\nid = \"x\"\nkind = \"slow\"\nworkload = \"pipeline\"\nmeasured_on = \"m\"\nevidence = \"e\"\n"
+      "[[hazard]]\nid = \"x\"\nkind = \"slow\"\nworkload = \"pipeline\"\nmeasured_on = \"m\"\nevidence = "
+      "\"e\"\n"
       "text = \"t\"\n";
   try {
     parse_hazards(text, "h.toml");

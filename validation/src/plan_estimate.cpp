@@ -22,8 +22,8 @@ RunCosts RunCosts::fitted() {
   // on the four calibration plans c1-c4, two passes each: comm_init_s, per_run_s, and teardown_s (the rest of
   // the fitted constant). Fitted on the two weight-sync runs: weight_sync_startup_s and fill_bytes_per_s.
   // Not fitted (no calibration plan times per operation): per_timed_op_s, a kernel launch and a host
-  // synchronisation. The bands cover every held-out error of that run (12 of 12) and every calibration run but
-  // the first process of the machine start (-17.7%: a slower first start).
+  // synchronisation. The bands cover every held-out error of that run (12 of 12) and every calibration run
+  // but the first process of the machine start (-17.7%: a slower first start).
   RunCosts c;
   c.startup_s = 0.37;
   c.per_gpu_s = 0.14;
@@ -46,8 +46,9 @@ double predicted_op_us(const Config& c, bool thread_per_gpu, sim::Runtime& runti
   if (spec.family == workloads::Family::PointToPoint) row.gpus = {c.src, c.dst};
   for (int g : row.gpus) {
     if (g < 0 || g >= n) {
-      throw UsageError("GPU " + std::to_string(g) + " of " + c.tag() + " is not in the estimate's topology (" +
-                       std::to_string(n) + " GPUs); give --topology the machine the plan runs on");
+      throw UsageError("GPU " + std::to_string(g) + " of " + c.tag() +
+                       " is not in the estimate's topology (" + std::to_string(n) +
+                       " GPUs); give --topology the machine the plan runs on");
     }
   }
   row.bytes = c.bytes;
@@ -70,10 +71,23 @@ double predicted_op_us(const Config& c, bool thread_per_gpu, sim::Runtime& runti
   return static_cast<double>(runtime.run(std::move(p)).per_iteration) / 1e6;
 }
 
+namespace {
+/// The total and its band from the parts: the tool's fixed costs within `band`, the simulated operations
+/// within `operations_band`, the drift windows exact, and the thermal warmup (up to its timeout) in the upper
+/// end only.
+void add_up(PlanEstimate& e, const RunCosts& k) {
+  const double fixed = e.startup_s + e.communicators_s + e.per_run_s + e.teardown_s;
+  e.total_s = fixed + e.drift_s + e.operations_s;
+  e.low_s = fixed * (1 - k.band) + e.drift_s + e.operations_s * (1 - k.operations_band);
+  e.high_s = fixed * (1 + k.band) + e.drift_s + e.operations_s * (1 + k.operations_band) + e.thermal_max_s;
+}
+}  // namespace
+
 PlanEstimate estimate_plan(const std::vector<Config>& configs, const PlanShape& s, sim::Runtime& runtime,
                            const RunCosts& k) {
   if (configs.size() > kMaxEstimatedConfigs) {
-    throw UsageError(std::to_string(configs.size()) + " configurations: the estimate simulates each one, up to " +
+    throw UsageError(std::to_string(configs.size()) +
+                     " configurations: the estimate simulates each one, up to " +
                      std::to_string(kMaxEstimatedConfigs));
   }
   PlanEstimate e;
@@ -99,10 +113,7 @@ PlanEstimate estimate_plan(const std::vector<Config>& configs, const PlanShape& 
   e.operations_s = per_rep_ops_s * s.reps;
   e.per_run_s = per_rep_runs_s * s.reps;
   e.teardown_s = k.teardown_s;
-  const double fixed = e.startup_s + e.communicators_s + e.per_run_s + e.teardown_s;
-  e.total_s = fixed + e.drift_s + e.operations_s;
-  e.low_s = fixed * (1 - k.band) + e.drift_s + e.operations_s * (1 - k.operations_band);
-  e.high_s = fixed * (1 + k.band) + e.drift_s + e.operations_s * (1 + k.operations_band) + e.thermal_max_s;
+  add_up(e, k);
   return e;
 }
 
@@ -113,8 +124,8 @@ PlanEstimate estimate_weight_sync(const WeightSyncShape& w, sim::Runtime& runtim
   gpus.insert(gpus.end(), w.to.begin(), w.to.end());
   for (int g : gpus) {
     if (g < 0 || g >= n) {
-      throw UsageError("GPU " + std::to_string(g) + " is not in the estimate's topology (" + std::to_string(n) +
-                       " GPUs); give --topology the machine the push runs on");
+      throw UsageError("GPU " + std::to_string(g) + " is not in the estimate's topology (" +
+                       std::to_string(n) + " GPUs); give --topology the machine the push runs on");
     }
   }
   sim::Program p;
@@ -134,12 +145,11 @@ PlanEstimate estimate_weight_sync(const WeightSyncShape& w, sim::Runtime& runtim
   e.communicators = w.method == "broadcast" ? 1 : 0;
   e.startup_s = k.weight_sync_startup_s + k.per_gpu_s * static_cast<double>(gpus.size());
   e.communicators_s = k.comm_init_s * e.communicators;
-  e.per_run_s = k.fill_bytes_per_s > 0 ? static_cast<double>(model_bytes) * static_cast<double>(gpus.size()) / k.fill_bytes_per_s : 0;
+  e.per_run_s = k.fill_bytes_per_s > 0
+                    ? static_cast<double>(model_bytes) * static_cast<double>(gpus.size()) / k.fill_bytes_per_s
+                    : 0;
   e.operations_s = (w.reps + 1) * e.op_us[0] / 1e6;
-  const double fixed = e.startup_s + e.communicators_s + e.per_run_s;
-  e.total_s = fixed + e.operations_s;
-  e.low_s = fixed * (1 - k.band) + e.operations_s * (1 - k.operations_band);
-  e.high_s = fixed * (1 + k.band) + e.operations_s * (1 + k.operations_band);
+  add_up(e, k);
   return e;
 }
 

@@ -4,12 +4,12 @@
 #include <numeric>
 
 #include "commsim/core/error.hpp"
-#include "commsim/validation/plan_estimate.hpp"
 #include "commsim/models/nccl_env.hpp"
 #include "commsim/models/params.hpp"
 #include "commsim/models/transfer.hpp"
 #include "commsim/sim/workloads.hpp"
 #include "commsim/topo/load.hpp"
+#include "commsim/validation/plan_estimate.hpp"
 
 using namespace commsim;
 using namespace commsim::measure;
@@ -36,10 +36,13 @@ std::vector<Config> p2p_plan(int gpus, std::vector<std::uint64_t> sizes) {
   return plan_configs(o);
 }
 
-RunCosts zero_costs() { return RunCosts{}; }
+RunCosts zero_costs() {
+  return RunCosts{};
+}
 }  // namespace
 
-TEST_CASE("plan_estimate: operations are the simulator's own prediction times the iterations of every repetition") {
+TEST_CASE(
+    "plan_estimate: operations are the simulator's own prediction times the iterations of every repetition") {
   Machine m;
   const auto configs = p2p_plan(2, {1024, 1 << 20, 64 << 20});
   PlanShape s;

@@ -325,8 +325,8 @@ class Runtime::Execution {
 
   // Communicators.
   std::vector<models::CommInfo> comms_;
-  std::vector<std::vector<int>> comm_nodes_;      ///< machine of each rank
-  std::vector<std::vector<int>> comm_nics_;       ///< own NIC of each rank across machines (empty: all have one)
+  std::vector<std::vector<int>> comm_nodes_;  ///< machine of each rank
+  std::vector<std::vector<int>> comm_nics_;   ///< own NIC of each rank across machines (empty: all have one)
   std::vector<std::vector<int>> sorted_members_;  ///< per communicator, its GPUs in order (membership tests)
 
   // Kernels, in issue order; host thread -> time its next launch starts.
@@ -418,7 +418,8 @@ void Runtime::Execution::set_up_communicators() {
     comms_.push_back(comm_info(c));
     std::vector<int> rank_node;
     for (int a : c.gpus) rank_node.push_back(topo_.gpus[a].node);
-    // Across machines, which ranks have a NIC of their own (empty when every rank has one, or in one machine).
+    // Across machines, which ranks have a NIC of their own (empty when every rank has one, or in one
+    // machine).
     std::vector<int> rank_nic;
     if (comms_.back().nnodes > 1) {
       bool all = true;
@@ -905,7 +906,9 @@ const models::CollectivePlan& Runtime::Execution::collective_plan(int comm, cons
   auto pk = std::make_tuple(comm, static_cast<int>(c.op), c.bytes, c.root);
   auto pit = coll_plans_.find(pk);
   if (pit == coll_plans_.end())
-    pit = coll_plans_.emplace(pk, model_.collective(c.op, c.bytes, c.root, comms_[comm], comm_nodes_[comm], comm_nics_[comm]))
+    pit = coll_plans_
+              .emplace(pk, model_.collective(c.op, c.bytes, c.root, comms_[comm], comm_nodes_[comm],
+                                             comm_nics_[comm]))
               .first;
   return pit->second;
 }

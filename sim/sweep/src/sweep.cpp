@@ -489,13 +489,15 @@ SweepMerged merge_sweep_files(const std::vector<SweepFile>& files, std::vector<S
       throw InputError({f.meta_file, 1, 1}, std::string("not a commsim sweep metadata file: ") + e.what());
     }
     if (!meta.is_object())
-      throw InputError({f.meta_file, 1, 1}, "not a commsim sweep metadata file (schema commsim.sweep_meta/1)");
-    // Fields of the wrong JSON type are located input errors (the fuzzers' lesson: nlohmann's value() throws).
+      throw InputError({f.meta_file, 1, 1},
+                       "not a commsim sweep metadata file (schema commsim.sweep_meta/1)");
+    // Fields of the wrong JSON type are located input errors (the fuzzers' lesson: nlohmann's value()
+    // throws).
     auto text_field = [&](const char* key, const std::string& fallback) {
       if (!meta.contains(key)) return fallback;
       if (!meta[key].is_string())
-        throw InputError({f.meta_file, 1, 1}, std::string("$.") + key + ": expected a string, found " +
-                                                  meta[key].type_name());
+        throw InputError({f.meta_file, 1, 1},
+                         std::string("$.") + key + ": expected a string, found " + meta[key].type_name());
       return meta[key].get<std::string>();
     };
     if (text_field("schema", "") != "commsim.sweep_meta/1")

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <limits>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 

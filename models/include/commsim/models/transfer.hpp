@@ -128,8 +128,8 @@ class TransferModel {
   /// (broadcast, reduce) on a communicator whose rank r lives on machine `rank_node[r]`. `rank_nic[r]`: the
   /// NIC (index within its machine) rank r reaches over PCIe alone, without another GPU or the CPUs'
   /// interconnect, -1 when it has none; empty when every rank has one. Across machines NCCL enters and leaves
-  /// each machine through GPUs with such a NIC. Throws UsageError when NCCL_ALGO/NCCL_PROTO leave no algorithm
-  /// and protocol for the operation.
+  /// each machine through GPUs with such a NIC. Throws UsageError when NCCL_ALGO/NCCL_PROTO leave no
+  /// algorithm and protocol for the operation.
   virtual CollectivePlan collective(CollOp op, std::uint64_t bytes, int root, const CommInfo& comm,
                                     std::span<const int> rank_node, std::span<const int> rank_nic) const = 0;
   /// Usable fraction of a link's peak bandwidth. `tcp`: the fabric carries TCP sockets (it matters for
