@@ -74,6 +74,8 @@ const std::vector<Field>& fields() {
       {"kernel", "launch_latency", Kind::Duration, to(&P::kernel_launch_latency)},
       {"kernel", "gap", Kind::Duration, to(&P::kernel_gap)},
       {"kernel", "timing_event", Kind::Duration, to(&P::timing_event)},
+      {"kernel", "graph_gap", Kind::Duration, to(&P::graph_gap)},
+      {"kernel", "graph_join", Kind::Duration, to(&P::graph_join)},
       {"simple", "base_latency", Kind::Duration, to(&P::simple, &ProtocolParams::base_latency)},
       {"simple", "step_overhead", Kind::Duration, to(&P::simple, &ProtocolParams::step_overhead)},
       {"simple", "channel_latency", Kind::Duration, to(&P::simple, &ProtocolParams::channel_latency)},

@@ -234,6 +234,8 @@ class NcclModel final : public TransferModel {
   Picoseconds framework_call_time() const override { return p_.torch_call; }
   Picoseconds kernel_launch_latency() const override { return p_.kernel_launch_latency; }
   Picoseconds kernel_gap() const override { return p_.kernel_gap; }
+  Picoseconds graph_kernel_gap() const override { return p_.graph_gap; }
+  Picoseconds graph_join_time() const override { return p_.graph_join; }
   double shm_bandwidth() const override { return p_.shm_bandwidth; }
 
  private:

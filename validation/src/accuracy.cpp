@@ -173,6 +173,7 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
     std::string op;
     std::vector<int> gpus;
     bool thread_per_gpu = false;
+    bool graph = false;  ///< nccl-tests -G
     std::map<std::uint64_t, std::vector<double>> times;
     std::map<std::uint64_t, std::string> source;
   };
@@ -209,11 +210,12 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
                          gpus[i], {r.file, r.line, 1}, r.file);
     }
     const bool per_gpu = r.nthreads > 1;  // nccl-tests -t N: a thread per GPU
+    const bool graph = r.graph > 0;
     auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
-      return g.op == r.op && g.gpus == gpus && g.thread_per_gpu == per_gpu;
+      return g.op == r.op && g.gpus == gpus && g.thread_per_gpu == per_gpu && g.graph == graph;
     });
     if (it == groups.end()) {
-      groups.push_back({r.op, gpus, per_gpu, {}, {}});
+      groups.push_back({r.op, gpus, per_gpu, graph, {}, {}});
       it = groups.end() - 1;
     }
     for (const NcclTestsRow& row : r.rows) {
@@ -228,10 +230,12 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
       sim::Program p = nccl_tests_program(g.op, g.gpus, bytes, g.thread_per_gpu);
       p.iterations = iterations;
       p.warmup = warmup;
+      p.cuda_graph = g.graph;
       const sim::RunResult res = run_from(runtime, p, g.source.at(bytes));
       Comparison c;
       c.workload = g.op;
-      c.mode = g.thread_per_gpu ? "thread-per-gpu" : "";
+      c.mode = std::string(g.thread_per_gpu ? "thread-per-gpu" : "") +
+               (g.graph ? (g.thread_per_gpu ? " cuda-graph" : "cuda-graph") : "");
       c.gpus = g.gpus;
       c.bytes = bytes;
       set_measured(c, ts);

@@ -38,6 +38,8 @@ const std::vector<Accessor>& accessors() {
       {{"host.launch_base", "us", 0, 10}, [](const P& p) { return us(p.launch_base); }, false},
       {{"host.launch_per_gpu", "us", 0, 8}, [](const P& p) { return us(p.launch_per_gpu); }, false},
       {{"kernel.gap", "us", 0, 12}, [](const P& p) { return us(p.kernel_gap); }, false},
+      {{"kernel.graph_gap", "us", 0, 12}, [](const P& p) { return us(p.graph_gap); }, false},
+      {{"kernel.graph_join", "us", 0, 20}, [](const P& p) { return us(p.graph_join); }, false},
       {{"simple.base_latency", "us", 0, 15}, [](const P& p) { return us(p.simple.base_latency); }, true},
       {{"simple.step_overhead", "us", 0, 3}, [](const P& p) { return us(p.simple.step_overhead); }, false},
       {{"simple.channel_latency", "us", 0, 2},

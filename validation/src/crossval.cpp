@@ -110,10 +110,14 @@ std::vector<ManifestEntry> load_manifest(const std::string& path) {
       throw fail("gpus", std::string("bad GPU list '") + cell("gpus").text + "': " + err.what());
     }
     if (e.gpus.size() < 2) throw fail("gpus", "a run needs at least 2 GPUs");
-    const std::string launch = cell("launch").text;
+    std::string launch = cell("launch").text;
+    e.graph = launch.size() > 6 && launch.substr(launch.size() - 6) == "-graph";
+    if (e.graph) launch.resize(launch.size() - 6);
     if (launch != "single-thread" && launch != "thread-per-gpu")
-      throw fail("launch", "launch must be single-thread (nccl-tests -g N) or thread-per-gpu (-t N), not '" +
-                               launch + "'");
+      throw fail("launch",
+                 "launch must be single-thread (nccl-tests -g N) or thread-per-gpu (-t N), either with -graph "
+                 "for CUDA graph runs (-G 1), not '" +
+                     cell("launch").text + "'");
     e.thread_per_gpu = launch == "thread-per-gpu";
     e.nccl_env = split_words(cell("nccl_env").text);
     try {
@@ -174,7 +178,7 @@ std::string ManifestRow::family_value(Family f, const std::vector<ManifestConfig
     case Family::Collective:
       return k.workload;
     case Family::Launch:
-      return k.thread_per_gpu ? "thread-per-gpu" : "single-thread";
+      return std::string(k.thread_per_gpu ? "thread-per-gpu" : "single-thread") + (k.graph ? "-graph" : "");
     case Family::Start:
       return start;
   }
@@ -214,6 +218,11 @@ ManifestData load_manifest_data(const std::vector<std::string>& manifests, const
           throw InputError(e.where, e.file + " ran " + std::to_string(run.nthreads) + " thread(s) x " +
                                         std::to_string(run.ngpus) + " GPU(s), not the manifest's " +
                                         (e.thread_per_gpu ? "thread-per-gpu" : "single-thread") + " launch");
+        if ((run.graph > 0) != e.graph)
+          throw InputError(e.where, e.file + (run.graph > 0 ? " ran with CUDA graphs (-G " +
+                                                                  std::to_string(run.graph) + ")"
+                                                            : " ran without CUDA graphs") +
+                                        ", the manifest's launch says " + (e.graph ? "-graph" : "no -graph"));
         for (const NcclTestsDevice& d : run.devices) {
           const auto rank = static_cast<std::size_t>(std::max(0, d.rank));
           if (rank >= e.gpus.size()) continue;
@@ -240,10 +249,10 @@ ManifestData load_manifest_data(const std::vector<std::string>& manifests, const
           data.warnings.push_back(where + ": " + e.file + " recorded the NCCL knobs '" + join(recorded, " ") +
                                   "' but the manifest's nccl_env is '" + join(e.nccl_env, " ") + "'");
         ManifestConfig k{e.workload, e.gpus, e.thread_per_gpu, e.nccl_env,
-                         e.nccl_env.empty() ? "defaults" : join(e.nccl_env, " ")};
+                         e.nccl_env.empty() ? "defaults" : join(e.nccl_env, " "), e.graph};
         auto kit = std::find_if(data.configs.begin(), data.configs.end(), [&](const ManifestConfig& c) {
           return c.workload == k.workload && c.gpus == k.gpus && c.thread_per_gpu == k.thread_per_gpu &&
-                 c.knob == k.knob;
+                 c.knob == k.knob && c.graph == k.graph;
         });
         if (kit == data.configs.end()) kit = data.configs.insert(data.configs.end(), k);
         const auto config = static_cast<std::size_t>(kit - data.configs.begin());
@@ -270,8 +279,11 @@ ManifestData load_manifest_data(const std::vector<std::string>& manifests, const
       Comparison& c = row.c;
       c.workload = k.workload;
       c.gpus = k.gpus;
-      c.mode = (k.thread_per_gpu ? std::string("thread-per-gpu") : std::string()) +
-               (k.nccl_env.empty() ? "" : (k.thread_per_gpu ? " " : "") + k.knob);
+      std::vector<std::string> mode;
+      if (k.thread_per_gpu) mode.emplace_back("thread-per-gpu");
+      if (k.graph) mode.emplace_back("cuda-graph");
+      if (!k.nccl_env.empty()) mode.push_back(k.knob);
+      c.mode = join(mode, " ");
       c.bytes = bytes;
       set_measured(c, ts);
       c.source = g.source.at(bytes);
@@ -304,6 +316,7 @@ std::vector<Comparison> predict_rows(const ManifestData& data, const std::vector
       sim::Program p = nccl_tests_program(k.workload, k.gpus, row.c.bytes, k.thread_per_gpu);
       p.iterations = 3;
       p.warmup = 1;
+      p.cuda_graph = k.graph;
       it->second = static_cast<double>(e.runtime->run(p).per_iteration) / 1e6;
     }
     out.push_back(row.c);

@@ -79,6 +79,7 @@ std::vector<NcclTestsRun> parse_json(std::string_view text, const std::string& f
   const JsonValue cfg = doc.at("config");
   run.nthreads = cfg.has("nthreads") ? static_cast<int>(cfg.at("nthreads").integer(1, kMaxGpus)) : 1;
   run.ngpus = cfg.has("ngpus") ? static_cast<int>(cfg.at("ngpus").integer(1, kMaxGpus)) : 1;
+  run.graph = cfg.has("graph") ? static_cast<int>(cfg.at("graph").integer(0, 1000000)) : 0;
   const std::int64_t expected = std::int64_t{run.nthreads} * run.ngpus;
   if (expected > kMaxGpus)
     cfg.fail("nthreads x ngpus = " + std::to_string(expected) + " GPUs, more than " +
@@ -239,6 +240,9 @@ std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::str
           if (i + 1 >= hw.size())
             throw InputError({file, l.number, static_cast<int>(t.size()) + 1}, hw[i] + " without a value");
           (hw[i] == "nThread" ? run->nthreads : run->ngpus) = count_at(l, hw[i + 1], 1, hw[i].c_str());
+        }
+        for (std::size_t i = 0; i + 1 < hw.size(); ++i) {  // "... validation: 0 graph: 1 unalign: 0"
+          if (hw[i] == "graph:") run->graph = count_at(l, hw[i + 1], 0, "graph");
         }
         if (std::int64_t{run->nthreads} * run->ngpus > kMaxGpus) {
           throw InputError({file, l.number, 1}, "nThread " + std::to_string(run->nthreads) + " x nGpus " +

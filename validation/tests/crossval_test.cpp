@@ -241,3 +241,45 @@ TEST_CASE(
   CHECK(reread.band.bandwidth_below == doctest::Approx(r.params.band.bandwidth_below).epsilon(1e-3));
   CHECK(toml.find("Fitted on the sendrecv rows of: " + m) != std::string::npos);
 }
+
+TEST_CASE("manifest: CUDA graph runs (nccl-tests -G) are their own launch, and must say so") {
+  const std::string dir = kSrc + "/validation/data/h200x2/mechanism/vm-20261123T020110Z/";
+  const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  const auto ok = manifest("graph", dir + "sendrecv_g2_G1_r1.log,s1,sendrecv,0-1,single-thread-graph,,1\n" + dir +
+                                        "sendrecv_t2_G1_r1.log,s1,sendrecv,0-1,thread-per-gpu-graph,,1\n" + dir +
+                                        "sendrecv_t2_G0_r1.log,s1,sendrecv,0-1,thread-per-gpu,,1\n");
+  const auto e = load_manifest(ok);
+  REQUIRE(e.size() == 3);
+  CHECK(e[0].graph);
+  CHECK(!e[0].thread_per_gpu);
+  CHECK(e[1].graph);
+  CHECK(e[1].thread_per_gpu);
+  CHECK(!e[2].graph);
+  const auto data = load_manifest_data({ok}, load("h200x4.topo"), h200);
+  REQUIRE(data.configs.size() == 3);
+  std::vector<std::size_t> all(data.rows.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const auto predicted = predict_rows(data, all, load("h200x4.topo"), h200);
+  // At 8 B: the graph removes the host's enqueue, a single-thread graph pays the cross-GPU join.
+  double single_graph = 0, per_gpu_graph = 0, per_gpu = 0;
+  for (const auto& c : predicted) {
+    if (c.bytes != 8) continue;
+    if (c.mode == "cuda-graph") single_graph = c.predicted_us;
+    if (c.mode == "thread-per-gpu cuda-graph") per_gpu_graph = c.predicted_us;
+    if (c.mode == "thread-per-gpu") per_gpu = c.predicted_us;
+  }
+  CHECK(per_gpu_graph > 0);
+  CHECK(per_gpu_graph < per_gpu);
+  CHECK(single_graph > per_gpu_graph);
+  // A graph run listed without -graph, and the other way round.
+  const auto missing = manifest("graph-missing", dir + "sendrecv_g2_G1_r1.log,s1,sendrecv,0-1,single-thread,,1\n");
+  CHECK(error_of([&] {
+          load_manifest_data({missing}, load("h200x4.topo"), h200);
+        }).find("ran with CUDA graphs (-G 1), the manifest's launch says no -graph") != std::string::npos);
+  const auto extra = manifest("graph-extra", dir + "sendrecv_g2_G0_r1.log,s1,sendrecv,0-1,single-thread-graph,,1\n");
+  CHECK(error_of([&] {
+          load_manifest_data({extra}, load("h200x4.topo"), h200);
+        }).find("ran without CUDA graphs, the manifest's launch says -graph") != std::string::npos);
+  const auto bad = manifest("graph-bad", "a.log,s1,sendrecv,0-1,graph,,1\n");
+  CHECK(error_of([&] { load_manifest(bad); }).find("launch must be single-thread") != std::string::npos);
+}

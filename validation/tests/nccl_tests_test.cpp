@@ -83,3 +83,21 @@ TEST_CASE("nccl_tests: the JSON output (-J) gives the same rows as the text") {
   CHECK_THROWS_WITH_AS(parse_nccl_tests("{\"version\": 3, ", "y.json"),
                        doctest::Contains("not valid nccl-tests JSON"), InputError);
 }
+
+TEST_CASE("nccl_tests: the CUDA graph setting (-G) is read from the text header") {
+  const std::string dir = std::string(COMMSIM_SOURCE_DIR) + "/validation/data/h200x2/mechanism/vm-20261123T020110Z/";
+  const auto graph = parse_nccl_tests(read_file(dir + "all_reduce_t2_G1_r1.log"), "g.log");
+  REQUIRE(graph.size() == 1);
+  CHECK(graph[0].graph == 1);
+  CHECK(graph[0].nthreads == 2);
+  const auto plain = parse_nccl_tests(read_file(dir + "all_reduce_t2_G0_r1.log"), "p.log");
+  REQUIRE(plain.size() == 1);
+  CHECK(plain[0].graph == 0);
+  // The JSON output records it under config.graph.
+  const auto json = parse_nccl_tests(data("sendrecv_g2_d01_r1.json"), "r1.json");
+  REQUIRE(json.size() == 1);
+  CHECK(json[0].graph == 0);
+  std::string with_graph = data("sendrecv_g2_d01_r1.json");
+  with_graph.replace(with_graph.find("\"graph\":0"), 9, "\"graph\":1");
+  CHECK(parse_nccl_tests(with_graph, "g.json")[0].graph == 1);
+}

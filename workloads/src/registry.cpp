@@ -28,6 +28,16 @@ FlagSpec launch_flag() {
           Side::Simulate,
           {"auto", "single-thread", "thread-per-gpu"}};
 }
+FlagSpec cuda_graph_flag() {
+  return {"--cuda-graph",
+          Kind::Text,
+          "on: the timed iterations run from one captured CUDA graph (nccl-tests -G,\nPyTorch CUDA graphs): no "
+          "host enqueue per iteration",
+          "off",
+          false,
+          Side::Simulate,
+          {"off", "on"}};
+}
 FlagSpec root_flag() {
   return {"--root", Kind::Int, "Root rank (index into --gpus)", "0", false, Side::Simulate, {}};
 }
@@ -48,7 +58,7 @@ WorkloadSpec over_gpus(std::string name, std::string summary, Family family, Bus
   w.measure_order = measure_order;
   w.columns = kSizeColumns;
   if (family == Family::Collective) w.columns[5] = "algorithm";
-  w.flags = {gpus_flag(), launch_flag()};
+  w.flags = {gpus_flag(), launch_flag(), cuda_graph_flag()};
   if (rooted) w.flags.insert(w.flags.end(), {root_flag(), measure_root_flag()});
   return w;
 }

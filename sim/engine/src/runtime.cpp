@@ -171,6 +171,8 @@ struct KernelInstance {
   int pending = 0;
   bool shared = false;
   bool marker = false;  ///< a pure stream wait: no gap, no trace
+  bool graph = false;   ///< inside a captured CUDA graph: the graph's kernel gap, no host launch
+  bool join = false;    ///< its dependencies are a graph's cross-GPU join (ends + the model's join time)
   int coll_seq = -1;    ///< the k-th collective of this GPU on its communicator
   int sid = -1;         ///< its (GPU, stream), numbered in order of first use
   int deps_at = 0;      ///< its dependencies: kernels (of other streams) that must end first, as
@@ -271,8 +273,10 @@ class Runtime::Execution {
   models::CommInfo comm_info(const CommSpec& c);
   double weakest_node_network(const std::set<int>& nodes) const;
   void issue_iterations();
-  void issue_launch(const LaunchSpec& l, int iteration);
-  void issue_kernel(const KernelSpec& k, int iteration, Picoseconds issued);
+  void issue_launch(const LaunchSpec& l, int iteration, std::size_t index);
+  void issue_kernel(const KernelSpec& k, int iteration, Picoseconds issued, bool graph = false,
+                    const std::vector<int>* join = nullptr);
+  void add_join(const std::vector<int>& previous, KernelInstance& ki);
   bool check_ops(const KernelSpec& k) const;
   int collective_seq(const KernelSpec& k);
   void add_stream_waits(const KernelSpec& k, KernelInstance& ki);
@@ -340,6 +344,8 @@ class Runtime::Execution {
   std::vector<std::pair<int, int>> stream_key_;    ///< sid -> (gpu, stream)
   std::vector<std::deque<int>> streams_;           ///< sid -> kernels not yet started, in order
   std::vector<int> last_enqueued_;                 ///< sid -> last kernel enqueued
+  std::vector<std::vector<int>> graph_previous_;   ///< launch index -> its kernels of the previous graph iteration
+  std::unordered_map<int, std::vector<int>> join_wake_;  ///< kernel -> streams whose next kernel joins on it
   std::vector<std::vector<int>> gpu_streams_;      ///< gpu -> its sids
   std::vector<char> busy_;                         ///< sid -> a kernel runs on it
   std::vector<Picoseconds> last_end_;              ///< sid -> end of its last non-marker kernel
@@ -491,7 +497,7 @@ void Runtime::Execution::issue_iterations() {
   }
   result_.issue_end.assign(total_iterations, 0);
   for (int it = 0; it < total_iterations; ++it) {
-    for (const LaunchSpec& l : program_.launches) issue_launch(l, it);
+    for (std::size_t li = 0; li < program_.launches.size(); ++li) issue_launch(program_.launches[li], it, li);
     for (const auto& [thread, t] : thread_time_) result_.issue_end[it] = std::max(result_.issue_end[it], t);
   }
   result_.iteration_end.assign(total_iterations, 0);
@@ -499,8 +505,10 @@ void Runtime::Execution::issue_iterations() {
   last_end_.assign(streams_.size(), kNever);
 }
 
-/// Charges one launch's host time to its thread, then issues its kernels.
-void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration) {
+/// Charges one launch's host time to its thread, then issues its kernels. Inside a CUDA graph (the measured
+/// iterations of a `cuda_graph` program) the host enqueues nothing, and a launch that drives several GPUs joins
+/// their streams: each of its kernels also waits for the previous iteration's kernels of the launch.
+void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration, std::size_t index) {
   std::vector<int> gpus;
   int ops = 0, colls = 0;
   bool comm_kernel = false, compute_kernel = false;
@@ -515,15 +523,26 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration) {
   }
   std::sort(gpus.begin(), gpus.end());
   gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+  const bool graph = program_.cuda_graph && iteration >= program_.warmup;
   Picoseconds& t = thread_time_[l.thread];
-  if (comm_kernel) t += model_.host_launch_time(static_cast<int>(gpus.size()), ops, colls);
-  if (compute_kernel) t += model_.compute_launch_time();
-  t += l.framework_calls * model_.framework_call_time();
-  for (const KernelSpec& k : l.kernels) issue_kernel(k, iteration, t);
+  if (!graph) {
+    if (comm_kernel) t += model_.host_launch_time(static_cast<int>(gpus.size()), ops, colls);
+    if (compute_kernel) t += model_.compute_launch_time();
+    t += l.framework_calls * model_.framework_call_time();
+  }
+  const bool joined = graph && gpus.size() > 1;
+  if (joined && graph_previous_.size() <= index) graph_previous_.resize(index + 1);
+  std::vector<int> issued;
+  for (const KernelSpec& k : l.kernels) {
+    issue_kernel(k, iteration, t, graph, joined ? &graph_previous_[index] : nullptr);
+    issued.push_back(static_cast<int>(kernels_.size()) - 1);
+  }
+  if (joined) graph_previous_[index] = std::move(issued);
 }
 
 /// Checks `k` and queues an instance of it on its stream; `issued` is when its host thread issued it.
-void Runtime::Execution::issue_kernel(const KernelSpec& k, int iteration, Picoseconds issued) {
+void Runtime::Execution::issue_kernel(const KernelSpec& k, int iteration, Picoseconds issued, bool graph,
+                                     const std::vector<int>* join) {
   check_gpu(k.gpu, "a kernel");
   if (k.comm < 0 || static_cast<std::size_t>(k.comm) >= comms_.size())
     throw UsageError("kernel on an unknown communicator");
@@ -536,8 +555,10 @@ void Runtime::Execution::issue_kernel(const KernelSpec& k, int iteration, Picose
   ki.shared = check_ops(k);
   if (k.collective) ki.coll_seq = collective_seq(k);
   add_stream_waits(k, ki);
-  const int id = static_cast<int>(kernels_.size());
+  ki.graph = graph;
   ki.sid = stream_of(k.gpu, k.stream);
+  if (join) add_join(*join, ki);
+  const int id = static_cast<int>(kernels_.size());
   streams_[ki.sid].push_back(id);
   last_enqueued_[ki.sid] = id;
   kernels_.push_back(std::move(ki));
@@ -579,6 +600,18 @@ void Runtime::Execution::add_stream_waits(const KernelSpec& k, KernelInstance& k
   }
 }
 
+/// `ki` waits for the kernels of `previous` on other streams (a graph's cross-GPU join).
+void Runtime::Execution::add_join(const std::vector<int>& previous, KernelInstance& ki) {
+  for (int d : previous) {
+    if (kernels_[d].sid == ki.sid) continue;  // the stream orders these anyway
+    if (ki.deps_count == 0) ki.deps_at = static_cast<int>(deps_pool_.size());
+    deps_pool_.push_back(d);
+    ++ki.deps_count;
+    ki.join = true;
+    join_wake_[d].push_back(ki.sid);
+  }
+}
+
 /// The sid of (gpu, stream), numbering the stream on its first use.
 int Runtime::Execution::stream_of(int gpu, int stream) {
   auto [sit, fresh] = sid_of_.try_emplace(pair_key(gpu, stream), static_cast<int>(streams_.size()));
@@ -613,9 +646,14 @@ void Runtime::Execution::try_start(int sid) {
   }
   queue.pop_front();
   busy_[sid] = 1;
-  Picoseconds when = kernels_[k].ready;
-  if (last_end_[sid] != kNever && !kernels_[k].marker)
-    when = std::max(when, last_end_[sid] + model_.kernel_gap());
+  const KernelInstance& ki = kernels_[k];
+  Picoseconds when = ki.ready;
+  if (last_end_[sid] != kNever && !ki.marker)
+    when = std::max(when, last_end_[sid] + (ki.graph ? model_.graph_kernel_gap() : model_.kernel_gap()));
+  if (ki.join) {
+    for (int i = 0; i < ki.deps_count; ++i)
+      when = std::max(when, kernels_[deps_pool_[ki.deps_at + i]].end + model_.graph_join_time());
+  }
   q_.at(std::max(when, q_.now()), [this, k] { kernel_start(k); });
 }
 
@@ -669,6 +707,14 @@ void Runtime::Execution::kernel_op_done(int k) {
                  {{"iteration", ki.iteration}});
   }
   for (int other : gpu_streams_[ki.spec->gpu]) try_start(other);
+  if (!join_wake_.empty()) {
+    const auto waiting = join_wake_.find(k);
+    if (waiting != join_wake_.end()) {
+      const std::vector<int> sids = std::move(waiting->second);
+      join_wake_.erase(waiting);
+      for (int sid : sids) try_start(sid);
+    }
+  }
 }
 
 /// Data of `gpu` moved from `from` until now (counted in the measured iterations only).

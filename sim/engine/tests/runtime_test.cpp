@@ -212,3 +212,34 @@ TEST_CASE("runtime: a GPU with every NVLink inactive is reached through host mem
     CHECK(tr == models::Transport::Shm);
   }
 }
+
+TEST_CASE("runtime: inside a CUDA graph the host paces nothing, kernels follow at the graph gap, one thread joins") {
+  const auto t = tiny(kBridge, "A6000");
+  auto period = [&](Picoseconds launch_base, Picoseconds gap, Picoseconds join, bool per_gpu, bool graph) {
+    models::ModelParams p = models::ModelParams::defaults();
+    p.launch_base = launch_base;
+    p.graph_gap = gap;
+    p.graph_join = join;
+    const auto model = models::make_transfer_model("nccl", p, {});
+    Runtime rt(t, *model);
+    Program prog = sendrecv_program({0, 1}, 8, per_gpu);
+    prog.warmup = 2;
+    prog.iterations = 20;
+    prog.cuda_graph = graph;
+    return rt.run(prog).per_iteration;
+  };
+  const Picoseconds slow_host = 1000 * kPicosPerMicro, us = kPicosPerMicro;
+  // Launched from the host, a slow host sets the pace; inside a graph it does not count at all.
+  CHECK(period(slow_host, us, 3 * us, true, false) >= slow_host);
+  const Picoseconds graph = period(slow_host, us, 3 * us, true, true);
+  CHECK(graph < 20 * us);
+  CHECK(graph == period(0, us, 3 * us, true, true));
+  // A thread per GPU: each GPU's kernels follow each other at the graph gap.
+  CHECK(period(0, 2 * us, 3 * us, true, true) - graph == us);
+  // One thread captured both GPUs: each kernel also waits for the other GPU's previous kernel plus the join,
+  // so the join replaces the gap between the graph's 20 iterations: 19 joins (the first follows the warmup).
+  CHECK(period(0, us, 3 * us, false, true) - graph == 2 * us * 19 / 20);
+  CHECK(period(0, us, 5 * us, false, true) - graph == 4 * us * 19 / 20);
+  // A join shorter than the gap changes nothing.
+  CHECK(period(0, us, 0, false, true) == graph);
+}

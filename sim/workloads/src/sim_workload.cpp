@@ -135,6 +135,7 @@ std::vector<int> start_sweep(const SimContext& ctx, const WorkloadArgs& args, Re
   table.units = {"B", "us", "GB/s", "GB/s", "", "", "", ""};
   table.metadata["gpus"] = gpus;
   table.metadata["launch"] = per_gpu ? "thread-per-gpu" : "single-thread";
+  table.metadata["cuda_graph"] = args.str("--cuda-graph") == "on";
   return gpus;
 }
 
@@ -156,6 +157,7 @@ void sweep_sizes(const SimContext& ctx, const WorkloadArgs& args, ResultTable& t
     row.bytes = bytes;
     row.root = args.integer("--root");
     row.thread_per_gpu = per_gpu;
+    row.cuda_graph = args.str("--cuda-graph") == "on";
     row.framework = ctx.framework;
     row.args = args;
     emit(row, factor);
@@ -168,7 +170,9 @@ void sweep_sizes(const SimContext& ctx, const WorkloadArgs& args, ResultTable& t
 void simulate_ring(const SimContext& ctx, const WorkloadArgs& args, ResultTable& table,
                    Program (*program)(const RowRequest&)) {
   sweep_sizes(ctx, args, table, [&](const RowRequest& row, double factor) {
-    add_transfer_row(table, {}, row.bytes, ctx.run(program(row)), {static_cast<std::int64_t>(row.gpus.size())});
+    Program p = program(row);
+    p.cuda_graph = row.cuda_graph;
+    add_transfer_row(table, {}, row.bytes, ctx.run(std::move(p)), {static_cast<std::int64_t>(row.gpus.size())});
     auto& cells = table.rows.back();
     cells[3] = std::get<double>(cells[2]) * factor;
   });
@@ -181,7 +185,9 @@ Program collective_row_program(models::CollOp op, const RowRequest& row) {
 void simulate_collective(const SimContext& ctx, const WorkloadArgs& args, ResultTable& table, models::CollOp op) {
   table.metadata["root"] = args.integer("--root");
   sweep_sizes(ctx, args, table, [&](const RowRequest& row, double factor) {
-    const RunResult r = ctx.run(collective_row_program(op, row));
+    Program p = collective_row_program(op, row);
+    p.cuda_graph = row.cuda_graph;
+    const RunResult r = ctx.run(std::move(p));
     const double t_us = static_cast<double>(r.per_iteration) / 1e6;
     const double algbw = t_us > 0 ? static_cast<double>(row.bytes) / (t_us * 1e3) : 0.0;
     const CollectiveRecord c = r.collectives.empty() ? CollectiveRecord{} : r.collectives.front();

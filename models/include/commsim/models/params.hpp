@@ -89,6 +89,12 @@ struct ModelParams {
   /// GPU time a timing CUDA event recorded between two back-to-back operations adds to each (commsim-measure
   /// --timing per-iteration, nccl-tests -I 1); what validate adds to predictions of such measurements.
   Picoseconds timing_event = 0;
+  /// Between two back-to-back kernels of one stream inside a captured CUDA graph (nccl-tests -G): the graph
+  /// launches them without the host, so this replaces kernel_gap there.
+  Picoseconds graph_gap = 0;
+  /// Per iteration of a CUDA graph that one thread captured over several GPUs: the captured group joins the
+  /// GPUs' streams, so each GPU's next kernel also waits for the other GPUs' kernels, plus this much.
+  Picoseconds graph_join = 0;
 
   ProtocolParams simple;
   ProtocolParams ll;

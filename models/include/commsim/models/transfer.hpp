@@ -148,6 +148,10 @@ class TransferModel {
   virtual Picoseconds framework_call_time() const = 0;
   virtual Picoseconds kernel_launch_latency() const = 0;
   virtual Picoseconds kernel_gap() const = 0;
+  /// Between back-to-back kernels of one stream inside a captured CUDA graph (ModelParams::graph_gap).
+  virtual Picoseconds graph_kernel_gap() const { return 0; }
+  /// Cross-GPU join per iteration of a graph one thread captured over several GPUs (ModelParams::graph_join).
+  virtual Picoseconds graph_join_time() const { return 0; }
   /// SHM transfers are also limited by this host-memory rate per GPU and direction (bytes/s).
   virtual double shm_bandwidth() const = 0;
 };

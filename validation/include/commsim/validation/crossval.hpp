@@ -24,6 +24,7 @@ struct ManifestEntry {
   std::vector<std::string> nccl_env;  ///< KEY=VALUE knobs the run was made with (empty: NCCL's defaults)
   int repeat = 1;
   SourceLocation where;  ///< manifest file and line
+  bool graph = false;    ///< launch ends in "-graph": nccl-tests -G, the timed iterations from a CUDA graph
 };
 
 /// Reads a manifest. Throws InputError with file, line and column for a missing column, a bad GPU list,
@@ -44,6 +45,7 @@ struct ManifestConfig {
   bool thread_per_gpu = false;
   std::vector<std::string> nccl_env;
   std::string knob;  ///< nccl_env joined by spaces, "defaults" when empty
+  bool graph = false;  ///< nccl-tests -G
 };
 
 /// One measured size of one configuration on one machine start (median over its repeats), with the keys of

@@ -39,6 +39,7 @@ struct NcclTestsRun {
   std::string nccl_version;  ///< NCCL library version the run reports, e.g. "2.28.3" (empty: not recorded)
   int nthreads = 1;
   int ngpus = 1;  ///< GPUs per thread
+  int graph = 0;  ///< nccl-tests -G: CUDA graph launches of the timed iterations (0: launched from the host)
   std::vector<NcclTestsDevice> devices;
   std::vector<NcclTestsRow> rows;
 };

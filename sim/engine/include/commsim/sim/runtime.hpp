@@ -108,6 +108,9 @@ struct Program {
   std::vector<LaunchSpec> launches;  ///< per iteration, in issue order per thread
   int warmup = 1;
   int iterations = 3;
+  /// The measured iterations run from one captured CUDA graph (nccl-tests -G, PyTorch CUDA graphs): no host
+  /// launch cost per iteration, the graph's kernel gap, and a cross-GPU join where one thread drives several GPUs.
+  bool cuda_graph = false;
 };
 
 /// How the first measured iteration moved one operation.
