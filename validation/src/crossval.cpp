@@ -114,10 +114,11 @@ std::vector<ManifestEntry> load_manifest(const std::string& path) {
     e.graph = launch.size() > 6 && launch.substr(launch.size() - 6) == "-graph";
     if (e.graph) launch.resize(launch.size() - 6);
     if (launch != "single-thread" && launch != "thread-per-gpu")
-      throw fail("launch",
-                 "launch must be single-thread (nccl-tests -g N) or thread-per-gpu (-t N), either with -graph "
-                 "for CUDA graph runs (-G 1), not '" +
-                     cell("launch").text + "'");
+      throw fail(
+          "launch",
+          "launch must be single-thread (nccl-tests -g N) or thread-per-gpu (-t N), either with -graph "
+          "for CUDA graph runs (-G 1), not '" +
+              cell("launch").text + "'");
     e.thread_per_gpu = launch == "thread-per-gpu";
     e.nccl_env = split_words(cell("nccl_env").text);
     try {
@@ -219,10 +220,11 @@ ManifestData load_manifest_data(const std::vector<std::string>& manifests, const
                                         std::to_string(run.ngpus) + " GPU(s), not the manifest's " +
                                         (e.thread_per_gpu ? "thread-per-gpu" : "single-thread") + " launch");
         if ((run.graph > 0) != e.graph)
-          throw InputError(e.where, e.file + (run.graph > 0 ? " ran with CUDA graphs (-G " +
-                                                                  std::to_string(run.graph) + ")"
-                                                            : " ran without CUDA graphs") +
-                                        ", the manifest's launch says " + (e.graph ? "-graph" : "no -graph"));
+          throw InputError(e.where,
+                           e.file +
+                               (run.graph > 0 ? " ran with CUDA graphs (-G " + std::to_string(run.graph) + ")"
+                                              : " ran without CUDA graphs") +
+                               ", the manifest's launch says " + (e.graph ? "-graph" : "no -graph"));
         for (const NcclTestsDevice& d : run.devices) {
           const auto rank = static_cast<std::size_t>(std::max(0, d.rank));
           if (rank >= e.gpus.size()) continue;
@@ -248,8 +250,12 @@ ManifestData load_manifest_data(const std::vector<std::string>& manifests, const
         if (!run.nccl_env.empty() && recorded != listed)
           data.warnings.push_back(where + ": " + e.file + " recorded the NCCL knobs '" + join(recorded, " ") +
                                   "' but the manifest's nccl_env is '" + join(e.nccl_env, " ") + "'");
-        ManifestConfig k{e.workload, e.gpus, e.thread_per_gpu, e.nccl_env,
-                         e.nccl_env.empty() ? "defaults" : join(e.nccl_env, " "), e.graph};
+        ManifestConfig k{e.workload,
+                         e.gpus,
+                         e.thread_per_gpu,
+                         e.nccl_env,
+                         e.nccl_env.empty() ? "defaults" : join(e.nccl_env, " "),
+                         e.graph};
         auto kit = std::find_if(data.configs.begin(), data.configs.end(), [&](const ManifestConfig& c) {
           return c.workload == k.workload && c.gpus == k.gpus && c.thread_per_gpu == k.thread_per_gpu &&
                  c.knob == k.knob && c.graph == k.graph;

@@ -245,9 +245,10 @@ TEST_CASE(
 TEST_CASE("manifest: CUDA graph runs (nccl-tests -G) are their own launch, and must say so") {
   const std::string dir = kSrc + "/validation/data/h200x2/mechanism/vm-20261123T020110Z/";
   const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
-  const auto ok = manifest("graph", dir + "sendrecv_g2_G1_r1.log,s1,sendrecv,0-1,single-thread-graph,,1\n" + dir +
-                                        "sendrecv_t2_G1_r1.log,s1,sendrecv,0-1,thread-per-gpu-graph,,1\n" + dir +
-                                        "sendrecv_t2_G0_r1.log,s1,sendrecv,0-1,thread-per-gpu,,1\n");
+  const auto ok =
+      manifest("graph", dir + "sendrecv_g2_G1_r1.log,s1,sendrecv,0-1,single-thread-graph,,1\n" + dir +
+                            "sendrecv_t2_G1_r1.log,s1,sendrecv,0-1,thread-per-gpu-graph,,1\n" + dir +
+                            "sendrecv_t2_G0_r1.log,s1,sendrecv,0-1,thread-per-gpu,,1\n");
   const auto e = load_manifest(ok);
   REQUIRE(e.size() == 3);
   CHECK(e[0].graph);
@@ -272,11 +273,13 @@ TEST_CASE("manifest: CUDA graph runs (nccl-tests -G) are their own launch, and m
   CHECK(per_gpu_graph < per_gpu);
   CHECK(single_graph > per_gpu_graph);
   // A graph run listed without -graph, and the other way round.
-  const auto missing = manifest("graph-missing", dir + "sendrecv_g2_G1_r1.log,s1,sendrecv,0-1,single-thread,,1\n");
+  const auto missing =
+      manifest("graph-missing", dir + "sendrecv_g2_G1_r1.log,s1,sendrecv,0-1,single-thread,,1\n");
   CHECK(error_of([&] {
           load_manifest_data({missing}, load("h200x4.topo"), h200);
         }).find("ran with CUDA graphs (-G 1), the manifest's launch says no -graph") != std::string::npos);
-  const auto extra = manifest("graph-extra", dir + "sendrecv_g2_G0_r1.log,s1,sendrecv,0-1,single-thread-graph,,1\n");
+  const auto extra =
+      manifest("graph-extra", dir + "sendrecv_g2_G0_r1.log,s1,sendrecv,0-1,single-thread-graph,,1\n");
   CHECK(error_of([&] {
           load_manifest_data({extra}, load("h200x4.topo"), h200);
         }).find("ran without CUDA graphs, the manifest's launch says -graph") != std::string::npos);

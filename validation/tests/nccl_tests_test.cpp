@@ -85,7 +85,8 @@ TEST_CASE("nccl_tests: the JSON output (-J) gives the same rows as the text") {
 }
 
 TEST_CASE("nccl_tests: the CUDA graph setting (-G) is read from the text header") {
-  const std::string dir = std::string(COMMSIM_SOURCE_DIR) + "/validation/data/h200x2/mechanism/vm-20261123T020110Z/";
+  const std::string dir =
+      std::string(COMMSIM_SOURCE_DIR) + "/validation/data/h200x2/mechanism/vm-20261123T020110Z/";
   const auto graph = parse_nccl_tests(read_file(dir + "all_reduce_t2_G1_r1.log"), "g.log");
   REQUIRE(graph.size() == 1);
   CHECK(graph[0].graph == 1);

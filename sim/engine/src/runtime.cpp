@@ -344,11 +344,12 @@ class Runtime::Execution {
   std::vector<std::pair<int, int>> stream_key_;    ///< sid -> (gpu, stream)
   std::vector<std::deque<int>> streams_;           ///< sid -> kernels not yet started, in order
   std::vector<int> last_enqueued_;                 ///< sid -> last kernel enqueued
-  std::vector<std::vector<int>> graph_previous_;   ///< launch index -> its kernels of the previous graph iteration
+  std::vector<std::vector<int>>
+      graph_previous_;  ///< launch index -> its kernels of the previous graph iteration
   std::unordered_map<int, std::vector<int>> join_wake_;  ///< kernel -> streams whose next kernel joins on it
-  std::vector<std::vector<int>> gpu_streams_;      ///< gpu -> its sids
-  std::vector<char> busy_;                         ///< sid -> a kernel runs on it
-  std::vector<Picoseconds> last_end_;              ///< sid -> end of its last non-marker kernel
+  std::vector<std::vector<int>> gpu_streams_;            ///< gpu -> its sids
+  std::vector<char> busy_;                               ///< sid -> a kernel runs on it
+  std::vector<Picoseconds> last_end_;                    ///< sid -> end of its last non-marker kernel
 
   /// Per GPU, [from, to) spans of the measured iterations during which its data moved.
   std::map<int, std::vector<std::pair<Picoseconds, Picoseconds>>> moving_;
@@ -506,8 +507,8 @@ void Runtime::Execution::issue_iterations() {
 }
 
 /// Charges one launch's host time to its thread, then issues its kernels. Inside a CUDA graph (the measured
-/// iterations of a `cuda_graph` program) the host enqueues nothing, and a launch that drives several GPUs joins
-/// their streams: each of its kernels also waits for the previous iteration's kernels of the launch.
+/// iterations of a `cuda_graph` program) the host enqueues nothing, and a launch that drives several GPUs
+/// joins their streams: each of its kernels also waits for the previous iteration's kernels of the launch.
 void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration, std::size_t index) {
   std::vector<int> gpus;
   int ops = 0, colls = 0;
@@ -542,7 +543,7 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration, std::s
 
 /// Checks `k` and queues an instance of it on its stream; `issued` is when its host thread issued it.
 void Runtime::Execution::issue_kernel(const KernelSpec& k, int iteration, Picoseconds issued, bool graph,
-                                     const std::vector<int>* join) {
+                                      const std::vector<int>* join) {
   check_gpu(k.gpu, "a kernel");
   if (k.comm < 0 || static_cast<std::size_t>(k.comm) >= comms_.size())
     throw UsageError("kernel on an unknown communicator");

@@ -213,7 +213,9 @@ TEST_CASE("runtime: a GPU with every NVLink inactive is reached through host mem
   }
 }
 
-TEST_CASE("runtime: inside a CUDA graph the host paces nothing, kernels follow at the graph gap, one thread joins") {
+TEST_CASE(
+    "runtime: inside a CUDA graph the host paces nothing, kernels follow at the graph gap, one thread "
+    "joins") {
   const auto t = tiny(kBridge, "A6000");
   auto period = [&](Picoseconds launch_base, Picoseconds gap, Picoseconds join, bool per_gpu, bool graph) {
     models::ModelParams p = models::ModelParams::defaults();

@@ -44,7 +44,7 @@ struct ManifestConfig {
   std::vector<int> gpus;
   bool thread_per_gpu = false;
   std::vector<std::string> nccl_env;
-  std::string knob;  ///< nccl_env joined by spaces, "defaults" when empty
+  std::string knob;    ///< nccl_env joined by spaces, "defaults" when empty
   bool graph = false;  ///< nccl-tests -G
 };
 

@@ -109,7 +109,8 @@ struct Program {
   int warmup = 1;
   int iterations = 3;
   /// The measured iterations run from one captured CUDA graph (nccl-tests -G, PyTorch CUDA graphs): no host
-  /// launch cost per iteration, the graph's kernel gap, and a cross-GPU join where one thread drives several GPUs.
+  /// launch cost per iteration, the graph's kernel gap, and a cross-GPU join where one thread drives several
+  /// GPUs.
   bool cuda_graph = false;
 };
 

@@ -51,8 +51,8 @@ struct RowRequest {
   std::uint64_t bytes = 0;  ///< the row's size (WorkloadSpec::size says what it means)
   bool thread_per_gpu = false;
   bool cuda_graph = false;  ///< --cuda-graph on: the timed iterations from one captured CUDA graph
-  int root = 0;      ///< root rank (index into gpus)
-  std::string mode;  ///< exchange or pipeline P2P mode
+  int root = 0;             ///< root rank (index into gpus)
+  std::string mode;         ///< exchange or pipeline P2P mode
   Framework framework = Framework::Nccl;
   int microbatches = 0;  ///< pipeline
   int chunks = 1;        ///< pipeline: model chunks per stage
