@@ -301,8 +301,8 @@ Topology load_whatif(std::string_view text, const std::string& file, const std::
     nb.source = source_name;
     if (const toml::table* o = f.subtable("overrides")) {
       TomlFields of(*o, file, "[nodes.overrides]");
-      of.reject_unknown_keys(
-          {"nvlink_links", "nvlink_link_bandwidth", "pcie_gen", "pcie_lanes", "nic_bandwidth", "nics", "use_nics"});
+      of.reject_unknown_keys({"nvlink_links", "nvlink_link_bandwidth", "pcie_gen", "pcie_lanes",
+                              "nic_bandwidth", "nics", "use_nics"});
       if (auto v = of.integer("nvlink_links")) {
         if (*v < 0 || *v > 64) of.fail("nvlink_links", "must be between 0 and 64");
         nb.overrides.nvlink_links = static_cast<int>(*v);
@@ -330,7 +330,8 @@ Topology load_whatif(std::string_view text, const std::string& file, const std::
       }
       if (of.has("use_nics")) {
         // Which of the machine's NICs are cabled: where each sits (PCIe switch, socket) is the matrix's.
-        if (of.has("nics")) of.fail("use_nics", "give either nics = N (the first N) or use_nics = [...], not both");
+        if (of.has("nics"))
+          of.fail("use_nics", "give either nics = N (the first N) or use_nics = [...], not both");
         const toml::array* list = o->get("use_nics")->as_array();
         const int available = static_cast<int>(src->matrix.devices.size()) - src->matrix.gpu_count();
         if (!list) of.fail("use_nics", "must be a list of NIC indices, e.g. [0, 2, 4, 6]");

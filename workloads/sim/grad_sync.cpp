@@ -1,4 +1,5 @@
-// grad-sync on the simulator's side: data-parallel gradient all-reduce in buckets, optionally against a baseline.
+// grad-sync on the simulator's side: data-parallel gradient all-reduce in buckets, optionally against a
+// baseline.
 #include "commsim/core/args.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/sim/sim_workload.hpp"
@@ -26,7 +27,8 @@ void simulate(const SimContext& ctx, const WorkloadArgs& args, ResultTable& tabl
   std::vector<Case> cases;
   auto one = [&](Runtime& rt, const std::function<RunResult(Program)>& runner, const std::string& name,
                  const std::string& topology, const std::vector<std::string>& env) {
-    const std::vector<int> gpus = parse_gpu_list(args.str("--gpus"), static_cast<int>(rt.topology().gpus.size()));
+    const std::vector<int> gpus =
+        parse_gpu_list(args.str("--gpus"), static_cast<int>(rt.topology().gpus.size()));
     Program p = grad_sync_program(gpus, buckets, ctx.framework);
     p.warmup = 0;
     p.iterations = 1;
@@ -59,8 +61,8 @@ void simulate(const SimContext& ctx, const WorkloadArgs& args, ResultTable& tabl
     const double algbw = static_cast<double>(spec.bytes()) / (c.time_us * 1e3);
     table.rows.push_back({c.name, c.topology, spec.name, std::int64_t{c.ngpus},
                           static_cast<std::int64_t>(buckets.size()), static_cast<std::int64_t>(bucket),
-                          static_cast<std::int64_t>(spec.bytes()), c.time_us, algbw, algbw * w.busbw_factor(c.ngpus),
-                          base / c.time_us});
+                          static_cast<std::int64_t>(spec.bytes()), c.time_us, algbw,
+                          algbw * w.busbw_factor(c.ngpus), base / c.time_us});
   }
 }
 

@@ -31,7 +31,8 @@ void simulate(const SimContext& ctx, const WorkloadArgs& args, ResultTable& tabl
   ctx.progress_start(pairs.size() * ctx.sizes.size());
   for (const auto& [a, b] : pairs) {
     for (std::uint64_t bytes : ctx.sizes) {
-      add_transfer_row(table, {std::int64_t{a}, std::int64_t{b}}, bytes, ctx.run(p2p_program(a, b, bytes)), {});
+      add_transfer_row(table, {std::int64_t{a}, std::int64_t{b}}, bytes, ctx.run(p2p_program(a, b, bytes)),
+                       {});
       ctx.progress_step();
     }
   }

@@ -1,4 +1,5 @@
-// pipeline on the simulator's side: Megatron 1F1B or interleaved steps over stages, per stage compute and bubble.
+// pipeline on the simulator's side: Megatron 1F1B or interleaved steps over stages, per stage compute and
+// bubble.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -23,14 +24,14 @@ std::vector<int> stage_gpus(const WorkloadArgs& args, int n) {
   if (args.str("--gpus") != "all") {
     gpus = parse_gpu_list(args.str("--gpus"), n);
     if (stages > 0 && static_cast<int>(gpus.size()) != stages)
-      throw UsageError("--stages " + std::to_string(stages) + " but --gpus lists " + std::to_string(gpus.size()) +
-                       " GPUs");
+      throw UsageError("--stages " + std::to_string(stages) + " but --gpus lists " +
+                       std::to_string(gpus.size()) + " GPUs");
     return gpus;
   }
   if (stages < 2) throw UsageError("pipeline needs --stages P (at least 2) or --gpus LIST");
   if (stages > n) {
-    throw UsageError("--stages " + std::to_string(stages) + " is more than the topology's " + std::to_string(n) +
-                     " GPUs");
+    throw UsageError("--stages " + std::to_string(stages) + " is more than the topology's " +
+                     std::to_string(n) + " GPUs");
   }
   for (int i = 0; i < stages; ++i) gpus.push_back(i);
   return gpus;
@@ -50,8 +51,8 @@ std::vector<int> microbatch_list(const std::string& flag) {
 }
 
 /// One row per stage of one simulated step.
-void add_stage_rows(const SimContext& ctx, ResultTable& table, const std::vector<int>& gpus, std::uint64_t bytes,
-                    int microbatches, ExchangeMode mode, const RunResult& r) {
+void add_stage_rows(const SimContext& ctx, ResultTable& table, const std::vector<int>& gpus,
+                    std::uint64_t bytes, int microbatches, ExchangeMode mode, const RunResult& r) {
   const double step = static_cast<double>(r.per_iteration) / 1e6;
   for (std::size_t st = 0; st < gpus.size(); ++st) {
     const auto it = r.busy.find(gpus[st]);

@@ -1,4 +1,5 @@
-// weight-sync on the simulator's side: an RL weight push by NCCL broadcast or copy engines, in RL frameworks' timings.
+// weight-sync on the simulator's side: an RL weight push by NCCL broadcast or copy engines, in RL frameworks'
+// timings.
 #include <algorithm>
 
 #include "commsim/core/args.hpp"
@@ -11,7 +12,9 @@ namespace {
 
 using Timings = std::vector<std::pair<std::string, double>>;  ///< name, seconds
 
-double seconds(Picoseconds ps) { return static_cast<double>(ps) / 1e12; }
+double seconds(Picoseconds ps) {
+  return static_cast<double>(ps) / 1e12;
+}
 
 /// One push by NCCL broadcast per piece: enqueue (broadcast_time) and the rest until the last byte.
 Timings broadcast_push(const SimContext& ctx, const WorkloadArgs& args, const workloads::ModelSpec& spec,
@@ -37,7 +40,8 @@ Timings broadcast_push(const SimContext& ctx, const WorkloadArgs& args, const wo
 
 /// One push by a copy-engine P2P engine: every rollout GPU pulls every tensor from its trainer.
 Timings engine_push(const SimContext& ctx, const WorkloadArgs& args, const workloads::ModelSpec& spec,
-                    const std::vector<std::vector<int>>& groups, std::size_t rollouts, std::int64_t& pieces_count) {
+                    const std::vector<std::vector<int>>& groups, std::size_t rollouts,
+                    std::int64_t& pieces_count) {
   for (const auto& g : groups) {
     for (int r : g) {
       if (ctx.topology.gpus.at(r).node != ctx.topology.gpus.at(g[0]).node) {
@@ -79,10 +83,12 @@ void simulate(const SimContext& ctx, const WorkloadArgs& args, ResultTable& tabl
   const std::vector<int> to = parse_gpu_list(args.str("--to"), n);
   const std::vector<std::vector<int>> groups = rollout_groups(from, to);
   const std::string& method = args.str("--method");
-  if (method != "broadcast" && method != "p2p-engine") throw UsageError("--method must be broadcast or p2p-engine");
+  if (method != "broadcast" && method != "p2p-engine")
+    throw UsageError("--method must be broadcast or p2p-engine");
   std::int64_t pieces_count = 0;
-  const Timings timings = method == "broadcast" ? broadcast_push(ctx, args, spec, groups, pieces_count)
-                                                : engine_push(ctx, args, spec, groups, to.size(), pieces_count);
+  const Timings timings = method == "broadcast"
+                              ? broadcast_push(ctx, args, spec, groups, pieces_count)
+                              : engine_push(ctx, args, spec, groups, to.size(), pieces_count);
   table.columns = workloads::find_workload("weight-sync").columns;
   table.units = {"", "", "", "", "B", "", "us"};
   table.metadata["from"] = from;

@@ -531,14 +531,19 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration, std::s
     if (compute_kernel) t += model_.compute_launch_time();
     t += l.framework_calls * model_.framework_call_time();
   }
-  const bool joined = graph && gpus.size() > 1;
-  if (joined && graph_previous_.size() <= index) graph_previous_.resize(index + 1);
+  if (!graph || gpus.size() < 2) {
+    for (const KernelSpec& k : l.kernels) issue_kernel(k, iteration, t, graph);
+    return;
+  }
+  // Joined: remember this iteration's kernels of the launch for the next iteration's join.
+  if (graph_previous_.size() <= index) graph_previous_.resize(index + 1);
   std::vector<int> issued;
+  issued.reserve(l.kernels.size());
   for (const KernelSpec& k : l.kernels) {
-    issue_kernel(k, iteration, t, graph, joined ? &graph_previous_[index] : nullptr);
+    issue_kernel(k, iteration, t, graph, &graph_previous_[index]);
     issued.push_back(static_cast<int>(kernels_.size()) - 1);
   }
-  if (joined) graph_previous_[index] = std::move(issued);
+  graph_previous_[index] = std::move(issued);
 }
 
 /// Checks `k` and queues an instance of it on its stream; `issued` is when its host thread issued it.

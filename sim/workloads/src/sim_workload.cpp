@@ -1,4 +1,5 @@
-// The simulator's workload lookup and the helpers its workload files share (rows, launch, ring and collective sweeps).
+// The simulator's workload lookup and the helpers its workload files share (rows, launch, ring and collective
+// sweeps).
 #include "commsim/sim/sim_workload.hpp"
 
 #include <algorithm>
@@ -43,7 +44,8 @@ const SimWorkload& sim_workload(std::string_view name) {
 bool thread_per_gpu(const std::string& launch, const topo::Topology& topology, const std::vector<int>& gpus) {
   const std::size_t machines = machine_count(topology, gpus);
   if (launch == "single-thread" && machines > 1) {
-    throw UsageError("--launch single-thread: one host thread cannot drive GPUs on " + std::to_string(machines) +
+    throw UsageError("--launch single-thread: one host thread cannot drive GPUs on " +
+                     std::to_string(machines) +
                      " machines; use --launch thread-per-gpu (one process per GPU, as under mpirun) or auto");
   }
   return launch == "thread-per-gpu" || (launch == "auto" && machines > 1);
@@ -143,8 +145,9 @@ std::vector<int> start_sweep(const SimContext& ctx, const WorkloadArgs& args, Re
 
 namespace {
 
-/// A size sweep over --gpus: the columns, units and metadata, then `emit(row, busbw factor)` for every size, with
-/// progress. Rows carry every flag, the root and the framework; each workload's program takes what it needs.
+/// A size sweep over --gpus: the columns, units and metadata, then `emit(row, busbw factor)` for every size,
+/// with progress. Rows carry every flag, the root and the framework; each workload's program takes what it
+/// needs.
 template <typename Emit>
 void sweep_sizes(const SimContext& ctx, const WorkloadArgs& args, ResultTable& table, Emit emit) {
   bool per_gpu = false;
@@ -172,7 +175,8 @@ void simulate_ring(const SimContext& ctx, const WorkloadArgs& args, ResultTable&
   sweep_sizes(ctx, args, table, [&](const RowRequest& row, double factor) {
     Program p = program(row);
     p.cuda_graph = row.cuda_graph;
-    add_transfer_row(table, {}, row.bytes, ctx.run(std::move(p)), {static_cast<std::int64_t>(row.gpus.size())});
+    add_transfer_row(table, {}, row.bytes, ctx.run(std::move(p)),
+                     {static_cast<std::int64_t>(row.gpus.size())});
     auto& cells = table.rows.back();
     cells[3] = std::get<double>(cells[2]) * factor;
   });
@@ -182,7 +186,8 @@ Program collective_row_program(models::CollOp op, const RowRequest& row) {
   return collective_program(row.gpus, op, row.bytes, row.root, row.thread_per_gpu, row.framework);
 }
 
-void simulate_collective(const SimContext& ctx, const WorkloadArgs& args, ResultTable& table, models::CollOp op) {
+void simulate_collective(const SimContext& ctx, const WorkloadArgs& args, ResultTable& table,
+                         models::CollOp op) {
   table.metadata["root"] = args.integer("--root");
   sweep_sizes(ctx, args, table, [&](const RowRequest& row, double factor) {
     Program p = collective_row_program(op, row);
@@ -192,7 +197,8 @@ void simulate_collective(const SimContext& ctx, const WorkloadArgs& args, Result
     const double algbw = t_us > 0 ? static_cast<double>(row.bytes) / (t_us * 1e3) : 0.0;
     const CollectiveRecord c = r.collectives.empty() ? CollectiveRecord{} : r.collectives.front();
     table.rows.push_back({static_cast<std::int64_t>(row.bytes), t_us, algbw, algbw * factor,
-                          static_cast<std::int64_t>(row.gpus.size()), std::string(models::algorithm_name(c.algorithm)),
+                          static_cast<std::int64_t>(row.gpus.size()),
+                          std::string(models::algorithm_name(c.algorithm)),
                           std::string(models::protocol_name(c.protocol)), std::int64_t{c.channels}});
   });
 }

@@ -1,4 +1,5 @@
-// alltoallv's per-peer sizes (MoE token dispatch): from a counts file or a seeded skew, the same in both tools.
+// alltoallv's per-peer sizes (MoE token dispatch): from a counts file or a seeded skew, the same in both
+// tools.
 #pragma once
 
 #include <algorithm>
@@ -27,8 +28,8 @@ inline std::vector<double> alltoallv_counts_file(const std::string& file, int n)
     const auto first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '#') continue;
     if (++rows > n)
-      throw InputError({file, line_no, 1}, "more than " + std::to_string(n) + " rows for " + std::to_string(n) +
-                                               " ranks");
+      throw InputError({file, line_no, 1},
+                       "more than " + std::to_string(n) + " rows for " + std::to_string(n) + " ranks");
     std::istringstream cells(line);
     std::string cell;
     int cols = 0;
@@ -58,11 +59,12 @@ inline std::vector<double> alltoallv_counts_file(const std::string& file, int n)
 
 /// Bytes rank r sends rank p (index r*n+p) in one alltoallv over n ranks that moves `bytes` per rank on
 /// average (nccl-tests' size column: the mean send buffer). Weights come from `counts_file` when given, else
-/// from a seeded skew: expert (peer) popularity 1/(1+k)^skew over a permutation of the peers drawn from `seed`
-/// (skew 0: uniform, which is alltoall). Every size is a multiple of 4 B (floats); a rank's block to itself is a
-/// local copy and is 0. Throws UsageError for fewer than 2 ranks, a negative skew or weights that sum to 0.
-inline std::vector<std::uint64_t> alltoallv_matrix(int n, std::uint64_t bytes, double skew, std::uint64_t seed,
-                                                   const std::string& counts_file = {}) {
+/// from a seeded skew: expert (peer) popularity 1/(1+k)^skew over a permutation of the peers drawn from
+/// `seed` (skew 0: uniform, which is alltoall). Every size is a multiple of 4 B (floats); a rank's block to
+/// itself is a local copy and is 0. Throws UsageError for fewer than 2 ranks, a negative skew or weights that
+/// sum to 0.
+inline std::vector<std::uint64_t> alltoallv_matrix(int n, std::uint64_t bytes, double skew,
+                                                   std::uint64_t seed, const std::string& counts_file = {}) {
   if (n < 2) throw UsageError("alltoallv needs at least 2 GPUs");
   if (!(skew >= 0) || skew > 100) throw UsageError("--skew must be between 0 and 100");
   const auto nn = static_cast<std::size_t>(n);
@@ -89,7 +91,8 @@ inline std::vector<std::uint64_t> alltoallv_matrix(int n, std::uint64_t bytes, d
     for (std::size_t p = 0; p < nn; ++p) total += w[r * nn + p];
   }
   if (!(total > 0)) throw UsageError("alltoallv: the per-peer weights sum to 0");
-  // The off-diagonal blocks carry (n-1)/n of every rank's buffer, as in alltoall; the rest is the local block.
+  // The off-diagonal blocks carry (n-1)/n of every rank's buffer, as in alltoall; the rest is the local
+  // block.
   const double moved = static_cast<double>(bytes) * static_cast<double>(n - 1);
   std::vector<std::uint64_t> out(nn * nn, 0);
   for (std::size_t i = 0; i < nn * nn; ++i)

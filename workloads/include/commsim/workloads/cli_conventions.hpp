@@ -53,7 +53,8 @@ inline std::string did_you_mean(const CLI::App& app, int argc, const char* const
   for (int i = 1; i < argc; ++i) {
     const std::string t = argv[i];
     if (t == "--") break;
-    if (t == "-h" || t == "--help" || t == "--help-all" || t == "--version") return "";  // asked for, not wrong
+    if (t == "-h" || t == "--help" || t == "--help-all" || t == "--version")
+      return "";  // asked for, not wrong
   }
   for (int i = 1; i < argc; ++i) {
     const std::string token = argv[i];
