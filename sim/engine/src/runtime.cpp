@@ -50,9 +50,97 @@ struct Runtime::Impl {
     for (const topo::Edge& e : r.edges) out.push_back(edge_resource.at(&route_graph->operator[](e)));
     return out;
   }
+  int resource_of(const topo::Edge& e) const { return edge_resource.at(&route_graph->operator[](e)); }
   const topo::Graph* route_graph = nullptr;
   std::optional<topo::RouteTree> tree;  ///< the last source's routes inside its machine
-  std::vector<int> own_nic;             ///< per GPU: own_nic_of(), filled on first use (-2: not yet)
+
+  /// Where one GPU's routes leave and enter its machine (Topology::fabric_ends) and the route pieces to and
+  /// from each end, as resources with their latency and bottleneck: computed once per GPU, so a route between
+  /// machines is a choice of ends (Topology::cheapest_crossing) and a concatenation, not two Dijkstras.
+  struct Piece {
+    std::vector<int> resources;
+    Picoseconds latency = 0;
+    double bandwidth = std::numeric_limits<double>::infinity();
+  };
+  struct Exits {
+    bool done = false;
+    topo::FabricEnds ends;
+    std::vector<Piece> out, in;  ///< GPU -> end i, end i -> GPU
+  };
+  std::vector<Exits> exits;  ///< by GPU
+  std::vector<int> up_res,
+      down_res;  ///< by vertex: the resource of its fabric uplink / downlink (-1: not yet)
+
+  const Exits& exits_of(const topo::Topology& topo, int g) {
+    if (exits.empty()) exits.resize(topo.gpus.size());
+    Exits& x = exits[static_cast<std::size_t>(g)];
+    if (x.done) return x;
+    const topo::Graph& graph = *route_graph;
+    const topo::Vertex v = topo.gpus[static_cast<std::size_t>(g)].vertex;
+    const topo::RouteTree t = topo.route_tree(v);
+    x.ends = topo.fabric_ends(v, t);
+    for (const topo::Vertex end : x.ends.v) {
+      // Out: the tree's route to the end. In: the same edges backwards, each taken in the other direction
+      // (what Topology::route does).
+      const topo::Route r = t.to(graph, end);
+      Piece out, in;
+      for (const topo::Edge& e : r.edges) {
+        out.resources.push_back(resource_of(e));
+        out.latency += graph[e].latency;
+        out.bandwidth = std::min(out.bandwidth, graph[e].bandwidth);
+      }
+      for (std::size_t i = r.edges.size(); i-- > 0;) {
+        const topo::Edge e = r.edges[i];
+        const topo::Edge back = boost::edge(boost::target(e, graph), boost::source(e, graph), graph).first;
+        in.resources.push_back(resource_of(back));
+        in.latency += graph[back].latency;
+        in.bandwidth = std::min(in.bandwidth, graph[back].bandwidth);
+      }
+      x.out.push_back(std::move(out));
+      x.in.push_back(std::move(in));
+    }
+    x.done = true;
+    return x;
+  }
+  int fabric_resource(const topo::Topology& topo, topo::Vertex v, bool up) {
+    std::vector<int>& memo = up ? up_res : down_res;
+    if (memo.empty()) memo.assign(boost::num_vertices(*route_graph), -1);
+    int& r = memo[v];
+    if (r < 0) r = resource_of(up ? topo.uplink(v) : topo.downlink(v));
+    return r;
+  }
+  /// The route between GPUs of different machines, as Topology::route finds it, from the cached pieces.
+  /// False when there is none.
+  bool cross_route(const topo::Topology& topo, int src, int dst, std::vector<int>& path, Picoseconds& latency,
+                   double& bandwidth) {
+    const Exits& a = exits_of(topo, src);
+    const Exits& b = exits_of(topo, dst);
+    const std::optional<topo::FabricCrossing> x = topo.cheapest_crossing(a.ends, b.ends);
+    if (!x) return false;
+    const topo::Graph& graph = *route_graph;
+    const Piece& out = a.out[x->a];
+    const Piece& in = b.in[x->b];
+    path.reserve(out.resources.size() + static_cast<std::size_t>(x->up + x->down) + in.resources.size());
+    path = out.resources;
+    latency = out.latency + in.latency;
+    bandwidth = std::min(out.bandwidth, in.bandwidth);
+    auto hop = [&](topo::Vertex v, bool up) {
+      path.push_back(fabric_resource(topo, v, up));
+      const topo::LinkInfo& l = graph[up ? topo.uplink(v) : topo.downlink(v)];
+      latency += l.latency;
+      bandwidth = std::min(bandwidth, l.bandwidth);
+    };
+    topo::Vertex v = a.ends.v[x->a];
+    for (int i = 0; i < x->up; ++i, v = topo.fabric_parent(v)) hop(v, true);
+    // Down towards b: b's ancestors' downlinks, from the top.
+    const std::size_t at = path.size();
+    v = b.ends.v[x->b];
+    for (int i = 0; i < x->down; ++i, v = topo.fabric_parent(v)) hop(v, false);
+    std::reverse(path.begin() + static_cast<std::ptrdiff_t>(at), path.end());
+    path.insert(path.end(), in.resources.begin(), in.resources.end());
+    return !path.empty();
+  }
+  std::vector<int> own_nic;  ///< per GPU: own_nic_of(), filled on first use (-2: not yet)
 
   /// The NIC (index within its machine) GPU `g` reaches over PCIe alone - no NVLink hop through another GPU,
   /// no link between the CPUs - the cheapest if several; -1 when none (NCCL would reach a NIC only through
@@ -139,14 +227,17 @@ const models::PairInfo& Runtime::pair(int src, int dst) {
   Impl::PairCache pc;
   // Inside one machine a route is the source's route tree walked to the destination (what Topology::route
   // does); consecutive pairs from one source (a communicator's setup lists them so) share the tree.
-  topo::Route r;
+  // Between machines it is composed from the pieces cached per GPU (Impl::cross_route).
   if (topo_.vertex(a.vertex).node == topo_.vertex(b.vertex).node && a.node >= 0) {
     if (!impl_->tree || impl_->tree->src != a.vertex) impl_->tree = topo_.route_tree(a.vertex);
-    r = impl_->tree->to(topo_.graph(), b.vertex);
+    const topo::Route r = impl_->tree->to(topo_.graph(), b.vertex);
+    pc.info.path_latency = r.latency;
+    pc.info.route_bandwidth = r.bandwidth;
+    pc.p2p = impl_->resources_of(r);
   } else {
-    r = topo_.route(a.vertex, b.vertex);
+    impl_->cross_route(topo_, src, dst, pc.p2p, pc.info.path_latency, pc.info.route_bandwidth);
   }
-  if (r.edges.empty()) {
+  if (pc.p2p.empty()) {
     throw SimulationError("no path from " + a.name + " to " + b.name + " in the topology");
   }
   pc.info.path = topo_.path_type(src, dst);
@@ -154,9 +245,6 @@ const models::PairInfo& Runtime::pair(int src, int dst) {
   pc.info.nvlink_bandwidth = a.nvlinks > 0 ? a.nvlink_bandwidth / a.nvlinks : 0;
   pc.info.same_node = a.node == b.node;
   pc.info.tcp = tcp_fabric(topo_);
-  pc.info.path_latency = r.latency;
-  pc.info.route_bandwidth = r.bandwidth;
-  pc.p2p = impl_->resources_of(r);
   return impl_->pairs.emplace(key, std::move(pc)).first->second.info;
 }
 
