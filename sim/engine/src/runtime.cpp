@@ -34,12 +34,20 @@ struct Runtime::Impl {
   std::vector<ResourceDef> resources;
   std::unordered_map<const topo::LinkInfo*, int> edge_resource;
   std::vector<int> shm_out, shm_in;  ///< virtual host-memory copy limits per GPU
-  struct PairCache {
-    models::PairInfo info;
-    std::vector<int> p2p, shm, net;
+  /// One per GPU pair that a run used (an all-to-all over 1,024 GPUs: a million): kept small, the routes
+  /// over host memory and through a NIC inside the machine (rare) apart.
+  struct OtherRoutes {
+    std::vector<int> shm, net;
     bool shm_done = false, net_done = false;
   };
+  struct PairCache {
+    models::PairInfo info;
+    std::vector<int> p2p;
+    std::unique_ptr<OtherRoutes> other;
+  };
   std::unordered_map<std::uint64_t, PairCache> pairs;  ///< by src << 32 | dst; nodes never move
+  /// The pair's entry, made on first use (what Runtime::pair returns the info of).
+  PairCache& entry(const topo::Topology& topo, int src, int dst);
   static std::uint64_t key(int src, int dst) {
     return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) |
            static_cast<std::uint32_t>(dst);
@@ -65,42 +73,56 @@ struct Runtime::Impl {
   struct Exits {
     bool done = false;
     topo::FabricEnds ends;
-    std::vector<Piece> out, in;  ///< GPU -> end i, end i -> GPU
+    std::vector<Piece> out, in;  ///< GPU -> end i, end i -> GPU (where made[i])
+    std::vector<char> made;
   };
   std::vector<Exits> exits;  ///< by GPU
-  std::vector<int> up_res,
-      down_res;  ///< by vertex: the resource of its fabric uplink / downlink (-1: not yet)
+  /// By vertex: the resource of its fabric uplink / downlink (-1: not yet).
+  std::vector<int> up_res, down_res;
 
-  const Exits& exits_of(const topo::Topology& topo, int g) {
+  Exits& exits_of(const topo::Topology& topo, int g) {
     if (exits.empty()) exits.resize(topo.gpus.size());
     Exits& x = exits[static_cast<std::size_t>(g)];
     if (x.done) return x;
-    const topo::Graph& graph = *route_graph;
     const topo::Vertex v = topo.gpus[static_cast<std::size_t>(g)].vertex;
     const topo::RouteTree t = topo.route_tree(v);
     x.ends = topo.fabric_ends(v, t);
-    for (const topo::Vertex end : x.ends.v) {
-      // Out: the tree's route to the end. In: the same edges backwards, each taken in the other direction
-      // (what Topology::route does).
-      const topo::Route r = t.to(graph, end);
-      Piece out, in;
-      for (const topo::Edge& e : r.edges) {
-        out.resources.push_back(resource_of(e));
-        out.latency += graph[e].latency;
-        out.bandwidth = std::min(out.bandwidth, graph[e].bandwidth);
-      }
-      for (std::size_t i = r.edges.size(); i-- > 0;) {
-        const topo::Edge e = r.edges[i];
-        const topo::Edge back = boost::edge(boost::target(e, graph), boost::source(e, graph), graph).first;
-        in.resources.push_back(resource_of(back));
-        in.latency += graph[back].latency;
-        in.bandwidth = std::min(in.bandwidth, graph[back].bandwidth);
-      }
-      x.out.push_back(std::move(out));
-      x.in.push_back(std::move(in));
+    x.out.resize(x.ends.size());
+    x.in.resize(x.ends.size());
+    x.made.assign(x.ends.size(), 0);
+    // The pieces of the cheapest ends now (most routes use them), the others when a route first does.
+    for (std::size_t i = 0; i < x.ends.size(); ++i) {
+      if (x.ends.cost[i] == x.ends.cost[x.ends.by_cost.front()]) make_piece(x, t, i);
     }
     x.done = true;
     return x;
+  }
+  void make_piece(Exits& x, const topo::RouteTree& t, std::size_t i) {
+    const topo::Graph& graph = *route_graph;
+    // Out: the tree's route to the end. In: the same edges backwards, each taken in the other direction (what
+    // Topology::route does).
+    const topo::Route r = t.to(graph, x.ends.v[i]);
+    Piece out, in;
+    for (const topo::Edge& e : r.edges) {
+      out.resources.push_back(resource_of(e));
+      out.latency += graph[e].latency;
+      out.bandwidth = std::min(out.bandwidth, graph[e].bandwidth);
+    }
+    for (std::size_t k = r.edges.size(); k-- > 0;) {
+      const topo::Edge e = r.edges[k];
+      const topo::Edge back = boost::edge(boost::target(e, graph), boost::source(e, graph), graph).first;
+      in.resources.push_back(resource_of(back));
+      in.latency += graph[back].latency;
+      in.bandwidth = std::min(in.bandwidth, graph[back].bandwidth);
+    }
+    x.out[i] = std::move(out);
+    x.in[i] = std::move(in);
+    x.made[i] = 1;
+  }
+  const Piece& piece(const topo::Topology& topo, int g, std::size_t i, bool out) {
+    Exits& x = exits[static_cast<std::size_t>(g)];
+    if (!x.made[i]) make_piece(x, topo.route_tree(topo.gpus[static_cast<std::size_t>(g)].vertex), i);
+    return out ? x.out[i] : x.in[i];
   }
   int fabric_resource(const topo::Topology& topo, topo::Vertex v, bool up) {
     std::vector<int>& memo = up ? up_res : down_res;
@@ -114,12 +136,12 @@ struct Runtime::Impl {
   bool cross_route(const topo::Topology& topo, int src, int dst, std::vector<int>& path, Picoseconds& latency,
                    double& bandwidth) {
     const Exits& a = exits_of(topo, src);
-    const Exits& b = exits_of(topo, dst);
+    const Exits& b = exits_of(topo, dst);  // (no reallocation: `exits` is sized once)
     const std::optional<topo::FabricCrossing> x = topo.cheapest_crossing(a.ends, b.ends);
     if (!x) return false;
     const topo::Graph& graph = *route_graph;
-    const Piece& out = a.out[x->a];
-    const Piece& in = b.in[x->b];
+    const Piece& out = piece(topo, src, x->a, true);
+    const Piece& in = piece(topo, dst, x->b, false);
     path.reserve(out.resources.size() + static_cast<std::size_t>(x->up + x->down) + in.resources.size());
     path = out.resources;
     latency = out.latency + in.latency;
@@ -219,33 +241,37 @@ std::vector<int> Runtime::via_nearest(int src, int dst, topo::VertexKind kind, c
 }
 
 const models::PairInfo& Runtime::pair(int src, int dst) {
-  const std::uint64_t key = Impl::key(src, dst);
-  auto it = impl_->pairs.find(key);
-  if (it != impl_->pairs.end()) return it->second.info;
-  const topo::GpuInfo& a = topo_.gpus.at(src);
-  const topo::GpuInfo& b = topo_.gpus.at(dst);
-  Impl::PairCache pc;
+  return impl_->entry(topo_, src, dst).info;
+}
+
+Runtime::Impl::PairCache& Runtime::Impl::entry(const topo::Topology& topo, int src, int dst) {
+  const std::uint64_t k = key(src, dst);
+  auto it = pairs.find(k);
+  if (it != pairs.end()) return it->second;
+  const topo::GpuInfo& a = topo.gpus.at(src);
+  const topo::GpuInfo& b = topo.gpus.at(dst);
+  PairCache pc;
   // Inside one machine a route is the source's route tree walked to the destination (what Topology::route
   // does); consecutive pairs from one source (a communicator's setup lists them so) share the tree.
-  // Between machines it is composed from the pieces cached per GPU (Impl::cross_route).
-  if (topo_.vertex(a.vertex).node == topo_.vertex(b.vertex).node && a.node >= 0) {
-    if (!impl_->tree || impl_->tree->src != a.vertex) impl_->tree = topo_.route_tree(a.vertex);
-    const topo::Route r = impl_->tree->to(topo_.graph(), b.vertex);
+  // Between machines it is composed from the pieces cached per GPU (cross_route).
+  if (topo.vertex(a.vertex).node == topo.vertex(b.vertex).node && a.node >= 0) {
+    if (!tree || tree->src != a.vertex) tree = topo.route_tree(a.vertex);
+    const topo::Route r = tree->to(topo.graph(), b.vertex);
     pc.info.path_latency = r.latency;
     pc.info.route_bandwidth = r.bandwidth;
-    pc.p2p = impl_->resources_of(r);
+    pc.p2p = resources_of(r);
   } else {
-    impl_->cross_route(topo_, src, dst, pc.p2p, pc.info.path_latency, pc.info.route_bandwidth);
+    cross_route(topo, src, dst, pc.p2p, pc.info.path_latency, pc.info.route_bandwidth);
   }
   if (pc.p2p.empty()) {
     throw SimulationError("no path from " + a.name + " to " + b.name + " in the topology");
   }
-  pc.info.path = topo_.path_type(src, dst);
-  pc.info.nvlinks = topo_.pair_nvlinks(src, dst);
+  pc.info.path = topo.path_type(src, dst);
+  pc.info.nvlinks = topo.pair_nvlinks(src, dst);
   pc.info.nvlink_bandwidth = a.nvlinks > 0 ? a.nvlink_bandwidth / a.nvlinks : 0;
   pc.info.same_node = a.node == b.node;
-  pc.info.tcp = tcp_fabric(topo_);
-  return impl_->pairs.emplace(key, std::move(pc)).first->second.info;
+  pc.info.tcp = tcp_fabric(topo);
+  return pairs.emplace(k, std::move(pc)).first->second;
 }
 
 namespace {
@@ -290,9 +316,13 @@ struct PostKeyHash {
                                       static_cast<std::uint32_t>(k.dst));
   }
 };
+/// Most keys see one post (an all-to-all: one per pair), kept inline; later ones in `more`.
 struct PostQueue {
-  std::vector<Posted> items;
-  std::size_t head = 0;
+  Posted first{};
+  std::vector<Posted> more;
+  std::size_t head = 0;  ///< posts before it are matched
+  std::size_t size() const { return 1 + more.size(); }
+  const Posted& at(std::size_t i) const { return i == 0 ? first : more[i - 1]; }
 };
 
 }  // namespace
@@ -375,6 +405,7 @@ class Runtime::Execution {
 
   // Send/recv transfers and copies.
   const std::vector<int>& route(int src, int dst, Transport transport);
+  const std::vector<int>& route(Impl::PairCache& pc, int src, int dst, Transport transport);
   void post(int k, int op_index);
   void begin_transfer(Posted s, Posted r);
   const models::TransferPlan& transfer_plan(int comm, std::uint64_t bytes, const models::PairInfo& info,
@@ -768,26 +799,32 @@ void Runtime::Execution::note_moving(int iteration, int gpu, Picoseconds from) {
 
 /// The links a transfer of `transport` from src to dst crosses.
 const std::vector<int>& Runtime::Execution::route(int src, int dst, Transport transport) {
-  const models::PairInfo& info = runtime_.pair(src, dst);
-  Impl::PairCache& pc = impl_.pairs.at(Impl::key(src, dst));
+  return route(impl_.entry(topo_, src, dst), src, dst, transport);
+}
+
+const std::vector<int>& Runtime::Execution::route(Impl::PairCache& pc, int src, int dst, Transport transport) {
+  const models::PairInfo& info = pc.info;
+  if (transport == Transport::P2p || (transport == Transport::Net && !info.same_node)) return pc.p2p;
+  if (!pc.other) pc.other = std::make_unique<Impl::OtherRoutes>();
+  Impl::OtherRoutes& o = *pc.other;
   if (transport == Transport::Shm) {
-    if (!pc.shm_done) {
+    if (!o.shm_done) {
       // Through host memory: up to the sender's CPU, then (across the socket link if need be) down to dst.
-      pc.shm = runtime_.via_nearest(src, dst, topo::VertexKind::Cpu, "no CPU is reachable");
-      if (impl_.shm_out[src] >= 0) pc.shm.push_back(impl_.shm_out[src]);
-      if (impl_.shm_in[dst] >= 0) pc.shm.push_back(impl_.shm_in[dst]);
-      pc.shm_done = true;
+      o.shm = runtime_.via_nearest(src, dst, topo::VertexKind::Cpu, "no CPU is reachable");
+      if (impl_.shm_out[src] >= 0) o.shm.push_back(impl_.shm_out[src]);
+      if (impl_.shm_in[dst] >= 0) o.shm.push_back(impl_.shm_in[dst]);
+      o.shm_done = true;
     }
-    return pc.shm;
+    return o.shm;
   }
   if (transport == Transport::Net && info.same_node) {
-    if (!pc.net_done) {
-      pc.net =
+    if (!o.net_done) {
+      o.net =
           runtime_.via_nearest(src, dst, topo::VertexKind::Nic,
                                "P2P and SHM are disabled and the machine has no NIC for the NET transport");
-      pc.net_done = true;
+      o.net_done = true;
     }
-    return pc.net;
+    return o.net;
   }
   return pc.p2p;
 }
@@ -805,15 +842,20 @@ void Runtime::Execution::post(int k, int op_index) {
   auto it = theirs.find(key);
   if (it != theirs.end()) {
     PostQueue& pq = it->second;
-    const Posted other = pq.items[pq.head++];
-    if (pq.head == pq.items.size()) theirs.erase(it);
+    const Posted other = pq.at(pq.head++);
+    if (pq.head == pq.size()) theirs.erase(it);
     if (is_send) {
       begin_transfer({k, op_index}, other);
     } else {
       begin_transfer(other, {k, op_index});
     }
   } else {
-    (is_send ? sends_ : recvs_)[key].items.push_back({k, op_index});
+    auto [mine, fresh] = (is_send ? sends_ : recvs_).try_emplace(key);
+    if (fresh) {
+      mine->second.first = {k, op_index};
+    } else {
+      mine->second.more.push_back({k, op_index});
+    }
   }
 }
 
@@ -828,7 +870,8 @@ void Runtime::Execution::begin_transfer(Posted s, Posted r) {
                           " bytes to GPU " + std::to_string(dst) + ", which expects " +
                           std::to_string(kernels_[r.kernel].spec->ops[r.op].bytes));
   }
-  const models::PairInfo& info = runtime_.pair(src, dst);
+  Impl::PairCache& pc = impl_.entry(topo_, src, dst);
+  const models::PairInfo& info = pc.info;
   const bool shared = sk.shared || kernels_[r.kernel].shared;
   const models::TransferPlan& plan = transfer_plan(sk.spec->comm, bytes, info, shared);
   TransferState ts;
@@ -838,7 +881,7 @@ void Runtime::Execution::begin_transfer(Posted s, Posted r) {
   ts.dst = dst;
   ts.bytes = bytes;
   ts.plan = &plan;
-  ts.path = &route(src, dst, plan.transport);
+  ts.path = &route(pc, src, dst, plan.transport);
   ts.start = q_.now();
   ts.remaining = static_cast<int>(plan.parts.size());
   ts.recorded = kernels_[s.kernel].iteration == program_.warmup;
@@ -1013,7 +1056,8 @@ void Runtime::Execution::start_coll_flows(int c_id) {
   for (const models::CollFlow& f : plan.flows) {
     const int src = gpus[f.src], dst = gpus[f.dst];
     ++result_.flows;
-    net_.start_on(route(src, dst, model_.transport(runtime_.pair(src, dst))), f.wire_bytes, plan.flow_rate,
+    Impl::PairCache& pc = impl_.entry(topo_, src, dst);
+    net_.start_on(route(pc, src, dst, model_.transport(pc.info)), f.wire_bytes, plan.flow_rate,
                   [this, c_id] { finish_coll(c_id); });
   }
 }
@@ -1114,8 +1158,8 @@ void Runtime::Execution::describe_wait(const KernelInstance& ki, std::ostream& w
     std::map<std::tuple<int, int, int>, const PostQueue*> sorted;  // in (comm, src, dst) order
     for (const auto& [k, list] : *table) sorted[{k.comm, k.src, k.dst}] = &list;
     for (const auto& [key, list] : sorted) {
-      for (std::size_t i = list->head; i < list->items.size(); ++i) {
-        const Posted& p = list->items[i];
+      for (std::size_t i = list->head; i < list->size(); ++i) {
+        const Posted& p = list->at(i);
         if (&kernels_[p.kernel] != &ki) continue;
         const bool is_send = table == &sends_;
         waits << (is_send ? " waits for GPU " : " waits for a send from GPU ")

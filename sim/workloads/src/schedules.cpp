@@ -309,6 +309,14 @@ Program broadcast_pieces_program(const std::vector<std::vector<int>>& groups,
   if (pieces.empty()) throw UsageError("nothing to broadcast");
   Program p;
   for (const auto& g : groups) p.comms.push_back({g});
+  // Reserved: the 16,384-GPU push has 12.6 M kernels, and growing these vectors copied each several times.
+  if (framework == Framework::Torch || thread_per_gpu) {
+    std::size_t ranks = 0;
+    for (const auto& g : groups) ranks += g.size();
+    p.launches.reserve(pieces.size() * ranks);
+  } else {
+    p.launches.reserve(pieces.size() * groups.size());
+  }
   for (std::uint64_t b : pieces) {
     int first_thread = 0;
     for (std::size_t c = 0; c < groups.size(); ++c) {
@@ -319,6 +327,7 @@ Program broadcast_pieces_program(const std::vector<std::vector<int>>& groups,
         first_thread += static_cast<int>(gpus.size());
       } else {
         LaunchSpec l{comm, {}, 0};  // one host thread per trainer's group, driving all of it
+        l.kernels.reserve(gpus.size());
         for (int g : gpus) l.kernels.push_back(coll_kernel(g, 0, comm, models::CollOp::Broadcast, b, 0));
         p.launches.push_back(std::move(l));
       }
