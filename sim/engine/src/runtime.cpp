@@ -279,6 +279,7 @@ namespace {
 struct KernelInstance {
   const KernelSpec* spec = nullptr;
   int iteration = 0;
+  int gpu = 0;  ///< spec->gpu, or the rank's GPU for a kernel of every rank
   Picoseconds ready = 0;
   Picoseconds start = -1;
   Picoseconds end = -1;
@@ -390,10 +391,12 @@ class Runtime::Execution {
   double weakest_node_network(const std::set<int>& nodes) const;
   void issue_iterations();
   void issue_launch(const LaunchSpec& l, int iteration);
-  void issue_kernel(const KernelSpec& k, int iteration, Picoseconds issued);
+  void issue_kernel(const KernelSpec& k, int gpu, int iteration, Picoseconds issued);
   bool check_ops(const KernelSpec& k) const;
-  int collective_seq(const KernelSpec& k);
+  int collective_seq(const KernelSpec& k, int gpu);
   void add_stream_waits(const KernelSpec& k, KernelInstance& ki);
+  /// The GPUs a launch's kernel runs on: its own, or every rank's.
+  std::size_t copies(const KernelSpec& k) const;
   int stream_of(int gpu, int stream);
   void start_streams();
 
@@ -600,7 +603,9 @@ double Runtime::Execution::weakest_node_network(const std::set<int>& nodes) cons
 /// latency.
 void Runtime::Execution::issue_iterations() {
   std::size_t per_iteration = 0;
-  for (const LaunchSpec& l : program_.launches) per_iteration += l.kernels.size();
+  for (const LaunchSpec& l : program_.launches) {
+    for (const KernelSpec& k : l.kernels) per_iteration += copies(k);
+  }
   const int total_iterations = program_.warmup + program_.iterations;
   kernels_.reserve(per_iteration * static_cast<std::size_t>(std::max(0, total_iterations)));
   gpu_streams_.resize(topo_.gpus.size());
@@ -620,10 +625,37 @@ void Runtime::Execution::issue_iterations() {
 
 /// Charges one launch's host time to its thread, then issues its kernels.
 void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration) {
+  if (l.thread_per_rank) {
+    if (l.kernels.size() != 1 || !l.kernels.front().every_rank)
+      throw UsageError("a launch per rank needs exactly one kernel of every rank");
+    const KernelSpec& k = l.kernels.front();
+    if (!k.collective || !k.ops.empty() || k.compute > 0 || k.comm < 0 ||
+        static_cast<std::size_t>(k.comm) >= comms_.size())
+      throw UsageError("a kernel of every rank must be a collective on a known communicator");
+    // Each rank's launch: one GPU, no send/recv, one collective.
+    const Picoseconds host = model_.host_launch_time(1, 0, 1) + l.framework_calls * model_.framework_call_time();
+    const std::vector<int>& members = program_.comms[k.comm].gpus;
+    for (std::size_t r = 0; r < members.size(); ++r) {
+      Picoseconds& t = thread_time_[l.thread + static_cast<int>(r)];
+      t += host;
+      issue_kernel(k, members[r], iteration, t);
+    }
+    return;
+  }
   std::vector<int> gpus;
   int ops = 0, colls = 0;
   bool comm_kernel = false, compute_kernel = false;
   for (const KernelSpec& k : l.kernels) {
+    if (k.every_rank) {
+      if (!k.collective || !k.ops.empty() || k.compute > 0 || k.comm < 0 ||
+          static_cast<std::size_t>(k.comm) >= comms_.size())
+        throw UsageError("a kernel of every rank must be a collective on a known communicator");
+      const std::vector<int>& members = program_.comms[k.comm].gpus;
+      gpus.insert(gpus.end(), members.begin(), members.end());
+      comm_kernel = true;
+      colls += static_cast<int>(members.size());
+      continue;
+    }
     if (!k.ops.empty() || k.collective) {
       gpus.push_back(k.gpu);
       comm_kernel = true;
@@ -638,25 +670,39 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration) {
   if (comm_kernel) t += model_.host_launch_time(static_cast<int>(gpus.size()), ops, colls);
   if (compute_kernel) t += model_.compute_launch_time();
   t += l.framework_calls * model_.framework_call_time();
-  for (const KernelSpec& k : l.kernels) issue_kernel(k, iteration, t);
+  for (const KernelSpec& k : l.kernels) {
+    if (k.every_rank) {
+      for (int g : program_.comms[k.comm].gpus) issue_kernel(k, g, iteration, t);
+    } else {
+      issue_kernel(k, k.gpu, iteration, t);
+    }
+  }
+}
+
+std::size_t Runtime::Execution::copies(const KernelSpec& k) const {
+  if (!k.every_rank) return 1;
+  return k.comm >= 0 && static_cast<std::size_t>(k.comm) < program_.comms.size()
+             ? program_.comms[k.comm].gpus.size()
+             : 0;
 }
 
 /// Checks `k` and queues an instance of it on its stream; `issued` is when its host thread issued it.
-void Runtime::Execution::issue_kernel(const KernelSpec& k, int iteration, Picoseconds issued) {
-  check_gpu(k.gpu, "a kernel");
+void Runtime::Execution::issue_kernel(const KernelSpec& k, int gpu, int iteration, Picoseconds issued) {
+  check_gpu(gpu, "a kernel");
   if (k.comm < 0 || static_cast<std::size_t>(k.comm) >= comms_.size())
     throw UsageError("kernel on an unknown communicator");
   KernelInstance ki;
   ki.spec = &k;
   ki.iteration = iteration;
+  ki.gpu = gpu;
   ki.marker = is_marker(k);
   ki.ready = ki.marker ? issued : issued + model_.kernel_launch_latency();
   ki.pending = static_cast<int>(k.ops.size());
   ki.shared = check_ops(k);
-  if (k.collective) ki.coll_seq = collective_seq(k);
+  if (k.collective) ki.coll_seq = collective_seq(k, gpu);
   add_stream_waits(k, ki);
   const int id = static_cast<int>(kernels_.size());
-  ki.sid = stream_of(k.gpu, k.stream);
+  ki.sid = stream_of(gpu, k.stream);
   streams_[ki.sid].push_back(id);
   last_enqueued_[ki.sid] = id;
   kernels_.push_back(std::move(ki));
@@ -675,21 +721,21 @@ bool Runtime::Execution::check_ops(const KernelSpec& k) const {
 }
 
 /// Checks collective kernel `k`; returns its position among its GPU's collectives on its communicator.
-int Runtime::Execution::collective_seq(const KernelSpec& k) {
+int Runtime::Execution::collective_seq(const KernelSpec& k, int gpu) {
   const auto& members = program_.comms[k.comm].gpus;
   const auto& sorted = sorted_members_[k.comm];
-  if (!std::binary_search(sorted.begin(), sorted.end(), k.gpu)) {
-    throw UsageError("GPU " + std::to_string(k.gpu) + " issues a collective on a communicator it is not in");
+  if (!std::binary_search(sorted.begin(), sorted.end(), gpu)) {
+    throw UsageError("GPU " + std::to_string(gpu) + " issues a collective on a communicator it is not in");
   }
   if (k.collective->root < 0 || static_cast<std::size_t>(k.collective->root) >= members.size())
     throw UsageError("collective root is not a rank of the communicator");
-  return coll_count_[pair_key(k.comm, k.gpu)]++;
+  return coll_count_[pair_key(k.comm, gpu)]++;
 }
 
 /// `ki` waits for the last kernel issued so far on each stream `k` waits on (streams not used yet: none).
 void Runtime::Execution::add_stream_waits(const KernelSpec& k, KernelInstance& ki) {
   for (int ws : k.wait_streams) {
-    auto le = sid_of_.find(pair_key(k.gpu, ws));
+    auto le = sid_of_.find(pair_key(ki.gpu, ws));
     if (le != sid_of_.end()) {
       if (ki.deps_count == 0) ki.deps_at = static_cast<int>(deps_pool_.size());
       deps_pool_.push_back(last_enqueued_[le->second]);
@@ -776,18 +822,18 @@ void Runtime::Execution::kernel_op_done(int k) {
   if (!ki.marker) last_end_[ki.sid] = ki.end;
   result_.iteration_end[ki.iteration] = std::max(result_.iteration_end[ki.iteration], ki.end);
   if (ki.spec->compute > 0 && ki.iteration == program_.warmup)
-    result_.compute.push_back({ki.spec->gpu, ki.spec->name, ki.start, ki.end});
+    result_.compute.push_back({ki.gpu, ki.spec->name, ki.start, ki.end});
   if (!ki.marker && ki.spec->stream == 0 && ki.iteration == program_.warmup - 1) {
-    Picoseconds& at = result_.iteration_start[ki.spec->gpu];
+    Picoseconds& at = result_.iteration_start[ki.gpu];
     at = std::max(at, ki.end);
   }
   if (ki.spec->compute > 0 && ki.iteration >= program_.warmup)
-    result_.busy[ki.spec->gpu].compute += ki.end - ki.start;
+    result_.busy[ki.gpu].compute += ki.end - ki.start;
   if (trace_ && !ki.marker) {
-    trace_->span(ki.spec->gpu, "stream " + std::to_string(ki.spec->stream), ki.spec->name, ki.start, ki.end,
+    trace_->span(ki.gpu, "stream " + std::to_string(ki.spec->stream), ki.spec->name, ki.start, ki.end,
                  {{"iteration", ki.iteration}});
   }
-  for (int other : gpu_streams_[ki.spec->gpu]) try_start(other);
+  for (int other : gpu_streams_[ki.gpu]) try_start(other);
 }
 
 /// Data of `gpu` moved from `from` until now (counted in the measured iterations only).
@@ -835,8 +881,8 @@ void Runtime::Execution::post(int k, int op_index) {
   const KernelInstance& ki = kernels_[k];
   const OpSpec& op = ki.spec->ops[op_index];
   const bool is_send = op.kind == OpSpec::Kind::Send;
-  const int src = is_send ? ki.spec->gpu : op.peer;
-  const int dst = is_send ? op.peer : ki.spec->gpu;
+  const int src = is_send ? ki.gpu : op.peer;
+  const int dst = is_send ? op.peer : ki.gpu;
   const PostKey key{ki.spec->comm, src, dst};
   auto& theirs = is_send ? recvs_ : sends_;
   auto it = theirs.find(key);
@@ -863,7 +909,7 @@ void Runtime::Execution::post(int k, int op_index) {
 void Runtime::Execution::begin_transfer(Posted s, Posted r) {
   const KernelInstance& sk = kernels_[s.kernel];
   const OpSpec& op = sk.spec->ops[s.op];
-  const int src = sk.spec->gpu, dst = op.peer;
+  const int src = sk.gpu, dst = op.peer;
   const std::uint64_t bytes = op.bytes;
   if (kernels_[r.kernel].spec->ops[r.op].bytes != bytes) {
     throw SimulationError("GPU " + std::to_string(src) + " sends " + std::to_string(bytes) +
@@ -950,7 +996,7 @@ void Runtime::Execution::finish_transfer(int t) {
 void Runtime::Execution::start_copy(int k, int op_index) {
   const KernelInstance& ki = kernels_[k];
   const OpSpec& op = ki.spec->ops[op_index];
-  const int src = op.peer, dst = ki.spec->gpu;
+  const int src = op.peer, dst = ki.gpu;
   const models::TransferPlan plan = model_.copy_plan(op.bytes, runtime_.pair(src, dst));
   const std::vector<int>* path = &route(src, dst, Transport::P2p);
   const double wire = plan.parts.empty() ? 0.0 : plan.parts.front().wire_bytes;
@@ -1024,9 +1070,9 @@ void Runtime::Execution::check_same_collective(const std::vector<int>& group) co
     const CollectiveSpec& o = *kernels_[k].spec->collective;
     if (o.op != c.op || o.bytes != c.bytes || o.root != c.root) {
       throw SimulationError("collective mismatch on communicator " + std::to_string(comm) + ": GPU " +
-                            std::to_string(first.spec->gpu) + " issues " + models::coll_op_name(c.op) +
+                            std::to_string(first.gpu) + " issues " + models::coll_op_name(c.op) +
                             " of " + std::to_string(c.bytes) + " bytes, GPU " +
-                            std::to_string(kernels_[k].spec->gpu) + " issues " + models::coll_op_name(o.op) +
+                            std::to_string(kernels_[k].gpu) + " issues " + models::coll_op_name(o.op) +
                             " of " + std::to_string(o.bytes) + " bytes at the same position");
     }
   }
@@ -1068,7 +1114,7 @@ void Runtime::Execution::finish_coll(int c_id) {
   CollState done = std::move(colls_[c_id]);
   free_colls_.push_back(c_id);
   if (done.recorded) result_.collectives[done.record].end = q_.now();
-  for (int k : done.group) note_moving(kernels_[k].iteration, kernels_[k].spec->gpu, done.start);
+  for (int k : done.group) note_moving(kernels_[k].iteration, kernels_[k].gpu, done.start);
   for (int k : done.group) kernel_op_done(k);
 }
 
@@ -1120,7 +1166,7 @@ void Runtime::Execution::report_deadlock() const {
   for (const KernelInstance& ki : kernels_) {
     if (ki.end >= 0) continue;
     if (++stuck > 8) continue;
-    waits << "\n  GPU " << ki.spec->gpu << " stream " << ki.spec->stream << " '" << ki.spec->name
+    waits << "\n  GPU " << ki.gpu << " stream " << ki.spec->stream << " '" << ki.spec->name
           << "' (iteration " << ki.iteration << ")";
     describe_wait(ki, waits);
   }
@@ -1145,7 +1191,7 @@ void Runtime::Execution::describe_wait(const KernelInstance& ki, std::ostream& w
     std::set<int> arrived;
     auto rit = rendezvous_.find({ki.spec->comm, ki.coll_seq});
     if (rit != rendezvous_.end()) {
-      for (int k : rit->second) arrived.insert(kernels_[k].spec->gpu);
+      for (int k : rit->second) arrived.insert(kernels_[k].gpu);
     }
     waits << " waits in " << models::coll_op_name(ki.spec->collective->op) << " for GPU(s)";
     for (int g : members) {
