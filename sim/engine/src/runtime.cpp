@@ -22,16 +22,31 @@ bool tcp_fabric(const topo::Topology& topo) {
   return topo.fabric && topo.fabric->kind == topo::FabricKind::Tcp;
 }
 
+/// A link direction (from -> to) or a GPU's host-memory copy limit (gpu >= 0). Its name is made when asked
+/// for (traces, errors): a 16,384-GPU cluster has hundreds of thousands of links.
 struct ResourceDef {
   double capacity;
-  std::string name;
   double saturation = 0;
+  topo::Vertex from = 0, to = 0;
+  int gpu = -1;
+  bool out = false;  ///< for a GPU: "shm out", else "shm in"
 };
 
 }  // namespace
 
 struct Runtime::Impl {
   std::vector<ResourceDef> resources;
+  std::vector<std::string> names;  ///< resource names made so far (name())
+  const std::string& name(const topo::Topology& topo, int r) {
+    if (names.empty()) names.resize(resources.size());
+    std::string& n = names[static_cast<std::size_t>(r)];
+    if (n.empty()) {
+      const ResourceDef& d = resources[static_cast<std::size_t>(r)];
+      n = d.gpu >= 0 ? topo.gpus[static_cast<std::size_t>(d.gpu)].name + (d.out ? " shm out" : " shm in")
+                     : topo.vertex(d.from).name + "->" + topo.vertex(d.to).name;
+    }
+    return n;
+  }
   std::unordered_map<const topo::LinkInfo*, int> edge_resource;
   std::vector<int> shm_out, shm_in;  ///< virtual host-memory copy limits per GPU
   /// One per GPU pair that a run used (an all-to-all over 1,024 GPUs: a million): kept small, the routes
@@ -204,15 +219,14 @@ Runtime::Runtime(const topo::Topology& topo, const models::TransferModel& model)
     const topo::LinkInfo& l = g[*e];
     impl_->edge_resource[&l] = static_cast<int>(impl_->resources.size());
     impl_->resources.push_back({l.bandwidth * model.link_efficiency(l.kind, tcp),
-                                g[boost::source(*e, g)].name + "->" + g[boost::target(*e, g)].name,
-                                model.link_saturation(l.kind)});
+                                model.link_saturation(l.kind), boost::source(*e, g), boost::target(*e, g)});
   }
   const double shm = model.shm_bandwidth();
   for (const topo::GpuInfo& gpu : topo.gpus) {
     impl_->shm_out.push_back(shm > 0 ? static_cast<int>(impl_->resources.size()) : -1);
-    if (shm > 0) impl_->resources.push_back({shm, gpu.name + " shm out"});
+    if (shm > 0) impl_->resources.push_back({shm, 0, 0, 0, gpu.index, true});
     impl_->shm_in.push_back(shm > 0 ? static_cast<int>(impl_->resources.size()) : -1);
-    if (shm > 0) impl_->resources.push_back({shm, gpu.name + " shm in"});
+    if (shm > 0) impl_->resources.push_back({shm, 0, 0, 0, gpu.index, false});
   }
 }
 
@@ -455,7 +469,8 @@ class Runtime::Execution {
   std::vector<KernelInstance> kernels_;
   std::vector<int> deps_pool_;  ///< KernelInstance dependencies
   std::map<int, Picoseconds> thread_time_;
-  std::unordered_map<std::uint64_t, int> coll_count_;  ///< (comm, gpu) -> collectives issued
+  /// Per communicator, collectives issued by each GPU, by the GPU's position in sorted_members_.
+  std::vector<std::vector<int>> coll_count_;
 
   // Streams are numbered in order of first use (sid); per-stream state lives in vectors indexed by sid.
   std::unordered_map<std::uint64_t, int> sid_of_;  ///< (gpu, stream) -> sid
@@ -467,7 +482,9 @@ class Runtime::Execution {
   std::vector<Picoseconds> last_end_;              ///< sid -> end of its last non-marker kernel
 
   /// Per GPU, [from, to) spans of the measured iterations during which its data moved.
-  std::map<int, std::vector<std::pair<Picoseconds, Picoseconds>>> moving_;
+  /// Kept merged as they come: spans end at the current time, which never decreases, so a new span can only
+  /// overlap the last few (a 16,384-GPU push has 12.6 M spans).
+  std::vector<std::vector<std::pair<Picoseconds, Picoseconds>>> moving_;
 
   // Pending posts per (comm, src, dst): sends waiting for receives and receives waiting for sends. A key
   // lives only while posts wait on it (an all-to-all over 1,024 GPUs has a million keys, each used once).
@@ -518,12 +535,15 @@ RunResult Runtime::Execution::run() {
 void Runtime::Execution::add_resources() {
   // Names stay in the runtime (the trace reads them): a 16,384-GPU cluster has hundreds of thousands of
   // links, and the network of every run would copy them.
-  for (const ResourceDef& r : impl_.resources)
-    net_.add_resource(r.capacity, r.capacity > 0 ? std::string() : r.name, r.saturation);
+  for (std::size_t i = 0; i < impl_.resources.size(); ++i) {
+    const ResourceDef& r = impl_.resources[i];
+    net_.add_resource(r.capacity, r.capacity > 0 ? std::string() : impl_.name(topo_, static_cast<int>(i)),
+                      r.saturation);
+  }
   if (trace_) {
     for (const topo::GpuInfo& g : topo_.gpus) trace_->name_gpu(g.index, g.name);
     net_.set_load_observer([this](Picoseconds t, FlowNetwork::ResourceId r, double load) {
-      trace_->counter(impl_.resources[r].name, t, 100.0 * load / net_.capacity(r));
+      trace_->counter(impl_.name(topo_, r), t, 100.0 * load / net_.capacity(r));
     });
   }
 }
@@ -612,6 +632,7 @@ void Runtime::Execution::issue_iterations() {
   for (const CommSpec& c : program_.comms) {
     sorted_members_.push_back(c.gpus);
     std::sort(sorted_members_.back().begin(), sorted_members_.back().end());
+    coll_count_.emplace_back(c.gpus.size(), 0);
   }
   result_.issue_end.assign(total_iterations, 0);
   for (int it = 0; it < total_iterations; ++it) {
@@ -633,7 +654,8 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration) {
         static_cast<std::size_t>(k.comm) >= comms_.size())
       throw UsageError("a kernel of every rank must be a collective on a known communicator");
     // Each rank's launch: one GPU, no send/recv, one collective.
-    const Picoseconds host = model_.host_launch_time(1, 0, 1) + l.framework_calls * model_.framework_call_time();
+    const Picoseconds host =
+        model_.host_launch_time(1, 0, 1) + l.framework_calls * model_.framework_call_time();
     const std::vector<int>& members = program_.comms[k.comm].gpus;
     for (std::size_t r = 0; r < members.size(); ++r) {
       Picoseconds& t = thread_time_[l.thread + static_cast<int>(r)];
@@ -724,12 +746,13 @@ bool Runtime::Execution::check_ops(const KernelSpec& k) const {
 int Runtime::Execution::collective_seq(const KernelSpec& k, int gpu) {
   const auto& members = program_.comms[k.comm].gpus;
   const auto& sorted = sorted_members_[k.comm];
-  if (!std::binary_search(sorted.begin(), sorted.end(), gpu)) {
+  const auto at = std::lower_bound(sorted.begin(), sorted.end(), gpu);
+  if (at == sorted.end() || *at != gpu) {
     throw UsageError("GPU " + std::to_string(gpu) + " issues a collective on a communicator it is not in");
   }
   if (k.collective->root < 0 || static_cast<std::size_t>(k.collective->root) >= members.size())
     throw UsageError("collective root is not a rank of the communicator");
-  return coll_count_[pair_key(k.comm, gpu)]++;
+  return coll_count_[k.comm][static_cast<std::size_t>(at - sorted.begin())]++;
 }
 
 /// `ki` waits for the last kernel issued so far on each stream `k` waits on (streams not used yet: none).
@@ -746,6 +769,9 @@ void Runtime::Execution::add_stream_waits(const KernelSpec& k, KernelInstance& k
 
 /// The sid of (gpu, stream), numbering the stream on its first use.
 int Runtime::Execution::stream_of(int gpu, int stream) {
+  for (int sid : gpu_streams_[gpu]) {  // a GPU has a few streams: cheaper than the hash
+    if (stream_key_[sid].second == stream) return sid;
+  }
   auto [sit, fresh] = sid_of_.try_emplace(pair_key(gpu, stream), static_cast<int>(streams_.size()));
   if (fresh) {
     gpu_streams_[gpu].push_back(sit->second);
@@ -838,7 +864,16 @@ void Runtime::Execution::kernel_op_done(int k) {
 
 /// Data of `gpu` moved from `from` until now (counted in the measured iterations only).
 void Runtime::Execution::note_moving(int iteration, int gpu, Picoseconds from) {
-  if (iteration >= program_.warmup) moving_[gpu].push_back({from, q_.now()});
+  if (iteration < program_.warmup) return;
+  if (moving_.empty()) moving_.resize(static_cast<std::size_t>(n_gpus_));
+  auto& spans = moving_[static_cast<std::size_t>(gpu)];
+  // Disjoint spans in order; [from, now] absorbs those that end at or after `from` (all end by now).
+  Picoseconds lo = from;
+  while (!spans.empty() && spans.back().second >= from) {
+    lo = std::min(lo, spans.back().first);
+    spans.pop_back();
+  }
+  spans.push_back({lo, q_.now()});
 }
 
 // ---- Send/recv transfers and copies ----
@@ -848,7 +883,8 @@ const std::vector<int>& Runtime::Execution::route(int src, int dst, Transport tr
   return route(impl_.entry(topo_, src, dst), src, dst, transport);
 }
 
-const std::vector<int>& Runtime::Execution::route(Impl::PairCache& pc, int src, int dst, Transport transport) {
+const std::vector<int>& Runtime::Execution::route(Impl::PairCache& pc, int src, int dst,
+                                                  Transport transport) {
   const models::PairInfo& info = pc.info;
   if (transport == Transport::P2p || (transport == Transport::Net && !info.same_node)) return pc.p2p;
   if (!pc.other) pc.other = std::make_unique<Impl::OtherRoutes>();
@@ -1070,10 +1106,10 @@ void Runtime::Execution::check_same_collective(const std::vector<int>& group) co
     const CollectiveSpec& o = *kernels_[k].spec->collective;
     if (o.op != c.op || o.bytes != c.bytes || o.root != c.root) {
       throw SimulationError("collective mismatch on communicator " + std::to_string(comm) + ": GPU " +
-                            std::to_string(first.gpu) + " issues " + models::coll_op_name(c.op) +
-                            " of " + std::to_string(c.bytes) + " bytes, GPU " +
-                            std::to_string(kernels_[k].gpu) + " issues " + models::coll_op_name(o.op) +
-                            " of " + std::to_string(o.bytes) + " bytes at the same position");
+                            std::to_string(first.gpu) + " issues " + models::coll_op_name(c.op) + " of " +
+                            std::to_string(c.bytes) + " bytes, GPU " + std::to_string(kernels_[k].gpu) +
+                            " issues " + models::coll_op_name(o.op) + " of " + std::to_string(o.bytes) +
+                            " bytes at the same position");
     }
   }
 }
@@ -1166,8 +1202,8 @@ void Runtime::Execution::report_deadlock() const {
   for (const KernelInstance& ki : kernels_) {
     if (ki.end >= 0) continue;
     if (++stuck > 8) continue;
-    waits << "\n  GPU " << ki.gpu << " stream " << ki.spec->stream << " '" << ki.spec->name
-          << "' (iteration " << ki.iteration << ")";
+    waits << "\n  GPU " << ki.gpu << " stream " << ki.spec->stream << " '" << ki.spec->name << "' (iteration "
+          << ki.iteration << ")";
     describe_wait(ki, waits);
   }
   if (stuck > 0) {
@@ -1218,19 +1254,11 @@ void Runtime::Execution::describe_wait(const KernelInstance& ki, std::ostream& w
 
 /// Per GPU, the time its data was moving in the measured iterations: the length of the union of its spans.
 void Runtime::Execution::sum_transfer_busy() {
-  for (auto& [gpu, spans] : moving_) {
-    std::sort(spans.begin(), spans.end());
-    Picoseconds total = 0, lo = -1, hi = -1;
-    for (const auto& [a, b] : spans) {
-      if (a > hi) {
-        total += hi - lo;
-        lo = a;
-        hi = b;
-      } else {
-        hi = std::max(hi, b);
-      }
-    }
-    result_.busy[gpu].transfer = total + (hi - lo);
+  for (std::size_t gpu = 0; gpu < moving_.size(); ++gpu) {
+    if (moving_[gpu].empty()) continue;
+    Picoseconds total = 0;
+    for (const auto& [a, b] : moving_[gpu]) total += b - a;  // disjoint (note_moving)
+    result_.busy[static_cast<int>(gpu)].transfer = total;
   }
 }
 
