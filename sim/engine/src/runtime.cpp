@@ -297,14 +297,17 @@ struct KernelInstance {
   Picoseconds ready = 0;
   Picoseconds start = -1;
   Picoseconds end = -1;
-  int pending = 0;
-  bool shared = false;
-  bool marker = false;  ///< a pure stream wait: no gap, no trace
-  int coll_seq = -1;    ///< the k-th collective of this GPU on its communicator
-  int sid = -1;         ///< its (GPU, stream), numbered in order of first use
-  int deps_at = 0;      ///< its dependencies: kernels (of other streams) that must end first, as
-  int deps_count = 0;   ///< deps_pool[deps_at, deps_at + deps_count) (one pool: millions of kernels)
+  // 56 bytes: a 16,384-GPU weight push has 12.6 M of them.
+  int pending : 30 = 0;
+  unsigned shared : 1 = 0;
+  unsigned marker : 1 = 0;  ///< a pure stream wait: no gap, no trace
+  int coll_seq = -1;        ///< the k-th collective of this GPU on its communicator
+  int sid = -1;             ///< its (GPU, stream), numbered in order of first use
+  /// Its dependencies, kernels (of other streams) that must end first: -1 for none, else deps_pool[deps] is
+  /// their count and they follow it (one pool: millions of kernels).
+  int deps = -1;
 };
+static_assert(sizeof(KernelInstance) <= 56);
 
 std::uint64_t pair_key(int a, int b) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
@@ -405,9 +408,10 @@ class Runtime::Execution {
   double weakest_node_network(const std::set<int>& nodes) const;
   void issue_iterations();
   void issue_launch(const LaunchSpec& l, int iteration);
-  void issue_kernel(const KernelSpec& k, int gpu, int iteration, Picoseconds issued);
+  /// `rank`: the rank `gpu` is of k's communicator when known (kernels of every rank), else -1.
+  void issue_kernel(const KernelSpec& k, int gpu, int iteration, Picoseconds issued, int rank = -1);
   bool check_ops(const KernelSpec& k) const;
-  int collective_seq(const KernelSpec& k, int gpu);
+  int collective_seq(const KernelSpec& k, int gpu, int rank);
   void add_stream_waits(const KernelSpec& k, KernelInstance& ki);
   /// The GPUs a launch's kernel runs on: its own, or every rank's.
   std::size_t copies(const KernelSpec& k) const;
@@ -471,6 +475,8 @@ class Runtime::Execution {
   std::map<int, Picoseconds> thread_time_;
   /// Per communicator, collectives issued by each GPU, by the GPU's position in sorted_members_.
   std::vector<std::vector<int>> coll_count_;
+  std::vector<std::vector<int>>
+      rank_pos_;  ///< per communicator, each rank's GPU's position in sorted_members_
 
   // Streams are numbered in order of first use (sid); per-stream state lives in vectors indexed by sid.
   std::unordered_map<std::uint64_t, int> sid_of_;  ///< (gpu, stream) -> sid
@@ -483,8 +489,16 @@ class Runtime::Execution {
 
   /// Per GPU, [from, to) spans of the measured iterations during which its data moved.
   /// Kept merged as they come: spans end at the current time, which never decreases, so a new span can only
-  /// overlap the last few (a 16,384-GPU push has 12.6 M spans).
-  std::vector<std::vector<std::pair<Picoseconds, Picoseconds>>> moving_;
+  /// overlap the last few. And summed once no later span can reach them: every span starts at or after the
+  /// start of a kernel running when it is noted (a 16,384-GPU push has 12.6 M spans).
+  struct Moving {
+    std::vector<std::pair<Picoseconds, Picoseconds>> spans;  ///< disjoint, in order; [head, end) open
+    std::size_t head = 0;
+    Picoseconds closed = 0;  ///< length of the spans before head
+    bool used = false;
+  };
+  std::vector<Moving> moving_;
+  std::deque<int> running_;  ///< kernels in start order (those that ended dropped from the front lazily)
 
   // Pending posts per (comm, src, dst): sends waiting for receives and receives waiting for sends. A key
   // lives only while posts wait on it (an all-to-all over 1,024 GPUs has a million keys, each used once).
@@ -497,6 +511,7 @@ class Runtime::Execution {
   // Collectives: the k-th collective of every rank of a communicator meets; then the model's plan runs.
   std::map<std::pair<int, int>, std::vector<int>> rendezvous_;  ///< (comm, seq) -> kernels arrived
   std::map<CollPlanKey, models::CollectivePlan> coll_plans_;
+  std::unordered_map<const models::CollectivePlan*, std::vector<const std::vector<int>*>> coll_routes_;
   std::vector<CollState> colls_;
   std::vector<int> free_colls_;
 };
@@ -633,6 +648,11 @@ void Runtime::Execution::issue_iterations() {
     sorted_members_.push_back(c.gpus);
     std::sort(sorted_members_.back().begin(), sorted_members_.back().end());
     coll_count_.emplace_back(c.gpus.size(), 0);
+    std::vector<int>& pos = rank_pos_.emplace_back();
+    for (int g : c.gpus) {
+      const auto& sorted = sorted_members_.back();
+      pos.push_back(static_cast<int>(std::lower_bound(sorted.begin(), sorted.end(), g) - sorted.begin()));
+    }
   }
   result_.issue_end.assign(total_iterations, 0);
   for (int it = 0; it < total_iterations; ++it) {
@@ -660,7 +680,7 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration) {
     for (std::size_t r = 0; r < members.size(); ++r) {
       Picoseconds& t = thread_time_[l.thread + static_cast<int>(r)];
       t += host;
-      issue_kernel(k, members[r], iteration, t);
+      issue_kernel(k, members[r], iteration, t, static_cast<int>(r));
     }
     return;
   }
@@ -694,7 +714,9 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration) {
   t += l.framework_calls * model_.framework_call_time();
   for (const KernelSpec& k : l.kernels) {
     if (k.every_rank) {
-      for (int g : program_.comms[k.comm].gpus) issue_kernel(k, g, iteration, t);
+      const std::vector<int>& members = program_.comms[k.comm].gpus;
+      for (std::size_t r = 0; r < members.size(); ++r)
+        issue_kernel(k, members[r], iteration, t, static_cast<int>(r));
     } else {
       issue_kernel(k, k.gpu, iteration, t);
     }
@@ -709,7 +731,8 @@ std::size_t Runtime::Execution::copies(const KernelSpec& k) const {
 }
 
 /// Checks `k` and queues an instance of it on its stream; `issued` is when its host thread issued it.
-void Runtime::Execution::issue_kernel(const KernelSpec& k, int gpu, int iteration, Picoseconds issued) {
+void Runtime::Execution::issue_kernel(const KernelSpec& k, int gpu, int iteration, Picoseconds issued,
+                                      int rank) {
   check_gpu(gpu, "a kernel");
   if (k.comm < 0 || static_cast<std::size_t>(k.comm) >= comms_.size())
     throw UsageError("kernel on an unknown communicator");
@@ -719,9 +742,10 @@ void Runtime::Execution::issue_kernel(const KernelSpec& k, int gpu, int iteratio
   ki.gpu = gpu;
   ki.marker = is_marker(k);
   ki.ready = ki.marker ? issued : issued + model_.kernel_launch_latency();
-  ki.pending = static_cast<int>(k.ops.size());
+  if (k.ops.size() >= (std::size_t{1} << 29)) throw UsageError("a kernel has more than 2^29 operations");
+  ki.pending = static_cast<int>(k.ops.size() & ((std::size_t{1} << 29) - 1));  // checked above
   ki.shared = check_ops(k);
-  if (k.collective) ki.coll_seq = collective_seq(k, gpu);
+  if (k.collective) ki.coll_seq = collective_seq(k, gpu, rank);
   add_stream_waits(k, ki);
   const int id = static_cast<int>(kernels_.size());
   ki.sid = stream_of(gpu, k.stream);
@@ -743,16 +767,22 @@ bool Runtime::Execution::check_ops(const KernelSpec& k) const {
 }
 
 /// Checks collective kernel `k`; returns its position among its GPU's collectives on its communicator.
-int Runtime::Execution::collective_seq(const KernelSpec& k, int gpu) {
+int Runtime::Execution::collective_seq(const KernelSpec& k, int gpu, int rank) {
   const auto& members = program_.comms[k.comm].gpus;
-  const auto& sorted = sorted_members_[k.comm];
-  const auto at = std::lower_bound(sorted.begin(), sorted.end(), gpu);
-  if (at == sorted.end() || *at != gpu) {
-    throw UsageError("GPU " + std::to_string(gpu) + " issues a collective on a communicator it is not in");
+  std::size_t pos;
+  if (rank >= 0) {
+    pos = static_cast<std::size_t>(rank_pos_[k.comm][static_cast<std::size_t>(rank)]);
+  } else {
+    const auto& sorted = sorted_members_[k.comm];
+    const auto at = std::lower_bound(sorted.begin(), sorted.end(), gpu);
+    if (at == sorted.end() || *at != gpu) {
+      throw UsageError("GPU " + std::to_string(gpu) + " issues a collective on a communicator it is not in");
+    }
+    pos = static_cast<std::size_t>(at - sorted.begin());
   }
   if (k.collective->root < 0 || static_cast<std::size_t>(k.collective->root) >= members.size())
     throw UsageError("collective root is not a rank of the communicator");
-  return coll_count_[k.comm][static_cast<std::size_t>(at - sorted.begin())]++;
+  return coll_count_[k.comm][pos]++;
 }
 
 /// `ki` waits for the last kernel issued so far on each stream `k` waits on (streams not used yet: none).
@@ -760,9 +790,12 @@ void Runtime::Execution::add_stream_waits(const KernelSpec& k, KernelInstance& k
   for (int ws : k.wait_streams) {
     auto le = sid_of_.find(pair_key(ki.gpu, ws));
     if (le != sid_of_.end()) {
-      if (ki.deps_count == 0) ki.deps_at = static_cast<int>(deps_pool_.size());
+      if (ki.deps < 0) {
+        ki.deps = static_cast<int>(deps_pool_.size());
+        deps_pool_.push_back(0);
+      }
       deps_pool_.push_back(last_enqueued_[le->second]);
-      ++ki.deps_count;
+      ++deps_pool_[static_cast<std::size_t>(ki.deps)];
     }
   }
 }
@@ -798,9 +831,10 @@ void Runtime::Execution::try_start(int sid) {
   auto& queue = streams_[sid];
   if (busy_[sid] || queue.empty()) return;
   const int k = queue.front();
-  for (int i = 0; i < kernels_[k].deps_count; ++i) {
-    const int d = deps_pool_[kernels_[k].deps_at + i];
-    if (kernels_[d].end < 0) return;  // woken again when that kernel ends
+  if (const int at = kernels_[k].deps; at >= 0) {
+    for (int i = 1; i <= deps_pool_[at]; ++i) {
+      if (kernels_[deps_pool_[at + i]].end < 0) return;  // woken again when that kernel ends
+    }
   }
   queue.pop_front();
   busy_[sid] = 1;
@@ -814,6 +848,7 @@ void Runtime::Execution::try_start(int sid) {
 void Runtime::Execution::kernel_start(int k) {
   KernelInstance& ki = kernels_[k];
   ki.start = q_.now();
+  running_.push_back(k);
   if (ki.spec->collective) {
     ki.pending = 1;
     arrive(k);
@@ -857,7 +892,7 @@ void Runtime::Execution::kernel_op_done(int k) {
     result_.busy[ki.gpu].compute += ki.end - ki.start;
   if (trace_ && !ki.marker) {
     trace_->span(ki.gpu, "stream " + std::to_string(ki.spec->stream), ki.spec->name, ki.start, ki.end,
-                 {{"iteration", ki.iteration}});
+                 {{"iteration", static_cast<int>(ki.iteration)}});
   }
   for (int other : gpu_streams_[ki.gpu]) try_start(other);
 }
@@ -866,14 +901,27 @@ void Runtime::Execution::kernel_op_done(int k) {
 void Runtime::Execution::note_moving(int iteration, int gpu, Picoseconds from) {
   if (iteration < program_.warmup) return;
   if (moving_.empty()) moving_.resize(static_cast<std::size_t>(n_gpus_));
-  auto& spans = moving_[static_cast<std::size_t>(gpu)];
+  Moving& m = moving_[static_cast<std::size_t>(gpu)];
+  auto& spans = m.spans;
+  m.used = true;
   // Disjoint spans in order; [from, now] absorbs those that end at or after `from` (all end by now).
   Picoseconds lo = from;
-  while (!spans.empty() && spans.back().second >= from) {
+  while (spans.size() > m.head && spans.back().second >= from) {
     lo = std::min(lo, spans.back().first);
     spans.pop_back();
   }
   spans.push_back({lo, q_.now()});
+  // Spans that end before the earliest start of a running kernel (or now) are final: sum and drop them.
+  while (!running_.empty() && kernels_[running_.front()].end >= 0) running_.pop_front();
+  const Picoseconds floor = running_.empty() ? q_.now() : kernels_[running_.front()].start;
+  while (m.head < spans.size() && spans[m.head].second < floor) {
+    m.closed += spans[m.head].second - spans[m.head].first;
+    ++m.head;
+  }
+  if (m.head >= 32 && 2 * m.head >= spans.size()) {
+    spans.erase(spans.begin(), spans.begin() + static_cast<std::ptrdiff_t>(m.head));
+    m.head = 0;
+  }
 }
 
 // ---- Send/recv transfers and copies ----
@@ -1135,12 +1183,18 @@ void Runtime::Execution::start_coll_flows(int c_id) {
     return;
   }
   const std::vector<int>& gpus = program_.comms[colls_[c_id].comm].gpus;
-  for (const models::CollFlow& f : plan.flows) {
-    const int src = gpus[f.src], dst = gpus[f.dst];
+  // The plan's routes, found once: a plan serves one communicator, so its flows always take the same routes.
+  std::vector<const std::vector<int>*>& routes = coll_routes_[&plan];
+  if (routes.empty()) {
+    for (const models::CollFlow& f : plan.flows) {
+      const int src = gpus[f.src], dst = gpus[f.dst];
+      Impl::PairCache& pc = impl_.entry(topo_, src, dst);
+      routes.push_back(&route(pc, src, dst, model_.transport(pc.info)));
+    }
+  }
+  for (std::size_t i = 0; i < plan.flows.size(); ++i) {
     ++result_.flows;
-    Impl::PairCache& pc = impl_.entry(topo_, src, dst);
-    net_.start_on(route(pc, src, dst, model_.transport(pc.info)), f.wire_bytes, plan.flow_rate,
-                  [this, c_id] { finish_coll(c_id); });
+    net_.start_on(*routes[i], plan.flows[i].wire_bytes, plan.flow_rate, [this, c_id] { finish_coll(c_id); });
   }
 }
 
@@ -1216,8 +1270,8 @@ void Runtime::Execution::report_deadlock() const {
 void Runtime::Execution::describe_wait(const KernelInstance& ki, std::ostream& waits) const {
   if (ki.start < 0) {
     bool dep_waiting = false;
-    for (int i = 0; i < ki.deps_count; ++i)
-      dep_waiting = dep_waiting || kernels_[deps_pool_[ki.deps_at + i]].end < 0;
+    for (int i = 1; ki.deps >= 0 && i <= deps_pool_[ki.deps]; ++i)
+      dep_waiting = dep_waiting || kernels_[deps_pool_[ki.deps + i]].end < 0;
     waits << (dep_waiting ? " never started: it waits for another stream of its GPU that did not finish"
                           : " never started: an earlier kernel on its stream did not finish");
     return;
@@ -1255,9 +1309,10 @@ void Runtime::Execution::describe_wait(const KernelInstance& ki, std::ostream& w
 /// Per GPU, the time its data was moving in the measured iterations: the length of the union of its spans.
 void Runtime::Execution::sum_transfer_busy() {
   for (std::size_t gpu = 0; gpu < moving_.size(); ++gpu) {
-    if (moving_[gpu].empty()) continue;
-    Picoseconds total = 0;
-    for (const auto& [a, b] : moving_[gpu]) total += b - a;  // disjoint (note_moving)
+    const Moving& m = moving_[gpu];
+    if (!m.used) continue;
+    Picoseconds total = m.closed;
+    for (std::size_t i = m.head; i < m.spans.size(); ++i) total += m.spans[i].second - m.spans[i].first;
     result_.busy[static_cast<int>(gpu)].transfer = total;
   }
 }
