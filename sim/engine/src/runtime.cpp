@@ -471,8 +471,8 @@ class Runtime::Execution {
 
   // Kernels, in issue order; host thread -> time its next launch starts.
   std::vector<KernelInstance> kernels_;
-  std::vector<int> deps_pool_;  ///< KernelInstance dependencies
-  std::map<int, Picoseconds> thread_time_;
+  std::vector<int> deps_pool_;                        ///< KernelInstance dependencies
+  std::unordered_map<int, Picoseconds> thread_time_;  ///< read in no particular order (max of them)
   /// Per communicator, collectives issued by each GPU, by the GPU's position in sorted_members_.
   std::vector<std::vector<int>> coll_count_;
   std::vector<std::vector<int>>
