@@ -57,6 +57,28 @@ FabricKind parse_fabric_kind(std::string_view text) {
   return kFabricKinds.parse(text, "fabric kind", "kinds");
 }
 
+namespace {
+
+/// Routing cost of one hop: NVLink first, then PCIe; between machines a GPU uses its nearest NIC and the
+/// fabric rather than a PCIe detour through the CPUs to another NIC.
+std::int64_t hop_cost(LinkKind kind) {
+  switch (kind) {
+    case LinkKind::NvLink:
+      return 1;
+    case LinkKind::Pcie:
+      return 100;
+    case LinkKind::HostLink:
+      return 100;
+    case LinkKind::Network:
+      return 50;
+    case LinkKind::Smp:
+      return 1000;
+  }
+  return 1;
+}
+
+}  // namespace
+
 Vertex Topology::add_vertex(VertexInfo info) {
   const int node = info.node;
   const Vertex v = boost::add_vertex(std::move(info), graph_);
@@ -70,6 +92,7 @@ Vertex Topology::add_vertex(VertexInfo info) {
   parent_.push_back(Graph::null_vertex());
   up_slot_.push_back(0);
   down_slot_.push_back(0);
+  up_cost_.push_back(0);
   return v;
 }
 
@@ -91,6 +114,7 @@ void Topology::add_link(Vertex a, Vertex b, const LinkInfo& info) {
     parent_[a] = b;
     up_slot_[a] = boost::out_degree(a, graph_) - 1;    // a -> b, just appended
     down_slot_[a] = boost::out_degree(b, graph_) - 1;  // b -> a, just appended
+    up_cost_[a] = hop_cost(info.kind);
   }
 }
 
@@ -120,28 +144,6 @@ int Topology::pair_nvlinks(int src_gpu, int dst_gpu) const {
   const GpuPair* p = same_node_pair(*this, src_gpu, dst_gpu);
   return p ? p->nvlinks : 0;
 }
-
-namespace {
-
-/// Routing cost of one hop: NVLink first, then PCIe; between machines a GPU uses its nearest NIC and the
-/// fabric rather than a PCIe detour through the CPUs to another NIC.
-std::int64_t hop_cost(LinkKind kind) {
-  switch (kind) {
-    case LinkKind::NvLink:
-      return 1;
-    case LinkKind::Pcie:
-      return 100;
-    case LinkKind::HostLink:
-      return 100;
-    case LinkKind::Network:
-      return 50;
-    case LinkKind::Smp:
-      return 1000;
-  }
-  return 1;
-}
-
-}  // namespace
 
 RouteTree Topology::route_tree(Vertex src) const {
   RouteTree t;
@@ -209,75 +211,105 @@ int RouteTree::hops(const Graph& g, Vertex dst) const {
   return h;
 }
 
+FabricEnds Topology::fabric_ends(Vertex x, const RouteTree& t) const {
+  FabricEnds out;
+  const auto none = Graph::null_vertex();
+  auto add = [&](Vertex v, std::int64_t cost) {
+    out.v.push_back(v);
+    out.cost.push_back(cost);
+    int depth = 0;
+    Vertex top = v;
+    for (; parent_[top] != none; top = parent_[top]) ++depth;
+    out.root.push_back(top);
+    out.depth.push_back(depth);
+    if (parent_[v] != none && (out.min_up == 0 || up_cost_[v] < out.min_up)) out.min_up = up_cost_[v];
+  };
+  if (local_index_[x] < 0 || parent_[x] != none) add(x, 0);
+  for (std::size_t i = 0; i < t.vertices.size(); ++i) {
+    const Vertex v = t.vertices[i];
+    if (v != x && parent_[v] != none && t.cost[i] != std::numeric_limits<std::int64_t>::max())
+      add(v, t.cost[i]);
+  }
+  out.by_cost.resize(out.v.size());
+  for (std::uint32_t i = 0; i < out.by_cost.size(); ++i) out.by_cost[i] = i;
+  std::stable_sort(out.by_cost.begin(), out.by_cost.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return out.cost[a] < out.cost[b]; });
+  return out;
+}
+
+std::optional<FabricCrossing> Topology::cheapest_crossing(const FabricEnds& from,
+                                                          const FabricEnds& to) const {
+  // The cheapest pair of ends, ties to the lowest (a, b) in index order: what a scan of every pair in index
+  // order keeping strict improvements finds. The pairs are visited cheapest ends first, and a pair is skipped
+  // once its ends alone, plus the cheapest first hop that any crossing between distinct vertices of one tree
+  // takes, cost more than the best found.
+  if (from.size() == 0 || to.size() == 0) return std::nullopt;
+  std::int64_t lb = 0;  // every crossing climbs at least one uplink, of one of the two ends
+  if (from.min_up > 0 && to.min_up > 0) {
+    lb = std::min(from.min_up, to.min_up);
+  } else {
+    lb = std::max(from.min_up, to.min_up);
+  }
+  const std::int64_t to_min = to.cost[to.by_cost.front()];
+  std::optional<FabricCrossing> best;
+  for (const std::uint32_t ia : from.by_cost) {
+    const std::int64_t ca = from.cost[ia];
+    if (best && ca + to_min + lb > best->cost) break;
+    for (const std::uint32_t ib : to.by_cost) {
+      const std::int64_t cab = ca + to.cost[ib];
+      if (best && cab + lb > best->cost) break;
+      if (from.v[ia] == to.v[ib] || from.root[ia] != to.root[ib]) continue;
+      // Climb to the lowest common ancestor: the deeper side first, then both.
+      Vertex x = from.v[ia], y = to.v[ib];
+      int dx = from.depth[ia], dy = to.depth[ib], up = 0, down = 0;
+      std::int64_t c = cab;
+      while (dx > dy) {
+        c += up_cost_[x];
+        x = parent_[x];
+        --dx;
+        ++up;
+      }
+      while (dy > dx) {
+        c += up_cost_[y];
+        y = parent_[y];
+        --dy;
+        ++down;
+      }
+      while (x != y) {
+        c += up_cost_[x] + up_cost_[y];
+        x = parent_[x];
+        y = parent_[y];
+        ++up;
+        ++down;
+      }
+      if (!best || c < best->cost || (c == best->cost && (ia < best->a || (ia == best->a && ib < best->b))))
+        best = FabricCrossing{ia, ib, up, down, c};
+    }
+  }
+  return best;
+}
+
 Route Topology::route(Vertex src, Vertex dst) const {
   Route r;
   if (src == dst) return r;
   const int ns = graph_[src].node, nd = graph_[dst].node;
   if (local_index_[src] >= 0 && local_index_[dst] >= 0 && ns == nd) return route_tree(src).to(graph_, dst);
 
-  // Through the fabric. Entry points: the source itself when it is on the fabric tree (a switch or NIC with
-  // an uplink), and every vertex of its machine with an uplink (its NICs), reached inside the machine.
-  struct End {
-    Vertex v;
-    std::int64_t cost;
-  };
+  // Through the fabric: the cheapest combination of a route to an end of the source's machine (or the source
+  // itself on the fabric tree), the unique path through the tree, and a route from an end of dst's machine.
   const RouteTree from_src = route_tree(src), from_dst = route_tree(dst);
-  auto ends = [&](Vertex x, const RouteTree& t) {
-    std::vector<End> out;
-    const auto none = Graph::null_vertex();
-    if (local_index_[x] < 0 || parent_[x] != none) out.push_back({x, 0});
-    for (std::size_t i = 0; i < t.vertices.size(); ++i) {
-      const Vertex v = t.vertices[i];
-      if (v != x && parent_[v] != none && t.cost[i] != std::numeric_limits<std::int64_t>::max())
-        out.push_back({v, t.cost[i]});
-    }
-    return out;
-  };
-  // The unique path between two vertices of the fabric tree: up from each to their lowest common ancestor.
-  auto up_path = [&](Vertex x) {
-    std::vector<Edge> path;
-    for (Vertex v = x; parent_[v] != Graph::null_vertex(); v = parent_[v]) path.push_back(up_edge(v));
-    return path;
-  };
-  auto top = [&](const std::vector<Edge>& path, Vertex x) {
-    return path.empty() ? x : boost::target(path.back(), graph_);
-  };
-  const std::vector<End> a_ends = ends(src, from_src), b_ends = ends(dst, from_dst);
-  std::vector<std::vector<Edge>> b_up;
-  for (const End& b : b_ends) b_up.push_back(up_path(b.v));
-  std::int64_t best = std::numeric_limits<std::int64_t>::max();
-  std::vector<Edge> best_fabric;
-  Vertex best_a = src, best_b = dst;
-  for (const End& a : a_ends) {
-    const std::vector<Edge> ua = up_path(a.v);
-    for (std::size_t bi = 0; bi < b_ends.size(); ++bi) {
-      const End& b = b_ends[bi];
-      if (a.v == b.v) continue;
-      const std::vector<Edge>& ub = b_up[bi];
-      if (top(ua, a.v) != top(ub, b.v)) continue;  // different fabrics
-      // Drop the common ancestors: climb from both until the paths meet.
-      std::size_t ka = ua.size(), kb = ub.size();
-      while (ka > 0 && kb > 0 && boost::target(ua[ka - 1], graph_) == boost::target(ub[kb - 1], graph_) &&
-             boost::source(ua[ka - 1], graph_) == boost::source(ub[kb - 1], graph_)) {
-        --ka;
-        --kb;
-      }
-      std::int64_t c = a.cost + b.cost;
-      for (std::size_t i = 0; i < ka; ++i) c += hop_cost(graph_[ua[i]].kind);
-      for (std::size_t i = 0; i < kb; ++i) c += hop_cost(graph_[ub[i]].kind);
-      if (c >= best) continue;
-      best = c;
-      best_a = a.v;
-      best_b = b.v;
-      best_fabric.assign(ua.begin(), ua.begin() + static_cast<std::ptrdiff_t>(ka));
-      for (std::size_t i = kb; i-- > 0;) {  // down towards b: the reverse direction of b's uplinks
-        best_fabric.push_back(down_edge(boost::source(ub[i], graph_)));
-      }
-    }
-  }
-  if (best == std::numeric_limits<std::int64_t>::max()) return r;
+  const FabricEnds a_ends = fabric_ends(src, from_src), b_ends = fabric_ends(dst, from_dst);
+  const std::optional<FabricCrossing> x = cheapest_crossing(a_ends, b_ends);
+  if (!x) return r;
+  const Vertex best_a = a_ends.v[x->a], best_b = b_ends.v[x->b];
   std::vector<Edge> edges = from_src.to(graph_, best_a).edges;
-  edges.insert(edges.end(), best_fabric.begin(), best_fabric.end());
+  Vertex v = best_a;
+  for (int i = 0; i < x->up; ++i, v = parent_[v]) edges.push_back(up_edge(v));
+  // Down towards b: b's ancestors' downlinks, from the top.
+  const std::size_t at = edges.size();
+  v = best_b;
+  for (int i = 0; i < x->down; ++i, v = parent_[v]) edges.push_back(down_edge(v));
+  std::reverse(edges.begin() + static_cast<std::ptrdiff_t>(at), edges.end());
   // From b's NIC to dst: the destination's tree walked backwards, each edge taken in the other direction.
   const Route back = from_dst.to(graph_, best_b);
   for (std::size_t i = back.edges.size(); i-- > 0;) {

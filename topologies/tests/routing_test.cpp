@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <string>
 #include <vector>
@@ -198,5 +199,102 @@ TEST_CASE("routing: topo show lists paths from machine 0 only beyond 256 GPUs") 
     CHECK(first[i].src == all[i].src);
     CHECK(first[i].dst == all[i].dst);
     CHECK(first[i].latency == all[i].latency);
+  }
+}
+
+namespace {
+
+/// The fabric crossing route() chooses, found the slow way: every pair of ends in index order, the tree path
+/// between them from their lists of ancestors, strict improvements kept (the first cheapest pair wins).
+std::optional<FabricCrossing> scan_crossing(const Topology& t, const FabricEnds& from, const FabricEnds& to) {
+  auto ancestors = [&](Vertex v) {
+    std::vector<Vertex> up{v};
+    while (t.fabric_parent(up.back()) != Graph::null_vertex()) up.push_back(t.fabric_parent(up.back()));
+    return up;
+  };
+  std::optional<FabricCrossing> best;
+  for (std::size_t ia = 0; ia < from.size(); ++ia) {
+    for (std::size_t ib = 0; ib < to.size(); ++ib) {
+      if (from.v[ia] == to.v[ib]) continue;
+      const std::vector<Vertex> ua = ancestors(from.v[ia]), ub = ancestors(to.v[ib]);
+      if (ua.back() != ub.back()) continue;
+      std::size_t ka = ua.size() - 1, kb = ub.size() - 1;  // uplinks to the root
+      while (ka > 0 && kb > 0 && ua[ka - 1] == ub[kb - 1]) {
+        --ka;
+        --kb;
+      }
+      std::int64_t c = from.cost[ia] + to.cost[ib];
+      for (std::size_t i = 0; i < ka; ++i) c += cost_of(t.graph()[t.uplink(ua[i])].kind);
+      for (std::size_t i = 0; i < kb; ++i) c += cost_of(t.graph()[t.uplink(ub[i])].kind);
+      if (!best || c < best->cost)
+        best = FabricCrossing{ia, ib, static_cast<int>(ka), static_cast<int>(kb), c};
+    }
+  }
+  return best;
+}
+
+void check_crossings(const Topology& t) {
+  std::vector<FabricEnds> ends;
+  for (const GpuInfo& g : t.gpus) ends.push_back(t.fabric_ends(g.vertex, t.route_tree(g.vertex)));
+  for (const GpuInfo& a : t.gpus) {
+    for (const GpuInfo& b : t.gpus) {
+      if (a.node == b.node) continue;
+      CAPTURE(a.name);
+      CAPTURE(b.name);
+      const auto fast = t.cheapest_crossing(ends[a.index], ends[b.index]);
+      const auto slow = scan_crossing(t, ends[a.index], ends[b.index]);
+      REQUIRE(fast.has_value() == slow.has_value());
+      if (!fast) continue;
+      CHECK(fast->a == slow->a);
+      CHECK(fast->b == slow->b);
+      CHECK(fast->up == slow->up);
+      CHECK(fast->down == slow->down);
+      CHECK(fast->cost == slow->cost);
+      // The route itself: the tree's route to end a, the crossing, end b's route to dst backwards.
+      const Route r = t.route(a.vertex, b.vertex);
+      std::size_t fabric_edges = 0;
+      for (const Edge& e : r.edges) fabric_edges += t.graph()[e].kind == LinkKind::Network ? 1 : 0;
+      CHECK(fabric_edges == static_cast<std::size_t>(fast->up + fast->down));
+      const Vertex via_a = ends[a.index].v[fast->a], via_b = ends[b.index].v[fast->b];
+      bool saw_a = false, saw_b = false;
+      for (const Edge& e : r.edges) {
+        saw_a = saw_a || boost::source(e, t.graph()) == via_a;
+        saw_b = saw_b || boost::target(e, t.graph()) == via_b;
+      }
+      CHECK(saw_a);
+      CHECK(saw_b);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "routing: the crossing between machines is the first cheapest pair of ends, as a scan of every pair") {
+  SUBCASE("two tiers, 4 rail-optimised nodes") {
+    check_crossings(whatif(R"(
+[[nodes]]
+count = 4
+preset = "hgx-h100"
+[fabric]
+kind = "infiniband"
+rails = 8
+nodes_per_leaf = 2
+)"));
+  }
+  SUBCASE("three tiers, 8 nodes in 2 pods") {
+    check_crossings(whatif(kThreeTier));
+  }
+  SUBCASE("fewer rails than NICs on a PCIe server, oversubscribed") {
+    check_crossings(whatif(R"(
+[[nodes]]
+count = 3
+preset = "dgx-a100"
+[fabric]
+kind = "infiniband"
+rails = 2
+nodes_per_leaf = 1
+oversubscription = "2:1"
+)"));
   }
 }

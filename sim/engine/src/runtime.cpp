@@ -22,24 +22,47 @@ bool tcp_fabric(const topo::Topology& topo) {
   return topo.fabric && topo.fabric->kind == topo::FabricKind::Tcp;
 }
 
+/// A link direction (from -> to) or a GPU's host-memory copy limit (gpu >= 0). Its name is made when asked
+/// for (traces, errors): a 16,384-GPU cluster has hundreds of thousands of links.
 struct ResourceDef {
   double capacity;
-  std::string name;
   double saturation = 0;
+  topo::Vertex from = 0, to = 0;
+  int gpu = -1;
+  bool out = false;  ///< for a GPU: "shm out", else "shm in"
 };
 
 }  // namespace
 
 struct Runtime::Impl {
   std::vector<ResourceDef> resources;
+  std::vector<std::string> names;  ///< resource names made so far (name())
+  const std::string& name(const topo::Topology& topo, int r) {
+    if (names.empty()) names.resize(resources.size());
+    std::string& n = names[static_cast<std::size_t>(r)];
+    if (n.empty()) {
+      const ResourceDef& d = resources[static_cast<std::size_t>(r)];
+      n = d.gpu >= 0 ? topo.gpus[static_cast<std::size_t>(d.gpu)].name + (d.out ? " shm out" : " shm in")
+                     : topo.vertex(d.from).name + "->" + topo.vertex(d.to).name;
+    }
+    return n;
+  }
   std::unordered_map<const topo::LinkInfo*, int> edge_resource;
   std::vector<int> shm_out, shm_in;  ///< virtual host-memory copy limits per GPU
-  struct PairCache {
-    models::PairInfo info;
-    std::vector<int> p2p, shm, net;
+  /// One per GPU pair that a run used (an all-to-all over 1,024 GPUs: a million): kept small, the routes
+  /// over host memory and through a NIC inside the machine (rare) apart.
+  struct OtherRoutes {
+    std::vector<int> shm, net;
     bool shm_done = false, net_done = false;
   };
+  struct PairCache {
+    models::PairInfo info;
+    std::vector<int> p2p;
+    std::unique_ptr<OtherRoutes> other;
+  };
   std::unordered_map<std::uint64_t, PairCache> pairs;  ///< by src << 32 | dst; nodes never move
+  /// The pair's entry, made on first use (what Runtime::pair returns the info of).
+  PairCache& entry(const topo::Topology& topo, int src, int dst);
   static std::uint64_t key(int src, int dst) {
     return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) |
            static_cast<std::uint32_t>(dst);
@@ -50,9 +73,111 @@ struct Runtime::Impl {
     for (const topo::Edge& e : r.edges) out.push_back(edge_resource.at(&route_graph->operator[](e)));
     return out;
   }
+  int resource_of(const topo::Edge& e) const { return edge_resource.at(&route_graph->operator[](e)); }
   const topo::Graph* route_graph = nullptr;
   std::optional<topo::RouteTree> tree;  ///< the last source's routes inside its machine
-  std::vector<int> own_nic;             ///< per GPU: own_nic_of(), filled on first use (-2: not yet)
+
+  /// Where one GPU's routes leave and enter its machine (Topology::fabric_ends) and the route pieces to and
+  /// from each end, as resources with their latency and bottleneck: computed once per GPU, so a route between
+  /// machines is a choice of ends (Topology::cheapest_crossing) and a concatenation, not two Dijkstras.
+  struct Piece {
+    std::vector<int> resources;
+    Picoseconds latency = 0;
+    double bandwidth = std::numeric_limits<double>::infinity();
+  };
+  struct Exits {
+    bool done = false;
+    topo::FabricEnds ends;
+    std::vector<Piece> out, in;  ///< GPU -> end i, end i -> GPU (where made[i])
+    std::vector<char> made;
+  };
+  std::vector<Exits> exits;  ///< by GPU
+  /// By vertex: the resource of its fabric uplink / downlink (-1: not yet).
+  std::vector<int> up_res, down_res;
+
+  Exits& exits_of(const topo::Topology& topo, int g) {
+    if (exits.empty()) exits.resize(topo.gpus.size());
+    Exits& x = exits[static_cast<std::size_t>(g)];
+    if (x.done) return x;
+    const topo::Vertex v = topo.gpus[static_cast<std::size_t>(g)].vertex;
+    const topo::RouteTree t = topo.route_tree(v);
+    x.ends = topo.fabric_ends(v, t);
+    x.out.resize(x.ends.size());
+    x.in.resize(x.ends.size());
+    x.made.assign(x.ends.size(), 0);
+    // The pieces of the cheapest ends now (most routes use them), the others when a route first does.
+    for (std::size_t i = 0; i < x.ends.size(); ++i) {
+      if (x.ends.cost[i] == x.ends.cost[x.ends.by_cost.front()]) make_piece(x, t, i);
+    }
+    x.done = true;
+    return x;
+  }
+  void make_piece(Exits& x, const topo::RouteTree& t, std::size_t i) {
+    const topo::Graph& graph = *route_graph;
+    // Out: the tree's route to the end. In: the same edges backwards, each taken in the other direction (what
+    // Topology::route does).
+    const topo::Route r = t.to(graph, x.ends.v[i]);
+    Piece out, in;
+    for (const topo::Edge& e : r.edges) {
+      out.resources.push_back(resource_of(e));
+      out.latency += graph[e].latency;
+      out.bandwidth = std::min(out.bandwidth, graph[e].bandwidth);
+    }
+    for (std::size_t k = r.edges.size(); k-- > 0;) {
+      const topo::Edge e = r.edges[k];
+      const topo::Edge back = boost::edge(boost::target(e, graph), boost::source(e, graph), graph).first;
+      in.resources.push_back(resource_of(back));
+      in.latency += graph[back].latency;
+      in.bandwidth = std::min(in.bandwidth, graph[back].bandwidth);
+    }
+    x.out[i] = std::move(out);
+    x.in[i] = std::move(in);
+    x.made[i] = 1;
+  }
+  const Piece& piece(const topo::Topology& topo, int g, std::size_t i, bool out) {
+    Exits& x = exits[static_cast<std::size_t>(g)];
+    if (!x.made[i]) make_piece(x, topo.route_tree(topo.gpus[static_cast<std::size_t>(g)].vertex), i);
+    return out ? x.out[i] : x.in[i];
+  }
+  int fabric_resource(const topo::Topology& topo, topo::Vertex v, bool up) {
+    std::vector<int>& memo = up ? up_res : down_res;
+    if (memo.empty()) memo.assign(boost::num_vertices(*route_graph), -1);
+    int& r = memo[v];
+    if (r < 0) r = resource_of(up ? topo.uplink(v) : topo.downlink(v));
+    return r;
+  }
+  /// The route between GPUs of different machines, as Topology::route finds it, from the cached pieces.
+  /// False when there is none.
+  bool cross_route(const topo::Topology& topo, int src, int dst, std::vector<int>& path, Picoseconds& latency,
+                   double& bandwidth) {
+    const Exits& a = exits_of(topo, src);
+    const Exits& b = exits_of(topo, dst);  // (no reallocation: `exits` is sized once)
+    const std::optional<topo::FabricCrossing> x = topo.cheapest_crossing(a.ends, b.ends);
+    if (!x) return false;
+    const topo::Graph& graph = *route_graph;
+    const Piece& out = piece(topo, src, x->a, true);
+    const Piece& in = piece(topo, dst, x->b, false);
+    path.reserve(out.resources.size() + static_cast<std::size_t>(x->up + x->down) + in.resources.size());
+    path = out.resources;
+    latency = out.latency + in.latency;
+    bandwidth = std::min(out.bandwidth, in.bandwidth);
+    auto hop = [&](topo::Vertex v, bool up) {
+      path.push_back(fabric_resource(topo, v, up));
+      const topo::LinkInfo& l = graph[up ? topo.uplink(v) : topo.downlink(v)];
+      latency += l.latency;
+      bandwidth = std::min(bandwidth, l.bandwidth);
+    };
+    topo::Vertex v = a.ends.v[x->a];
+    for (int i = 0; i < x->up; ++i, v = topo.fabric_parent(v)) hop(v, true);
+    // Down towards b: b's ancestors' downlinks, from the top.
+    const std::size_t at = path.size();
+    v = b.ends.v[x->b];
+    for (int i = 0; i < x->down; ++i, v = topo.fabric_parent(v)) hop(v, false);
+    std::reverse(path.begin() + static_cast<std::ptrdiff_t>(at), path.end());
+    path.insert(path.end(), in.resources.begin(), in.resources.end());
+    return !path.empty();
+  }
+  std::vector<int> own_nic;  ///< per GPU: own_nic_of(), filled on first use (-2: not yet)
 
   /// The NIC (index within its machine) GPU `g` reaches over PCIe alone - no NVLink hop through another GPU,
   /// no link between the CPUs - the cheapest if several; -1 when none (NCCL would reach a NIC only through
@@ -94,15 +219,14 @@ Runtime::Runtime(const topo::Topology& topo, const models::TransferModel& model)
     const topo::LinkInfo& l = g[*e];
     impl_->edge_resource[&l] = static_cast<int>(impl_->resources.size());
     impl_->resources.push_back({l.bandwidth * model.link_efficiency(l.kind, tcp),
-                                g[boost::source(*e, g)].name + "->" + g[boost::target(*e, g)].name,
-                                model.link_saturation(l.kind)});
+                                model.link_saturation(l.kind), boost::source(*e, g), boost::target(*e, g)});
   }
   const double shm = model.shm_bandwidth();
   for (const topo::GpuInfo& gpu : topo.gpus) {
     impl_->shm_out.push_back(shm > 0 ? static_cast<int>(impl_->resources.size()) : -1);
-    if (shm > 0) impl_->resources.push_back({shm, gpu.name + " shm out"});
+    if (shm > 0) impl_->resources.push_back({shm, 0, 0, 0, gpu.index, true});
     impl_->shm_in.push_back(shm > 0 ? static_cast<int>(impl_->resources.size()) : -1);
-    if (shm > 0) impl_->resources.push_back({shm, gpu.name + " shm in"});
+    if (shm > 0) impl_->resources.push_back({shm, 0, 0, 0, gpu.index, false});
   }
 }
 
@@ -131,33 +255,37 @@ std::vector<int> Runtime::via_nearest(int src, int dst, topo::VertexKind kind, c
 }
 
 const models::PairInfo& Runtime::pair(int src, int dst) {
-  const std::uint64_t key = Impl::key(src, dst);
-  auto it = impl_->pairs.find(key);
-  if (it != impl_->pairs.end()) return it->second.info;
-  const topo::GpuInfo& a = topo_.gpus.at(src);
-  const topo::GpuInfo& b = topo_.gpus.at(dst);
-  Impl::PairCache pc;
+  return impl_->entry(topo_, src, dst).info;
+}
+
+Runtime::Impl::PairCache& Runtime::Impl::entry(const topo::Topology& topo, int src, int dst) {
+  const std::uint64_t k = key(src, dst);
+  auto it = pairs.find(k);
+  if (it != pairs.end()) return it->second;
+  const topo::GpuInfo& a = topo.gpus.at(src);
+  const topo::GpuInfo& b = topo.gpus.at(dst);
+  PairCache pc;
   // Inside one machine a route is the source's route tree walked to the destination (what Topology::route
   // does); consecutive pairs from one source (a communicator's setup lists them so) share the tree.
-  topo::Route r;
-  if (topo_.vertex(a.vertex).node == topo_.vertex(b.vertex).node && a.node >= 0) {
-    if (!impl_->tree || impl_->tree->src != a.vertex) impl_->tree = topo_.route_tree(a.vertex);
-    r = impl_->tree->to(topo_.graph(), b.vertex);
+  // Between machines it is composed from the pieces cached per GPU (cross_route).
+  if (topo.vertex(a.vertex).node == topo.vertex(b.vertex).node && a.node >= 0) {
+    if (!tree || tree->src != a.vertex) tree = topo.route_tree(a.vertex);
+    const topo::Route r = tree->to(topo.graph(), b.vertex);
+    pc.info.path_latency = r.latency;
+    pc.info.route_bandwidth = r.bandwidth;
+    pc.p2p = resources_of(r);
   } else {
-    r = topo_.route(a.vertex, b.vertex);
+    cross_route(topo, src, dst, pc.p2p, pc.info.path_latency, pc.info.route_bandwidth);
   }
-  if (r.edges.empty()) {
+  if (pc.p2p.empty()) {
     throw SimulationError("no path from " + a.name + " to " + b.name + " in the topology");
   }
-  pc.info.path = topo_.path_type(src, dst);
-  pc.info.nvlinks = topo_.pair_nvlinks(src, dst);
+  pc.info.path = topo.path_type(src, dst);
+  pc.info.nvlinks = topo.pair_nvlinks(src, dst);
   pc.info.nvlink_bandwidth = a.nvlinks > 0 ? a.nvlink_bandwidth / a.nvlinks : 0;
   pc.info.same_node = a.node == b.node;
-  pc.info.tcp = tcp_fabric(topo_);
-  pc.info.path_latency = r.latency;
-  pc.info.route_bandwidth = r.bandwidth;
-  pc.p2p = impl_->resources_of(r);
-  return impl_->pairs.emplace(key, std::move(pc)).first->second.info;
+  pc.info.tcp = tcp_fabric(topo);
+  return pairs.emplace(k, std::move(pc)).first->second;
 }
 
 namespace {
@@ -165,19 +293,23 @@ namespace {
 struct KernelInstance {
   const KernelSpec* spec = nullptr;
   int iteration = 0;
+  int gpu = 0;  ///< spec->gpu, or the rank's GPU for a kernel of every rank
   Picoseconds ready = 0;
   Picoseconds start = -1;
   Picoseconds end = -1;
-  int pending = 0;
-  bool shared = false;
-  bool marker = false;  ///< a pure stream wait: no gap, no trace
-  bool graph = false;   ///< inside a captured CUDA graph: the graph's kernel gap, no host launch
-  bool join = false;    ///< its dependencies are a graph's cross-GPU join (ends + the model's join time)
-  int coll_seq = -1;    ///< the k-th collective of this GPU on its communicator
-  int sid = -1;         ///< its (GPU, stream), numbered in order of first use
-  int deps_at = 0;      ///< its dependencies: kernels (of other streams) that must end first, as
-  int deps_count = 0;   ///< deps_pool[deps_at, deps_at + deps_count) (one pool: millions of kernels)
+  // 56 bytes: a 16,384-GPU weight push has 12.6 M of them.
+  int pending : 28 = 0;
+  unsigned shared : 1 = 0;
+  unsigned marker : 1 = 0;  ///< a pure stream wait: no gap, no trace
+  unsigned graph : 1 = 0;   ///< inside a captured CUDA graph: the graph's kernel gap, no host launch
+  unsigned join : 1 = 0;    ///< its dependencies are a graph's cross-GPU join (ends + the model's join time)
+  int coll_seq = -1;        ///< the k-th collective of this GPU on its communicator
+  int sid = -1;             ///< its (GPU, stream), numbered in order of first use
+  /// Its dependencies, kernels (of other streams) that must end first: -1 for none, else deps_pool[deps] is
+  /// their count and they follow it (one pool: millions of kernels).
+  int deps = -1;
 };
+static_assert(sizeof(KernelInstance) <= 56);
 
 std::uint64_t pair_key(int a, int b) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
@@ -204,9 +336,13 @@ struct PostKeyHash {
                                       static_cast<std::uint32_t>(k.dst));
   }
 };
+/// Most keys see one post (an all-to-all: one per pair), kept inline; later ones in `more`.
 struct PostQueue {
-  std::vector<Posted> items;
-  std::size_t head = 0;
+  Posted first{};
+  std::vector<Posted> more;
+  std::size_t head = 0;  ///< posts before it are matched
+  std::size_t size() const { return 1 + more.size(); }
+  const Posted& at(std::size_t i) const { return i == 0 ? first : more[i - 1]; }
 };
 
 }  // namespace
@@ -274,12 +410,16 @@ class Runtime::Execution {
   double weakest_node_network(const std::set<int>& nodes) const;
   void issue_iterations();
   void issue_launch(const LaunchSpec& l, int iteration, std::size_t index);
-  void issue_kernel(const KernelSpec& k, int iteration, Picoseconds issued, bool graph = false,
-                    const std::vector<int>* join = nullptr);
+  /// `rank`: the rank `gpu` is of k's communicator when known (kernels of every rank), else -1. `graph`: inside
+  /// a captured CUDA graph; `join`: the previous graph iteration's kernels of its launch, to join on.
+  void issue_kernel(const KernelSpec& k, int gpu, int iteration, Picoseconds issued, int rank = -1,
+                    bool graph = false, const std::vector<int>* join = nullptr);
   void add_join(const std::vector<int>& previous, KernelInstance& ki);
   bool check_ops(const KernelSpec& k) const;
-  int collective_seq(const KernelSpec& k);
+  int collective_seq(const KernelSpec& k, int gpu, int rank);
   void add_stream_waits(const KernelSpec& k, KernelInstance& ki);
+  /// The GPUs a launch's kernel runs on: its own, or every rank's.
+  std::size_t copies(const KernelSpec& k) const;
   int stream_of(int gpu, int stream);
   void start_streams();
 
@@ -291,6 +431,7 @@ class Runtime::Execution {
 
   // Send/recv transfers and copies.
   const std::vector<int>& route(int src, int dst, Transport transport);
+  const std::vector<int>& route(Impl::PairCache& pc, int src, int dst, Transport transport);
   void post(int k, int op_index);
   void begin_transfer(Posted s, Posted r);
   const models::TransferPlan& transfer_plan(int comm, std::uint64_t bytes, const models::PairInfo& info,
@@ -335,9 +476,12 @@ class Runtime::Execution {
 
   // Kernels, in issue order; host thread -> time its next launch starts.
   std::vector<KernelInstance> kernels_;
-  std::vector<int> deps_pool_;  ///< KernelInstance dependencies
-  std::map<int, Picoseconds> thread_time_;
-  std::unordered_map<std::uint64_t, int> coll_count_;  ///< (comm, gpu) -> collectives issued
+  std::vector<int> deps_pool_;                        ///< KernelInstance dependencies
+  std::unordered_map<int, Picoseconds> thread_time_;  ///< read in no particular order (max of them)
+  /// Per communicator, collectives issued by each GPU, by the GPU's position in sorted_members_.
+  std::vector<std::vector<int>> coll_count_;
+  std::vector<std::vector<int>>
+      rank_pos_;  ///< per communicator, each rank's GPU's position in sorted_members_
 
   // Streams are numbered in order of first use (sid); per-stream state lives in vectors indexed by sid.
   std::unordered_map<std::uint64_t, int> sid_of_;  ///< (gpu, stream) -> sid
@@ -352,7 +496,17 @@ class Runtime::Execution {
   std::vector<Picoseconds> last_end_;                    ///< sid -> end of its last non-marker kernel
 
   /// Per GPU, [from, to) spans of the measured iterations during which its data moved.
-  std::map<int, std::vector<std::pair<Picoseconds, Picoseconds>>> moving_;
+  /// Kept merged as they come: spans end at the current time, which never decreases, so a new span can only
+  /// overlap the last few. And summed once no later span can reach them: every span starts at or after the
+  /// start of a kernel running when it is noted (a 16,384-GPU push has 12.6 M spans).
+  struct Moving {
+    std::vector<std::pair<Picoseconds, Picoseconds>> spans;  ///< disjoint, in order; [head, end) open
+    std::size_t head = 0;
+    Picoseconds closed = 0;  ///< length of the spans before head
+    bool used = false;
+  };
+  std::vector<Moving> moving_;
+  std::deque<int> running_;  ///< kernels in start order (those that ended dropped from the front lazily)
 
   // Pending posts per (comm, src, dst): sends waiting for receives and receives waiting for sends. A key
   // lives only while posts wait on it (an all-to-all over 1,024 GPUs has a million keys, each used once).
@@ -365,6 +519,7 @@ class Runtime::Execution {
   // Collectives: the k-th collective of every rank of a communicator meets; then the model's plan runs.
   std::map<std::pair<int, int>, std::vector<int>> rendezvous_;  ///< (comm, seq) -> kernels arrived
   std::map<CollPlanKey, models::CollectivePlan> coll_plans_;
+  std::unordered_map<const models::CollectivePlan*, std::vector<const std::vector<int>*>> coll_routes_;
   std::vector<CollState> colls_;
   std::vector<int> free_colls_;
 };
@@ -403,12 +558,15 @@ RunResult Runtime::Execution::run() {
 void Runtime::Execution::add_resources() {
   // Names stay in the runtime (the trace reads them): a 16,384-GPU cluster has hundreds of thousands of
   // links, and the network of every run would copy them.
-  for (const ResourceDef& r : impl_.resources)
-    net_.add_resource(r.capacity, r.capacity > 0 ? std::string() : r.name, r.saturation);
+  for (std::size_t i = 0; i < impl_.resources.size(); ++i) {
+    const ResourceDef& r = impl_.resources[i];
+    net_.add_resource(r.capacity, r.capacity > 0 ? std::string() : impl_.name(topo_, static_cast<int>(i)),
+                      r.saturation);
+  }
   if (trace_) {
     for (const topo::GpuInfo& g : topo_.gpus) trace_->name_gpu(g.index, g.name);
     net_.set_load_observer([this](Picoseconds t, FlowNetwork::ResourceId r, double load) {
-      trace_->counter(impl_.resources[r].name, t, 100.0 * load / net_.capacity(r));
+      trace_->counter(impl_.name(topo_, r), t, 100.0 * load / net_.capacity(r));
     });
   }
 }
@@ -488,13 +646,21 @@ double Runtime::Execution::weakest_node_network(const std::set<int>& nodes) cons
 /// latency.
 void Runtime::Execution::issue_iterations() {
   std::size_t per_iteration = 0;
-  for (const LaunchSpec& l : program_.launches) per_iteration += l.kernels.size();
+  for (const LaunchSpec& l : program_.launches) {
+    for (const KernelSpec& k : l.kernels) per_iteration += copies(k);
+  }
   const int total_iterations = program_.warmup + program_.iterations;
   kernels_.reserve(per_iteration * static_cast<std::size_t>(std::max(0, total_iterations)));
   gpu_streams_.resize(topo_.gpus.size());
   for (const CommSpec& c : program_.comms) {
     sorted_members_.push_back(c.gpus);
     std::sort(sorted_members_.back().begin(), sorted_members_.back().end());
+    coll_count_.emplace_back(c.gpus.size(), 0);
+    std::vector<int>& pos = rank_pos_.emplace_back();
+    for (int g : c.gpus) {
+      const auto& sorted = sorted_members_.back();
+      pos.push_back(static_cast<int>(std::lower_bound(sorted.begin(), sorted.end(), g) - sorted.begin()));
+    }
   }
   result_.issue_end.assign(total_iterations, 0);
   for (int it = 0; it < total_iterations; ++it) {
@@ -510,10 +676,39 @@ void Runtime::Execution::issue_iterations() {
 /// iterations of a `cuda_graph` program) the host enqueues nothing, and a launch that drives several GPUs
 /// joins their streams: each of its kernels also waits for the previous iteration's kernels of the launch.
 void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration, std::size_t index) {
+  const bool graph = program_.cuda_graph && iteration >= program_.warmup;
+  if (l.thread_per_rank) {
+    if (l.kernels.size() != 1 || !l.kernels.front().every_rank)
+      throw UsageError("a launch per rank needs exactly one kernel of every rank");
+    const KernelSpec& k = l.kernels.front();
+    if (!k.collective || !k.ops.empty() || k.compute > 0 || k.comm < 0 ||
+        static_cast<std::size_t>(k.comm) >= comms_.size())
+      throw UsageError("a kernel of every rank must be a collective on a known communicator");
+    // Each rank's launch: one GPU, no send/recv, one collective (one GPU per thread: no graph join).
+    const Picoseconds host =
+        graph ? 0 : model_.host_launch_time(1, 0, 1) + l.framework_calls * model_.framework_call_time();
+    const std::vector<int>& members = program_.comms[k.comm].gpus;
+    for (std::size_t r = 0; r < members.size(); ++r) {
+      Picoseconds& t = thread_time_[l.thread + static_cast<int>(r)];
+      t += host;
+      issue_kernel(k, members[r], iteration, t, static_cast<int>(r), graph);
+    }
+    return;
+  }
   std::vector<int> gpus;
   int ops = 0, colls = 0;
   bool comm_kernel = false, compute_kernel = false;
   for (const KernelSpec& k : l.kernels) {
+    if (k.every_rank) {
+      if (!k.collective || !k.ops.empty() || k.compute > 0 || k.comm < 0 ||
+          static_cast<std::size_t>(k.comm) >= comms_.size())
+        throw UsageError("a kernel of every rank must be a collective on a known communicator");
+      const std::vector<int>& members = program_.comms[k.comm].gpus;
+      gpus.insert(gpus.end(), members.begin(), members.end());
+      comm_kernel = true;
+      colls += static_cast<int>(members.size());
+      continue;
+    }
     if (!k.ops.empty() || k.collective) {
       gpus.push_back(k.gpu);
       comm_kernel = true;
@@ -524,47 +719,64 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration, std::s
   }
   std::sort(gpus.begin(), gpus.end());
   gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
-  const bool graph = program_.cuda_graph && iteration >= program_.warmup;
   Picoseconds& t = thread_time_[l.thread];
   if (!graph) {
     if (comm_kernel) t += model_.host_launch_time(static_cast<int>(gpus.size()), ops, colls);
     if (compute_kernel) t += model_.compute_launch_time();
     t += l.framework_calls * model_.framework_call_time();
   }
-  if (!graph || gpus.size() < 2) {
-    for (const KernelSpec& k : l.kernels) issue_kernel(k, iteration, t, graph);
-    return;
-  }
-  // Joined: remember this iteration's kernels of the launch for the next iteration's join.
-  if (graph_previous_.size() <= index) graph_previous_.resize(index + 1);
+  // Joined (a graph launch over several GPUs): remember this iteration's kernels of the launch for the next
+  // iteration's join.
+  const bool joined = graph && gpus.size() >= 2;
+  std::vector<int>* previous = nullptr;
   std::vector<int> issued;
-  issued.reserve(l.kernels.size());
-  for (const KernelSpec& k : l.kernels) {
-    issue_kernel(k, iteration, t, graph, &graph_previous_[index]);
-    issued.push_back(static_cast<int>(kernels_.size()) - 1);
+  if (joined) {
+    if (graph_previous_.size() <= index) graph_previous_.resize(index + 1);
+    previous = &graph_previous_[index];
   }
-  graph_previous_[index] = std::move(issued);
+  const auto issue = [&](const KernelSpec& k, int gpu, int rank) {
+    issue_kernel(k, gpu, iteration, t, rank, graph, previous);
+    if (joined) issued.push_back(static_cast<int>(kernels_.size()) - 1);
+  };
+  for (const KernelSpec& k : l.kernels) {
+    if (k.every_rank) {
+      const std::vector<int>& members = program_.comms[k.comm].gpus;
+      for (std::size_t r = 0; r < members.size(); ++r) issue(k, members[r], static_cast<int>(r));
+    } else {
+      issue(k, k.gpu, -1);
+    }
+  }
+  if (joined) *previous = std::move(issued);
+}
+
+std::size_t Runtime::Execution::copies(const KernelSpec& k) const {
+  if (!k.every_rank) return 1;
+  return k.comm >= 0 && static_cast<std::size_t>(k.comm) < program_.comms.size()
+             ? program_.comms[k.comm].gpus.size()
+             : 0;
 }
 
 /// Checks `k` and queues an instance of it on its stream; `issued` is when its host thread issued it.
-void Runtime::Execution::issue_kernel(const KernelSpec& k, int iteration, Picoseconds issued, bool graph,
-                                      const std::vector<int>* join) {
-  check_gpu(k.gpu, "a kernel");
+void Runtime::Execution::issue_kernel(const KernelSpec& k, int gpu, int iteration, Picoseconds issued,
+                                      int rank, bool graph, const std::vector<int>* join) {
+  check_gpu(gpu, "a kernel");
   if (k.comm < 0 || static_cast<std::size_t>(k.comm) >= comms_.size())
     throw UsageError("kernel on an unknown communicator");
   KernelInstance ki;
   ki.spec = &k;
   ki.iteration = iteration;
+  ki.gpu = gpu;
   ki.marker = is_marker(k);
   ki.ready = ki.marker ? issued : issued + model_.kernel_launch_latency();
-  ki.pending = static_cast<int>(k.ops.size());
+  if (k.ops.size() >= (std::size_t{1} << 27)) throw UsageError("a kernel has more than 2^27 operations");
+  ki.pending = static_cast<int>(k.ops.size() & ((std::size_t{1} << 27) - 1));  // checked above
   ki.shared = check_ops(k);
-  if (k.collective) ki.coll_seq = collective_seq(k);
+  if (k.collective) ki.coll_seq = collective_seq(k, gpu, rank);
   add_stream_waits(k, ki);
-  ki.graph = graph;
-  ki.sid = stream_of(k.gpu, k.stream);
-  if (join) add_join(*join, ki);
+  ki.graph = graph ? 1 : 0;
   const int id = static_cast<int>(kernels_.size());
+  ki.sid = stream_of(gpu, k.stream);
+  if (join) add_join(*join, ki);
   streams_[ki.sid].push_back(id);
   last_enqueued_[ki.sid] = id;
   kernels_.push_back(std::move(ki));
@@ -583,25 +795,35 @@ bool Runtime::Execution::check_ops(const KernelSpec& k) const {
 }
 
 /// Checks collective kernel `k`; returns its position among its GPU's collectives on its communicator.
-int Runtime::Execution::collective_seq(const KernelSpec& k) {
+int Runtime::Execution::collective_seq(const KernelSpec& k, int gpu, int rank) {
   const auto& members = program_.comms[k.comm].gpus;
-  const auto& sorted = sorted_members_[k.comm];
-  if (!std::binary_search(sorted.begin(), sorted.end(), k.gpu)) {
-    throw UsageError("GPU " + std::to_string(k.gpu) + " issues a collective on a communicator it is not in");
+  std::size_t pos;
+  if (rank >= 0) {
+    pos = static_cast<std::size_t>(rank_pos_[k.comm][static_cast<std::size_t>(rank)]);
+  } else {
+    const auto& sorted = sorted_members_[k.comm];
+    const auto at = std::lower_bound(sorted.begin(), sorted.end(), gpu);
+    if (at == sorted.end() || *at != gpu) {
+      throw UsageError("GPU " + std::to_string(gpu) + " issues a collective on a communicator it is not in");
+    }
+    pos = static_cast<std::size_t>(at - sorted.begin());
   }
   if (k.collective->root < 0 || static_cast<std::size_t>(k.collective->root) >= members.size())
     throw UsageError("collective root is not a rank of the communicator");
-  return coll_count_[pair_key(k.comm, k.gpu)]++;
+  return coll_count_[k.comm][pos]++;
 }
 
 /// `ki` waits for the last kernel issued so far on each stream `k` waits on (streams not used yet: none).
 void Runtime::Execution::add_stream_waits(const KernelSpec& k, KernelInstance& ki) {
   for (int ws : k.wait_streams) {
-    auto le = sid_of_.find(pair_key(k.gpu, ws));
+    auto le = sid_of_.find(pair_key(ki.gpu, ws));
     if (le != sid_of_.end()) {
-      if (ki.deps_count == 0) ki.deps_at = static_cast<int>(deps_pool_.size());
+      if (ki.deps < 0) {
+        ki.deps = static_cast<int>(deps_pool_.size());
+        deps_pool_.push_back(0);
+      }
       deps_pool_.push_back(last_enqueued_[le->second]);
-      ++ki.deps_count;
+      ++deps_pool_[static_cast<std::size_t>(ki.deps)];
     }
   }
 }
@@ -610,16 +832,23 @@ void Runtime::Execution::add_stream_waits(const KernelSpec& k, KernelInstance& k
 void Runtime::Execution::add_join(const std::vector<int>& previous, KernelInstance& ki) {
   for (int d : previous) {
     if (kernels_[d].sid == ki.sid) continue;  // the stream orders these anyway
-    if (ki.deps_count == 0) ki.deps_at = static_cast<int>(deps_pool_.size());
+    if (ki.deps < 0) {
+      ki.deps = static_cast<int>(deps_pool_.size());
+      deps_pool_.push_back(0);
+    }
+    // The pool's last block is ki's (add_stream_waits wrote it just before): the join extends it.
     deps_pool_.push_back(d);
-    ++ki.deps_count;
-    ki.join = true;
+    ++deps_pool_[static_cast<std::size_t>(ki.deps)];
+    ki.join = 1;
     join_wake_[d].push_back(ki.sid);
   }
 }
 
 /// The sid of (gpu, stream), numbering the stream on its first use.
 int Runtime::Execution::stream_of(int gpu, int stream) {
+  for (int sid : gpu_streams_[gpu]) {  // a GPU has a few streams: cheaper than the hash
+    if (stream_key_[sid].second == stream) return sid;
+  }
   auto [sit, fresh] = sid_of_.try_emplace(pair_key(gpu, stream), static_cast<int>(streams_.size()));
   if (fresh) {
     gpu_streams_[gpu].push_back(sit->second);
@@ -646,9 +875,10 @@ void Runtime::Execution::try_start(int sid) {
   auto& queue = streams_[sid];
   if (busy_[sid] || queue.empty()) return;
   const int k = queue.front();
-  for (int i = 0; i < kernels_[k].deps_count; ++i) {
-    const int d = deps_pool_[kernels_[k].deps_at + i];
-    if (kernels_[d].end < 0) return;  // woken again when that kernel ends
+  if (const int at = kernels_[k].deps; at >= 0) {
+    for (int i = 1; i <= deps_pool_[at]; ++i) {
+      if (kernels_[deps_pool_[at + i]].end < 0) return;  // woken again when that kernel ends
+    }
   }
   queue.pop_front();
   busy_[sid] = 1;
@@ -657,8 +887,8 @@ void Runtime::Execution::try_start(int sid) {
   if (last_end_[sid] != kNever && !ki.marker)
     when = std::max(when, last_end_[sid] + (ki.graph ? model_.graph_kernel_gap() : model_.kernel_gap()));
   if (ki.join) {
-    for (int i = 0; i < ki.deps_count; ++i)
-      when = std::max(when, kernels_[deps_pool_[ki.deps_at + i]].end + model_.graph_join_time());
+    for (int i = 1; i <= deps_pool_[ki.deps]; ++i)
+      when = std::max(when, kernels_[deps_pool_[ki.deps + i]].end + model_.graph_join_time());
   }
   q_.at(std::max(when, q_.now()), [this, k] { kernel_start(k); });
 }
@@ -667,6 +897,7 @@ void Runtime::Execution::try_start(int sid) {
 void Runtime::Execution::kernel_start(int k) {
   KernelInstance& ki = kernels_[k];
   ki.start = q_.now();
+  running_.push_back(k);
   if (ki.spec->collective) {
     ki.pending = 1;
     arrive(k);
@@ -701,18 +932,18 @@ void Runtime::Execution::kernel_op_done(int k) {
   if (!ki.marker) last_end_[ki.sid] = ki.end;
   result_.iteration_end[ki.iteration] = std::max(result_.iteration_end[ki.iteration], ki.end);
   if (ki.spec->compute > 0 && ki.iteration == program_.warmup)
-    result_.compute.push_back({ki.spec->gpu, ki.spec->name, ki.start, ki.end});
+    result_.compute.push_back({ki.gpu, ki.spec->name, ki.start, ki.end});
   if (!ki.marker && ki.spec->stream == 0 && ki.iteration == program_.warmup - 1) {
-    Picoseconds& at = result_.iteration_start[ki.spec->gpu];
+    Picoseconds& at = result_.iteration_start[ki.gpu];
     at = std::max(at, ki.end);
   }
   if (ki.spec->compute > 0 && ki.iteration >= program_.warmup)
-    result_.busy[ki.spec->gpu].compute += ki.end - ki.start;
+    result_.busy[ki.gpu].compute += ki.end - ki.start;
   if (trace_ && !ki.marker) {
-    trace_->span(ki.spec->gpu, "stream " + std::to_string(ki.spec->stream), ki.spec->name, ki.start, ki.end,
-                 {{"iteration", ki.iteration}});
+    trace_->span(ki.gpu, "stream " + std::to_string(ki.spec->stream), ki.spec->name, ki.start, ki.end,
+                 {{"iteration", static_cast<int>(ki.iteration)}});
   }
-  for (int other : gpu_streams_[ki.spec->gpu]) try_start(other);
+  for (int other : gpu_streams_[ki.gpu]) try_start(other);
   if (!join_wake_.empty()) {
     const auto waiting = join_wake_.find(k);
     if (waiting != join_wake_.end()) {
@@ -725,33 +956,62 @@ void Runtime::Execution::kernel_op_done(int k) {
 
 /// Data of `gpu` moved from `from` until now (counted in the measured iterations only).
 void Runtime::Execution::note_moving(int iteration, int gpu, Picoseconds from) {
-  if (iteration >= program_.warmup) moving_[gpu].push_back({from, q_.now()});
+  if (iteration < program_.warmup) return;
+  if (moving_.empty()) moving_.resize(static_cast<std::size_t>(n_gpus_));
+  Moving& m = moving_[static_cast<std::size_t>(gpu)];
+  auto& spans = m.spans;
+  m.used = true;
+  // Disjoint spans in order; [from, now] absorbs those that end at or after `from` (all end by now).
+  Picoseconds lo = from;
+  while (spans.size() > m.head && spans.back().second >= from) {
+    lo = std::min(lo, spans.back().first);
+    spans.pop_back();
+  }
+  spans.push_back({lo, q_.now()});
+  // Spans that end before the earliest start of a running kernel (or now) are final: sum and drop them.
+  while (!running_.empty() && kernels_[running_.front()].end >= 0) running_.pop_front();
+  const Picoseconds floor = running_.empty() ? q_.now() : kernels_[running_.front()].start;
+  while (m.head < spans.size() && spans[m.head].second < floor) {
+    m.closed += spans[m.head].second - spans[m.head].first;
+    ++m.head;
+  }
+  if (m.head >= 32 && 2 * m.head >= spans.size()) {
+    spans.erase(spans.begin(), spans.begin() + static_cast<std::ptrdiff_t>(m.head));
+    m.head = 0;
+  }
 }
 
 // ---- Send/recv transfers and copies ----
 
 /// The links a transfer of `transport` from src to dst crosses.
 const std::vector<int>& Runtime::Execution::route(int src, int dst, Transport transport) {
-  const models::PairInfo& info = runtime_.pair(src, dst);
-  Impl::PairCache& pc = impl_.pairs.at(Impl::key(src, dst));
+  return route(impl_.entry(topo_, src, dst), src, dst, transport);
+}
+
+const std::vector<int>& Runtime::Execution::route(Impl::PairCache& pc, int src, int dst,
+                                                  Transport transport) {
+  const models::PairInfo& info = pc.info;
+  if (transport == Transport::P2p || (transport == Transport::Net && !info.same_node)) return pc.p2p;
+  if (!pc.other) pc.other = std::make_unique<Impl::OtherRoutes>();
+  Impl::OtherRoutes& o = *pc.other;
   if (transport == Transport::Shm) {
-    if (!pc.shm_done) {
+    if (!o.shm_done) {
       // Through host memory: up to the sender's CPU, then (across the socket link if need be) down to dst.
-      pc.shm = runtime_.via_nearest(src, dst, topo::VertexKind::Cpu, "no CPU is reachable");
-      if (impl_.shm_out[src] >= 0) pc.shm.push_back(impl_.shm_out[src]);
-      if (impl_.shm_in[dst] >= 0) pc.shm.push_back(impl_.shm_in[dst]);
-      pc.shm_done = true;
+      o.shm = runtime_.via_nearest(src, dst, topo::VertexKind::Cpu, "no CPU is reachable");
+      if (impl_.shm_out[src] >= 0) o.shm.push_back(impl_.shm_out[src]);
+      if (impl_.shm_in[dst] >= 0) o.shm.push_back(impl_.shm_in[dst]);
+      o.shm_done = true;
     }
-    return pc.shm;
+    return o.shm;
   }
   if (transport == Transport::Net && info.same_node) {
-    if (!pc.net_done) {
-      pc.net =
+    if (!o.net_done) {
+      o.net =
           runtime_.via_nearest(src, dst, topo::VertexKind::Nic,
                                "P2P and SHM are disabled and the machine has no NIC for the NET transport");
-      pc.net_done = true;
+      o.net_done = true;
     }
-    return pc.net;
+    return o.net;
   }
   return pc.p2p;
 }
@@ -762,22 +1022,27 @@ void Runtime::Execution::post(int k, int op_index) {
   const KernelInstance& ki = kernels_[k];
   const OpSpec& op = ki.spec->ops[op_index];
   const bool is_send = op.kind == OpSpec::Kind::Send;
-  const int src = is_send ? ki.spec->gpu : op.peer;
-  const int dst = is_send ? op.peer : ki.spec->gpu;
+  const int src = is_send ? ki.gpu : op.peer;
+  const int dst = is_send ? op.peer : ki.gpu;
   const PostKey key{ki.spec->comm, src, dst};
   auto& theirs = is_send ? recvs_ : sends_;
   auto it = theirs.find(key);
   if (it != theirs.end()) {
     PostQueue& pq = it->second;
-    const Posted other = pq.items[pq.head++];
-    if (pq.head == pq.items.size()) theirs.erase(it);
+    const Posted other = pq.at(pq.head++);
+    if (pq.head == pq.size()) theirs.erase(it);
     if (is_send) {
       begin_transfer({k, op_index}, other);
     } else {
       begin_transfer(other, {k, op_index});
     }
   } else {
-    (is_send ? sends_ : recvs_)[key].items.push_back({k, op_index});
+    auto [mine, fresh] = (is_send ? sends_ : recvs_).try_emplace(key);
+    if (fresh) {
+      mine->second.first = {k, op_index};
+    } else {
+      mine->second.more.push_back({k, op_index});
+    }
   }
 }
 
@@ -785,14 +1050,15 @@ void Runtime::Execution::post(int k, int op_index) {
 void Runtime::Execution::begin_transfer(Posted s, Posted r) {
   const KernelInstance& sk = kernels_[s.kernel];
   const OpSpec& op = sk.spec->ops[s.op];
-  const int src = sk.spec->gpu, dst = op.peer;
+  const int src = sk.gpu, dst = op.peer;
   const std::uint64_t bytes = op.bytes;
   if (kernels_[r.kernel].spec->ops[r.op].bytes != bytes) {
     throw SimulationError("GPU " + std::to_string(src) + " sends " + std::to_string(bytes) +
                           " bytes to GPU " + std::to_string(dst) + ", which expects " +
                           std::to_string(kernels_[r.kernel].spec->ops[r.op].bytes));
   }
-  const models::PairInfo& info = runtime_.pair(src, dst);
+  Impl::PairCache& pc = impl_.entry(topo_, src, dst);
+  const models::PairInfo& info = pc.info;
   const bool shared = sk.shared || kernels_[r.kernel].shared;
   const models::TransferPlan& plan = transfer_plan(sk.spec->comm, bytes, info, shared);
   TransferState ts;
@@ -802,7 +1068,7 @@ void Runtime::Execution::begin_transfer(Posted s, Posted r) {
   ts.dst = dst;
   ts.bytes = bytes;
   ts.plan = &plan;
-  ts.path = &route(src, dst, plan.transport);
+  ts.path = &route(pc, src, dst, plan.transport);
   ts.start = q_.now();
   ts.remaining = static_cast<int>(plan.parts.size());
   ts.recorded = kernels_[s.kernel].iteration == program_.warmup;
@@ -871,7 +1137,7 @@ void Runtime::Execution::finish_transfer(int t) {
 void Runtime::Execution::start_copy(int k, int op_index) {
   const KernelInstance& ki = kernels_[k];
   const OpSpec& op = ki.spec->ops[op_index];
-  const int src = op.peer, dst = ki.spec->gpu;
+  const int src = op.peer, dst = ki.gpu;
   const models::TransferPlan plan = model_.copy_plan(op.bytes, runtime_.pair(src, dst));
   const std::vector<int>* path = &route(src, dst, Transport::P2p);
   const double wire = plan.parts.empty() ? 0.0 : plan.parts.front().wire_bytes;
@@ -945,10 +1211,10 @@ void Runtime::Execution::check_same_collective(const std::vector<int>& group) co
     const CollectiveSpec& o = *kernels_[k].spec->collective;
     if (o.op != c.op || o.bytes != c.bytes || o.root != c.root) {
       throw SimulationError("collective mismatch on communicator " + std::to_string(comm) + ": GPU " +
-                            std::to_string(first.spec->gpu) + " issues " + models::coll_op_name(c.op) +
-                            " of " + std::to_string(c.bytes) + " bytes, GPU " +
-                            std::to_string(kernels_[k].spec->gpu) + " issues " + models::coll_op_name(o.op) +
-                            " of " + std::to_string(o.bytes) + " bytes at the same position");
+                            std::to_string(first.gpu) + " issues " + models::coll_op_name(c.op) + " of " +
+                            std::to_string(c.bytes) + " bytes, GPU " + std::to_string(kernels_[k].gpu) +
+                            " issues " + models::coll_op_name(o.op) + " of " + std::to_string(o.bytes) +
+                            " bytes at the same position");
     }
   }
 }
@@ -974,11 +1240,18 @@ void Runtime::Execution::start_coll_flows(int c_id) {
     return;
   }
   const std::vector<int>& gpus = program_.comms[colls_[c_id].comm].gpus;
-  for (const models::CollFlow& f : plan.flows) {
-    const int src = gpus[f.src], dst = gpus[f.dst];
+  // The plan's routes, found once: a plan serves one communicator, so its flows always take the same routes.
+  std::vector<const std::vector<int>*>& routes = coll_routes_[&plan];
+  if (routes.empty()) {
+    for (const models::CollFlow& f : plan.flows) {
+      const int src = gpus[f.src], dst = gpus[f.dst];
+      Impl::PairCache& pc = impl_.entry(topo_, src, dst);
+      routes.push_back(&route(pc, src, dst, model_.transport(pc.info)));
+    }
+  }
+  for (std::size_t i = 0; i < plan.flows.size(); ++i) {
     ++result_.flows;
-    net_.start_on(route(src, dst, model_.transport(runtime_.pair(src, dst))), f.wire_bytes, plan.flow_rate,
-                  [this, c_id] { finish_coll(c_id); });
+    net_.start_on(*routes[i], plan.flows[i].wire_bytes, plan.flow_rate, [this, c_id] { finish_coll(c_id); });
   }
 }
 
@@ -988,7 +1261,7 @@ void Runtime::Execution::finish_coll(int c_id) {
   CollState done = std::move(colls_[c_id]);
   free_colls_.push_back(c_id);
   if (done.recorded) result_.collectives[done.record].end = q_.now();
-  for (int k : done.group) note_moving(kernels_[k].iteration, kernels_[k].spec->gpu, done.start);
+  for (int k : done.group) note_moving(kernels_[k].iteration, kernels_[k].gpu, done.start);
   for (int k : done.group) kernel_op_done(k);
 }
 
@@ -1040,8 +1313,8 @@ void Runtime::Execution::report_deadlock() const {
   for (const KernelInstance& ki : kernels_) {
     if (ki.end >= 0) continue;
     if (++stuck > 8) continue;
-    waits << "\n  GPU " << ki.spec->gpu << " stream " << ki.spec->stream << " '" << ki.spec->name
-          << "' (iteration " << ki.iteration << ")";
+    waits << "\n  GPU " << ki.gpu << " stream " << ki.spec->stream << " '" << ki.spec->name << "' (iteration "
+          << ki.iteration << ")";
     describe_wait(ki, waits);
   }
   if (stuck > 0) {
@@ -1054,8 +1327,8 @@ void Runtime::Execution::report_deadlock() const {
 void Runtime::Execution::describe_wait(const KernelInstance& ki, std::ostream& waits) const {
   if (ki.start < 0) {
     bool dep_waiting = false;
-    for (int i = 0; i < ki.deps_count; ++i)
-      dep_waiting = dep_waiting || kernels_[deps_pool_[ki.deps_at + i]].end < 0;
+    for (int i = 1; ki.deps >= 0 && i <= deps_pool_[ki.deps]; ++i)
+      dep_waiting = dep_waiting || kernels_[deps_pool_[ki.deps + i]].end < 0;
     waits << (dep_waiting ? " never started: it waits for another stream of its GPU that did not finish"
                           : " never started: an earlier kernel on its stream did not finish");
     return;
@@ -1065,7 +1338,7 @@ void Runtime::Execution::describe_wait(const KernelInstance& ki, std::ostream& w
     std::set<int> arrived;
     auto rit = rendezvous_.find({ki.spec->comm, ki.coll_seq});
     if (rit != rendezvous_.end()) {
-      for (int k : rit->second) arrived.insert(kernels_[k].spec->gpu);
+      for (int k : rit->second) arrived.insert(kernels_[k].gpu);
     }
     waits << " waits in " << models::coll_op_name(ki.spec->collective->op) << " for GPU(s)";
     for (int g : members) {
@@ -1078,8 +1351,8 @@ void Runtime::Execution::describe_wait(const KernelInstance& ki, std::ostream& w
     std::map<std::tuple<int, int, int>, const PostQueue*> sorted;  // in (comm, src, dst) order
     for (const auto& [k, list] : *table) sorted[{k.comm, k.src, k.dst}] = &list;
     for (const auto& [key, list] : sorted) {
-      for (std::size_t i = list->head; i < list->items.size(); ++i) {
-        const Posted& p = list->items[i];
+      for (std::size_t i = list->head; i < list->size(); ++i) {
+        const Posted& p = list->at(i);
         if (&kernels_[p.kernel] != &ki) continue;
         const bool is_send = table == &sends_;
         waits << (is_send ? " waits for GPU " : " waits for a send from GPU ")
@@ -1092,19 +1365,12 @@ void Runtime::Execution::describe_wait(const KernelInstance& ki, std::ostream& w
 
 /// Per GPU, the time its data was moving in the measured iterations: the length of the union of its spans.
 void Runtime::Execution::sum_transfer_busy() {
-  for (auto& [gpu, spans] : moving_) {
-    std::sort(spans.begin(), spans.end());
-    Picoseconds total = 0, lo = -1, hi = -1;
-    for (const auto& [a, b] : spans) {
-      if (a > hi) {
-        total += hi - lo;
-        lo = a;
-        hi = b;
-      } else {
-        hi = std::max(hi, b);
-      }
-    }
-    result_.busy[gpu].transfer = total + (hi - lo);
+  for (std::size_t gpu = 0; gpu < moving_.size(); ++gpu) {
+    const Moving& m = moving_[gpu];
+    if (!m.used) continue;
+    Picoseconds total = m.closed;
+    for (std::size_t i = m.head; i < m.spans.size(); ++i) total += m.spans[i].second - m.spans[i].first;
+    result_.busy[static_cast<int>(gpu)].transfer = total;
   }
 }
 

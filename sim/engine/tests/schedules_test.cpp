@@ -8,6 +8,7 @@
 #include "commsim/models/transfer.hpp"
 #include "commsim/sim/runtime.hpp"
 #include "commsim/sim/schedules.hpp"
+#include "commsim/topo/load.hpp"
 #include "tiny_topology.hpp"
 
 using namespace commsim;
@@ -190,4 +191,133 @@ TEST_CASE(
   bad.activation_bytes = 1;
   bad.chunks = 2;
   CHECK_THROWS_WITH_AS(pipeline_program(bad), doctest::Contains("multiple of the stages"), UsageError);
+}
+
+namespace {
+
+/// Two HGX H100 machines on a rail-optimised fabric.
+topo::Topology two_hgx() {
+  topo::Diagnostics diag;
+  return topo::load_whatif(R"(
+[[nodes]]
+count = 2
+preset = "hgx-h100"
+[fabric]
+kind = "infiniband"
+rails = 8
+nodes_per_leaf = 1
+)",
+                           "two.toml", ".", {}, diag, models::HardwareCatalog::builtin());
+}
+
+/// `p` with every launch standing for every rank written out as one launch (or kernel) per rank, as the
+/// workloads built them before LaunchSpec::thread_per_rank existed.
+Program expanded(const Program& p) {
+  Program q = p;
+  q.launches.clear();
+  for (const LaunchSpec& l : p.launches) {
+    const std::vector<int>& gpus = p.comms.at(static_cast<std::size_t>(l.kernels.front().comm)).gpus;
+    if (l.thread_per_rank) {
+      for (std::size_t r = 0; r < gpus.size(); ++r) {
+        KernelSpec k = l.kernels.front();
+        k.every_rank = false;
+        k.gpu = gpus[r];
+        q.launches.push_back({l.thread + static_cast<int>(r), {k}, l.framework_calls});
+      }
+      continue;
+    }
+    LaunchSpec e{l.thread, {}, l.framework_calls};
+    for (const KernelSpec& k : l.kernels) {
+      if (!k.every_rank) {
+        e.kernels.push_back(k);
+        continue;
+      }
+      for (int g : gpus) {
+        KernelSpec one = k;
+        one.every_rank = false;
+        one.gpu = g;
+        e.kernels.push_back(one);
+      }
+    }
+    q.launches.push_back(std::move(e));
+  }
+  return q;
+}
+
+void check_same_run(Runtime& rt, Program compact) {
+  compact.warmup = 1;
+  compact.iterations = 2;
+  const Program full = expanded(compact);
+  REQUIRE(full.launches.size() >= compact.launches.size());
+  const RunResult a = rt.run(compact), b = rt.run(full);
+  CHECK(a.per_iteration == b.per_iteration);
+  CHECK(a.iteration_end == b.iteration_end);
+  CHECK(a.issue_end == b.issue_end);
+  CHECK(a.iteration_start == b.iteration_start);
+  CHECK(a.events == b.events);
+  CHECK(a.flows == b.flows);
+  REQUIRE(a.collectives.size() == b.collectives.size());
+  for (std::size_t i = 0; i < a.collectives.size(); ++i) {
+    CHECK(a.collectives[i].start == b.collectives[i].start);
+    CHECK(a.collectives[i].end == b.collectives[i].end);
+  }
+  REQUIRE(a.busy.size() == b.busy.size());
+  for (const auto& [gpu, busy] : a.busy) {
+    CAPTURE(gpu);
+    CHECK(busy.transfer == b.busy.at(gpu).transfer);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("runtime: a launch standing for every rank runs exactly as one launch per rank") {
+  const topo::Topology t = two_hgx();
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  const std::vector<std::uint64_t> pieces{1 << 20, 64 << 20, 4 << 10, 64 << 20};
+  const std::vector<std::vector<int>> groups{{0, 8, 9, 10}, {1, 2, 11, 12, 13}};
+  SUBCASE("one thread per rank (groups across machines)") {
+    check_same_run(rt, broadcast_pieces_program(groups, pieces, Framework::Nccl, true));
+  }
+  SUBCASE("PyTorch: the NCCL stream waits for the compute stream") {
+    check_same_run(rt, broadcast_pieces_program(groups, pieces, Framework::Torch, true));
+  }
+  SUBCASE("one thread per group, driving every rank") {
+    check_same_run(rt,
+                   broadcast_pieces_program({{0, 1, 2, 3}, {4, 5, 6, 7}}, pieces, Framework::Nccl, false));
+  }
+  SUBCASE("gradient all-reduce buckets") {
+    check_same_run(rt, grad_sync_program({0, 3, 8, 15}, pieces, Framework::Torch));
+  }
+}
+
+TEST_CASE("runtime: a kernel of every rank must be a collective, alone in a launch per rank") {
+  const topo::Topology t = two_hgx();
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  Program p = broadcast_pieces_program(std::vector<int>{0, 8}, {1024}, Framework::Nccl, true);
+  p.launches.front().kernels.push_back(p.launches.front().kernels.front());
+  CHECK_THROWS_WITH_AS(rt.run(p), doctest::Contains("exactly one kernel of every rank"), UsageError);
+  Program q = broadcast_pieces_program(std::vector<int>{0, 8}, {1024}, Framework::Nccl, false);
+  q.launches.front().kernels.front().collective.reset();
+  q.launches.front().kernels.front().ops.push_back({OpSpec::Kind::Send, 8, 1024});
+  CHECK_THROWS_WITH_AS(rt.run(q), doctest::Contains("must be a collective"), UsageError);
+}
+
+TEST_CASE("runtime: routes between machines, composed from per-GPU pieces, are Topology::route's") {
+  const topo::Topology t = two_hgx();
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  for (const topo::GpuInfo& a : t.gpus) {
+    for (const topo::GpuInfo& b : t.gpus) {
+      if (a.node == b.node) continue;
+      CAPTURE(a.name);
+      CAPTURE(b.name);
+      const topo::Route r = t.route(a.vertex, b.vertex);
+      const models::PairInfo& p = rt.pair(a.index, b.index);
+      CHECK(p.path_latency == r.latency);
+      CHECK(p.route_bandwidth == r.bandwidth);
+      CHECK_FALSE(p.same_node);
+    }
+  }
 }

@@ -312,7 +312,11 @@ double work_of(const SweepSpec& spec, std::size_t index, const std::vector<topo:
     const Program prog = point_program(spec, p, topologies[p.topology], ngpus);
     for (const LaunchSpec& l : prog.launches) {
       for (const KernelSpec& k : l.kernels) {
-        transfers += static_cast<double>(k.ops.size()) + (k.collective ? 1.0 : 0.0);
+        const double ranks =
+            k.every_rank && k.comm >= 0 && static_cast<std::size_t>(k.comm) < prog.comms.size()
+                ? static_cast<double>(prog.comms[static_cast<std::size_t>(k.comm)].gpus.size())
+                : 1.0;
+        transfers += static_cast<double>(k.ops.size()) + (k.collective ? ranks : 0.0);
       }
     }
   } catch (const std::exception&) {  // the point fails when it runs, and says why; here it costs little

@@ -70,11 +70,16 @@ KernelSpec wait_kernel(int gpu, int stream, std::vector<int> on) {
 void per_rank_collectives(Program& p, const std::vector<int>& gpus, models::CollOp op, std::uint64_t bytes,
                           int root, Framework framework, int comm = 0, int first_thread = 0) {
   const bool torch = framework == Framework::Torch;
-  for (std::size_t r = 0; r < gpus.size(); ++r) {
-    KernelSpec k = coll_kernel(gpus[r], torch ? 1 : 0, comm, op, bytes, root);
-    if (torch) k.wait_streams = {0};
-    p.launches.push_back({first_thread + static_cast<int>(r), {std::move(k)}, torch ? 1 : 0});
-  }
+  if (gpus != p.comms.at(static_cast<std::size_t>(comm)).gpus)
+    throw Error("per_rank_collectives: the GPUs are not communicator " + std::to_string(comm) + "'s ranks");
+  // One launch standing for every rank's (LaunchSpec::thread_per_rank): a 16,384-GPU weight push would hold
+  // 12.6 M of them.
+  KernelSpec k = coll_kernel(gpus.front(), torch ? 1 : 0, comm, op, bytes, root);
+  if (torch) k.wait_streams = {0};
+  k.every_rank = true;
+  LaunchSpec l{first_thread, {std::move(k)}, torch ? 1 : 0};
+  l.thread_per_rank = true;
+  p.launches.push_back(std::move(l));
 }
 
 }  // namespace
@@ -309,6 +314,7 @@ Program broadcast_pieces_program(const std::vector<std::vector<int>>& groups,
   if (pieces.empty()) throw UsageError("nothing to broadcast");
   Program p;
   for (const auto& g : groups) p.comms.push_back({g});
+  p.launches.reserve(pieces.size() * groups.size());
   for (std::uint64_t b : pieces) {
     int first_thread = 0;
     for (std::size_t c = 0; c < groups.size(); ++c) {
@@ -318,8 +324,9 @@ Program broadcast_pieces_program(const std::vector<std::vector<int>>& groups,
         per_rank_collectives(p, gpus, models::CollOp::Broadcast, b, 0, framework, comm, first_thread);
         first_thread += static_cast<int>(gpus.size());
       } else {
-        LaunchSpec l{comm, {}, 0};  // one host thread per trainer's group, driving all of it
-        for (int g : gpus) l.kernels.push_back(coll_kernel(g, 0, comm, models::CollOp::Broadcast, b, 0));
+        // One host thread per trainer's group, driving all of it: one kernel standing for every rank's.
+        LaunchSpec l{comm, {coll_kernel(gpus.front(), 0, comm, models::CollOp::Broadcast, b, 0)}, 0};
+        l.kernels.front().every_rank = true;
         p.launches.push_back(std::move(l));
       }
     }

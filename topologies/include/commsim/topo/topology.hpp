@@ -135,6 +135,28 @@ struct RouteTree {
   bool reaches(Vertex dst) const;
 };
 
+/// The vertices through which routes from (or to) one vertex leave (enter) its machine for the fabric tree:
+/// the vertex itself when it is on the tree (a switch, or a NIC with an uplink), then every vertex of its
+/// machine with an uplink that it reaches, in vertex order, with the routing cost of reaching it. Computed
+/// once per vertex (Topology::fabric_ends) and shared by every route from or to it.
+struct FabricEnds {
+  std::vector<Vertex> v;
+  std::vector<std::int64_t> cost;
+  std::vector<Vertex> root;            ///< the top of the fabric tree above each end
+  std::vector<int> depth;              ///< uplinks from each end to its root
+  std::vector<std::uint32_t> by_cost;  ///< indices, cheapest first (stable)
+  std::int64_t min_up = 0;             ///< the cheapest uplink cost of any end (0 when none has one)
+  std::size_t size() const { return v.size(); }
+};
+
+/// How a route between machines crosses the fabric tree: from end `a` of the source's FabricEnds up `up`
+/// uplinks to the lowest common ancestor, then down `down` downlinks to end `b` of the destination's.
+struct FabricCrossing {
+  std::size_t a = 0, b = 0;
+  int up = 0, down = 0;
+  std::int64_t cost = 0;  ///< in-machine costs of both ends plus the fabric hops
+};
+
 class Topology {
  public:
   Vertex add_vertex(VertexInfo info);
@@ -171,6 +193,16 @@ class Topology {
   Route route(Vertex src, Vertex dst) const;
   /// Routes from `src` to every vertex of its machine.
   RouteTree route_tree(Vertex src) const;
+  /// Where routes between machines leave `x`'s machine (or enter it); `tree` is route_tree(x).
+  FabricEnds fabric_ends(Vertex x, const RouteTree& tree) const;
+  /// The cheapest crossing from an end of `from` to a different end of `to` on the same fabric tree (ties:
+  /// the lowest end indices, `from`'s first): the choice route() makes between machines. Empty when none.
+  std::optional<FabricCrossing> cheapest_crossing(const FabricEnds& from, const FabricEnds& to) const;
+  /// The fabric tree above `v`: its parent (null_vertex() at the top or off the tree), the edge up to it and
+  /// the edge from it down to `v`. Defined only where the parent exists.
+  Vertex fabric_parent(Vertex v) const { return parent_[v]; }
+  Edge uplink(Vertex v) const { return up_edge(v); }
+  Edge downlink(Vertex v) const { return down_edge(v); }
 
  private:
   Graph graph_;
@@ -183,6 +215,7 @@ class Topology {
   /// (parent -> vertex) among the parent's: out-edge lists only grow, so positions stay valid, and a route
   /// finds a fabric edge in constant time instead of scanning a leaf's thousands of ports.
   std::vector<std::size_t> up_slot_, down_slot_;
+  std::vector<std::int64_t> up_cost_;  ///< vertex -> routing cost of its uplink (0 without one)
   Edge up_edge(Vertex v) const;
   Edge down_edge(Vertex v) const;
 };
