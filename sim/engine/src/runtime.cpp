@@ -410,8 +410,8 @@ class Runtime::Execution {
   double weakest_node_network(const std::set<int>& nodes) const;
   void issue_iterations();
   void issue_launch(const LaunchSpec& l, int iteration, std::size_t index);
-  /// `rank`: the rank `gpu` is of k's communicator when known (kernels of every rank), else -1. `graph`: inside
-  /// a captured CUDA graph; `join`: the previous graph iteration's kernels of its launch, to join on.
+  /// `rank`: the rank `gpu` is of k's communicator when known (kernels of every rank), else -1. `graph`:
+  /// inside a captured CUDA graph; `join`: the previous graph iteration's kernels of its launch, to join on.
   void issue_kernel(const KernelSpec& k, int gpu, int iteration, Picoseconds issued, int rank = -1,
                     bool graph = false, const std::vector<int>* join = nullptr);
   void add_join(const std::vector<int>& previous, KernelInstance& ki);
