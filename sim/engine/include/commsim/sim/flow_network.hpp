@@ -87,6 +87,8 @@ class FlowNetwork {
     int dead = 0;               ///< ended entries still in `classes`
     double load = 0;            ///< sum of rates of active flows (kept while an observer is set)
     bool in_loaded = false;     ///< in loaded_ (observer mode)
+    double sat_demand = -1;     ///< the last offered load (bytes/s) saturated_usable() was asked for
+    double sat_usable = 0;      ///< and its answer (bytes/s)
   };
   /// A weighted flow: `weight` identical flows that started together.
   struct Class {
@@ -126,6 +128,7 @@ class FlowNetwork {
   using Buckets = std::map<Picoseconds, Bucket>;
 
   int new_class();
+  double saturated_usable(Resource& res, double demand);
   void solve(const std::vector<int>& classes, const std::vector<ResourceId>& resources);
   void report_loads(const std::vector<int>& classes);
   void schedule_next();  ///< the earliest completion, tagged with the current generation
