@@ -267,7 +267,8 @@ void FlowNetwork::settle() {
   schedule_next();
 }
 
-void FlowNetwork::set_rate(Class& c, double rate) {
+void FlowNetwork::set_rate(int ci, double rate) {
+  Class& c = classes_[ci];
   const Picoseconds now = events_.now();
   if (rate == c.rate && c.since != now) return;  // same rate: the scheduled completion stands
   if (now > c.since) c.remaining -= c.rate * (static_cast<double>(now - c.since) / 1e12);
@@ -286,7 +287,7 @@ void FlowNetwork::set_rate(Class& c, double rate) {
         "bandwidth is outside the range commsim simulates");
   }
   c.finish = now + static_cast<Picoseconds>(ps);
-  add_due(c.finish, static_cast<int>(&c - classes_.data()), c.version);
+  add_due(c.finish, ci, c.version);
 }
 
 void FlowNetwork::add_due(Picoseconds when, int cls, std::uint32_t version) {
@@ -313,9 +314,9 @@ FlowNetwork::Buckets::iterator FlowNetwork::erase_bucket(Buckets::iterator it) {
   return due_.erase(it);
 }
 
-/// What a saturating resource delivers (bytes/s) under an offered load of `demand` bytes/s: a smooth minimum of
-/// the load and the capacity. Remembers its last answer: a broadcast's flows offer one resource the same load
-/// one after another, and the two pow() calls were ~5% of a 16,384-GPU weight push.
+/// What a saturating resource delivers (bytes/s) under an offered load of `demand` bytes/s: a smooth minimum
+/// of the load and the capacity. Remembers its last answer: a broadcast's flows offer one resource the same
+/// load one after another, and the two pow() calls were ~5% of a 16,384-GPU weight push.
 double FlowNetwork::saturated_usable(Resource& res, double demand) {
   if (demand != res.sat_demand) {
     const double x = demand / res.capacity;
@@ -342,7 +343,7 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
       level = std::min(level, usable / w);
     }
     if (level == kInf) throw Error("flow with unbounded rate");
-    set_rate(c, level);
+    set_rate(comp.front(), level);
     return;
   }
   // Water-filling: raise all unfrozen flows together; freeze those stopped by their own cap or by a saturated
@@ -452,7 +453,7 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     }
     pending -= frozen.size();
   }
-  for (const auto& [ci, level] : rates) set_rate(classes_[ci], level);
+  for (const auto& [ci, level] : rates) set_rate(ci, level);
 }
 
 void FlowNetwork::report_loads(const std::vector<int>& comp) {
