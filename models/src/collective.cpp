@@ -55,19 +55,28 @@ struct Layout {
   /// Per node, its ranks with a NIC of their own (rank_nic >= 0), in rank order; empty when every rank has
   /// one.
   std::vector<std::vector<int>> near_nic;
+  /// Per node, the NIC of each of near_nic's ranks.
+  std::vector<std::vector<int>> near_nic_id;
+  /// NCCL can close a ring through PXN: every pair inside a machine is NVLink P2P.
+  bool pxn = false;
 };
 
-Layout layout(std::span<const int> rank_node, std::span<const int> rank_nic) {
+Layout layout(std::span<const int> rank_node, std::span<const int> rank_nic, bool pxn) {
   Layout l;
+  l.pxn = pxn;
   std::map<int, int> node_index;
   for (std::size_t r = 0; r < rank_node.size(); ++r) {
     auto [it, added] = node_index.emplace(rank_node[r], static_cast<int>(l.by_node.size()));
     if (added) {
       l.by_node.emplace_back();
       l.near_nic.emplace_back();
+      l.near_nic_id.emplace_back();
     }
     l.by_node[it->second].push_back(static_cast<int>(r));
-    if (r < rank_nic.size() && rank_nic[r] >= 0) l.near_nic[it->second].push_back(static_cast<int>(r));
+    if (r < rank_nic.size() && rank_nic[r] >= 0) {
+      l.near_nic[it->second].push_back(static_cast<int>(r));
+      l.near_nic_id[it->second].push_back(rank_nic[r]);
+    }
   }
   for (const auto& ranks : l.by_node) l.ring.insert(l.ring.end(), ranks.begin(), ranks.end());
   return l;
@@ -158,66 +167,139 @@ int channels_for(int algo, int proto, std::uint64_t bytes, const CommInfo& c) {
   return nc;
 }
 
-/// Ring (or tree head) `r` of several: each node's ranks rotated by r, so that parallel rings leave and
-/// enter every node through different GPUs and hence different NICs, as NCCL's channels do. Where only some
-/// of a node's GPUs have a NIC of their own (a what-if with fewer NICs than GPUs), NCCL's ring search
-/// enters and leaves the node only through those (the others reach a NIC through the CPUs' interconnect or
-/// another GPU): ring r enters at the (r mod m)-th of the m such GPUs and leaves at the (r - 1 mod m)-th,
-/// visiting the node's other GPUs in between over NVLink, so every NIC carries the same number of rings.
-std::vector<int> rotated_ring(const Layout& l, int r) {
+/// Distinct NICs among a node's near ranks, in order of first appearance.
+std::vector<int> nics_of(const std::vector<int>& near_id) {
+  std::vector<int> nics;
+  for (int id : near_id) {
+    if (std::find(nics.begin(), nics.end(), id) == nics.end()) nics.push_back(id);
+  }
+  return nics;
+}
+
+/// One ring in communicator ranks: `ring[i]` sends to `ring[i + 1]` (the last to the first). `relay[i]` >= 0:
+/// that edge leaves its machine through PXN, over NVLink to rank relay[i], whose NIC sends it on.
+struct RingOrder {
   std::vector<int> ring;
+  std::vector<int> relay;
+};
+
+/// Ring (or tree head) `r` of several: each node's ranks rotated by r, so that parallel rings leave and
+/// enter every node through different GPUs and hence different NICs, as NCCL's channels do.
+///
+/// Where only some of a node's GPUs have a NIC of their own (a what-if with fewer NICs than GPUs), NCCL's
+/// ring search (src/graph/search.cc) enters and leaves the node only through those, and first looks for rings
+/// that leave through the NIC they entered by (NCCL_CROSS_NIC=2 tries crossNic 0 before 2): ring r takes the
+/// (r mod M)-th of the node's M NICs and enters at a GPU on it; it leaves through a second GPU on the same
+/// NIC where there is one, else (NVLink everywhere) through PXN: its last GPU writes over NVLink to the
+/// entering GPU, whose NIC sends it on (src/graph/paths.cc: GPU-to-NIC PXN paths). Only without NVLink and a
+/// lone GPU per NIC does it leave through the previous NIC's GPU (a rail crossing, NCCL's crossNic fallback).
+RingOrder rotated_ring(const Layout& l, int r) {
+  RingOrder o;
+  const auto u = static_cast<std::size_t>(r);
   for (std::size_t n = 0; n < l.by_node.size(); ++n) {
     const auto& ranks = l.by_node[n];
     const auto& near = l.near_nic[n];
     const std::size_t k = ranks.size();
     const std::size_t m = near.size();
-    if (m < 2 || m == k) {  // every GPU (or none, or one) has its NIC: plain rotation
-      for (std::size_t i = 0; i < k; ++i) ring.push_back(ranks[(i + static_cast<std::size_t>(r)) % k]);
+    if (m == 0 || m == k || (m == 1 && !l.pxn)) {  // every GPU (or none, or one) has its NIC: plain rotation
+      for (std::size_t i = 0; i < k; ++i) {
+        o.ring.push_back(ranks[(i + u) % k]);
+        o.relay.push_back(-1);
+      }
       continue;
     }
-    const int in = near[static_cast<std::size_t>(r) % m];
-    const int out = near[(static_cast<std::size_t>(r) + m - 1) % m];
+    const std::vector<int> nics = nics_of(l.near_nic_id[n]);
+    const std::size_t mm = nics.size();
+    const std::size_t which = u % mm;
+    std::vector<int> on;  // near ranks on this ring's NIC
+    for (std::size_t i = 0; i < m; ++i) {
+      if (l.near_nic_id[n][i] == nics[which]) on.push_back(near[i]);
+    }
+    const std::size_t j = (u / mm) % on.size();
+    const int in = on[j];
+    int out = -1, relay = -1;
+    if (on.size() >= 2) {
+      out = on[(j + on.size() - 1) % on.size()];
+    } else if (l.pxn) {
+      relay = in;
+    } else {
+      const int prev = nics[(which + mm - 1) % mm];
+      for (std::size_t i = 0; i < m && out < 0; ++i) {
+        if (l.near_nic_id[n][i] == prev) out = near[i];
+      }
+    }
     const std::size_t start =
         static_cast<std::size_t>(std::find(ranks.begin(), ranks.end(), in) - ranks.begin());
-    ring.push_back(in);
+    o.ring.push_back(in);
+    o.relay.push_back(-1);
     for (std::size_t i = 1; i < k; ++i) {
       const int x = ranks[(start + i) % k];
-      if (x != out) ring.push_back(x);
+      if (x == out) continue;
+      o.ring.push_back(x);
+      o.relay.push_back(-1);
     }
-    ring.push_back(out);
+    if (out >= 0) {
+      o.ring.push_back(out);
+      o.relay.push_back(-1);
+    }
+    o.relay.back() = relay;  // the edge out of this node
   }
-  return ring;
+  return o;
+}
+
+/// Rings across machines: one per rank of the smallest machine; where only some GPUs have a NIC, a whole
+/// number of rings per NIC (NCCL's search gives each NIC the same channels), as close to that as possible.
+int ring_count(const Layout& l) {
+  const int nodes = static_cast<int>(l.by_node.size());
+  if (nodes < 2) return 1;
+  std::size_t ppn = l.by_node.front().size();
+  for (const auto& ranks : l.by_node) ppn = std::min(ppn, ranks.size());
+  std::size_t per = 0;
+  for (std::size_t n = 0; n < l.by_node.size(); ++n) {
+    const std::size_t m = l.near_nic[n].size();
+    if (m == 0 || m == l.by_node[n].size() || (m == 1 && !l.pxn)) continue;
+    per = std::max(per, nics_of(l.near_nic_id[n]).size());
+  }
+  if (per == 0) return static_cast<int>(ppn);
+  return static_cast<int>(per * std::max<std::size_t>(1, ppn / per));
+}
+
+/// Appends the flow of edge `i` of ring `o`: one flow, or two through a PXN relay.
+void push_edge(std::vector<CollFlow>& flows, const RingOrder& o, std::size_t i, double bytes) {
+  const std::size_t n = o.ring.size();
+  const int src = o.ring[i % n], dst = o.ring[(i + 1) % n], relay = o.relay[i % n];
+  if (relay >= 0 && relay != src) {
+    flows.push_back({src, relay, bytes});
+    flows.push_back({relay, dst, bytes});
+  } else {
+    flows.push_back({src, dst, bytes});
+  }
 }
 
 /// Data bytes each edge carries: ring edges for ring algorithms, chains and double binary trees for Tree.
-/// Across machines the data is spread over as many parallel rings (trees) as the smallest machine has ranks.
+/// Across machines the data is spread over parallel rings (trees): ring_count().
 std::vector<CollFlow> data_flows(int algo, CollOp op, std::uint64_t bytes, int root, const Layout& l) {
   std::vector<CollFlow> flows;
   const int n = static_cast<int>(l.ring.size());
   if (n < 2) return flows;
   const int nodes = static_cast<int>(l.by_node.size());
-  std::size_t ppn = l.by_node.front().size();
-  for (const auto& ranks : l.by_node) ppn = std::min(ppn, ranks.size());
-  const int rings = nodes > 1 ? static_cast<int>(ppn) : 1;
+  const int rings = ring_count(l);
   const double s = static_cast<double>(bytes) / rings;
   for (int r = 0; r < rings; ++r) {
-    const std::vector<int> ring = rotated_ring(l, r);
+    const RingOrder o = rotated_ring(l, r);
+    const std::vector<int>& ring = o.ring;
     if (algo == kRing) {
       if (op == CollOp::Broadcast || op == CollOp::Reduce) {
         // A pipelined chain along the ring, from the root (broadcast) or ending at it (reduce).
         const int at = static_cast<int>(std::find(ring.begin(), ring.end(), root) - ring.begin());
         for (int i = 0; i < n - 1; ++i) {
-          if (op == CollOp::Broadcast) {
-            flows.push_back({ring[(at + i) % n], ring[(at + i + 1) % n], s});
-          } else {
-            flows.push_back({ring[(at + 1 + i) % n], ring[(at + 2 + i) % n], s});
-          }
+          push_edge(flows, o, static_cast<std::size_t>(op == CollOp::Broadcast ? at + i : at + 1 + i), s);
         }
         continue;
       }
       const double per_edge =
           op == CollOp::AllReduce ? 2.0 * (n - 1) / n * s : static_cast<double>(n - 1) / n * s;
-      for (int i = 0; i < n; ++i) flows.push_back({ring[i], ring[(i + 1) % n], per_edge});
+      for (int i = 0; i < n; ++i) push_edge(flows, o, static_cast<std::size_t>(i), per_edge);
       continue;
     }
     // Tree all-reduce: reduce up, broadcast down. Inside a node a chain from its head rank; between nodes two
@@ -250,7 +332,7 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
                                     int root, const CommInfo& comm, std::span<const int> rank_node,
                                     std::span<const int> rank_nic) {
   CollectivePlan plan;
-  const Layout l = layout(rank_node, rank_nic);
+  const Layout l = layout(rank_node, rank_nic, comm.all_nvlink);
   const int n = comm.nranks;
   if (n < 2) return plan;
   const int ppn = std::max(1, n / std::max(1, comm.nnodes));
@@ -297,7 +379,7 @@ CollectivePlan ideal_collective_plan(CollOp op, std::uint64_t bytes, int root, c
                                      std::span<const int> rank_node, std::span<const int> rank_nic) {
   CollectivePlan plan;
   if (comm.nranks < 2) return plan;
-  plan.flows = data_flows(kRing, op, bytes, root, layout(rank_node, rank_nic));
+  plan.flows = data_flows(kRing, op, bytes, root, layout(rank_node, rank_nic, comm.all_nvlink));
   plan.channels = comm.coll_channels;
   return plan;
 }

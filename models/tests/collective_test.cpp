@@ -99,9 +99,11 @@ TEST_CASE("collective: across many nodes small all-reduces go to Tree, and NCCL_
 
 TEST_CASE("collective: across machines rings enter and leave only through GPUs with a NIC of their own") {
   // 2 machines x 4 GPUs; only GPUs 0 and 1 of each machine have a NIC (a what-if with 2 of 4 NICs kept).
+  // Without NVLink there is no PXN: a ring leaves through the other NIC's GPU (NCCL's crossNic fallback).
   CommInfo c = h200x4();
   c.nranks = 8;
   c.nnodes = 2;
+  c.all_nvlink = false;
   const std::vector<int> nodes{0, 0, 0, 0, 1, 1, 1, 1};
   const std::vector<int> nics{0, 1, -1, -1, 0, 1, -1, -1};
   const auto m = make_transfer_model("nccl", ModelParams::defaults(), NcclEnv::parse({"NCCL_ALGO=Ring"}));
@@ -133,5 +135,127 @@ TEST_CASE("collective: across machines rings enter and leave only through GPUs w
   for (std::size_t i = 0; i < all.flows.size(); ++i) {
     CHECK(all.flows[i].src == own.flows[i].src);
     CHECK(all.flows[i].dst == own.flows[i].dst);
+  }
+}
+
+namespace {
+
+/// Two machines of `per` GPUs on NVSwitch (every pair NVLink P2P) whose rank r reaches NIC nics[r] (-1:
+/// none).
+CollectivePlan two_machines(CollOp op, std::uint64_t bytes, int per, const std::vector<int>& nics,
+                            int root = 0) {
+  CommInfo c = h200x4();
+  c.nranks = 2 * per;
+  c.nnodes = 2;
+  c.all_nvlink = true;
+  std::vector<int> nodes(static_cast<std::size_t>(per), 0);
+  nodes.insert(nodes.end(), static_cast<std::size_t>(per), 1);
+  const auto m = make_transfer_model("nccl", ModelParams::defaults(),
+                                     NcclEnv::parse({"NCCL_ALGO=Ring", "NCCL_PROTO=Simple"}));
+  return m->collective(op, bytes, root, c, nodes, nics);
+}
+
+/// Bytes leaving machine 0 through each NIC (flows from machine 0 to machine 1, by the sender's NIC).
+std::map<int, double> bytes_out_by_nic(const CollectivePlan& p, int per, const std::vector<int>& nics) {
+  std::map<int, double> out;
+  for (const CollFlow& f : p.flows) {
+    if (f.src < per && f.dst >= per) out[nics[static_cast<std::size_t>(f.src)]] += f.wire_bytes;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("collective: with NVLink and fewer NICs a ring leaves through the NIC it entered by, over PXN") {
+  // 2 machines x 4 GPUs, NICs only beside GPUs 0 and 1 (NIC 0, NIC 1). NCCL (crossNic 0 first, then PXN
+  // paths to the NIC) runs rings NIC n -> GPU n -> the others -> NVLink to GPU n -> NIC n: no rail crossing.
+  const std::vector<int> nics{0, 1, -1, -1, 0, 1, -1, -1};
+  const std::uint64_t s = 1ULL << 30;
+  const CollectivePlan p = two_machines(CollOp::AllReduce, s, 4, nics);
+  // 4 rings (2 per NIC), each 8 ring edges plus 2 PXN hops (one per machine).
+  REQUIRE(p.flows.size() == 4 * 10);
+  const double per_edge = 2.0 * 7 / 8 * static_cast<double>(s) / 4;
+  std::map<int, int> leaving, entering, relayed_to;
+  for (const CollFlow& f : p.flows) {
+    CHECK(f.wire_bytes == doctest::Approx(per_edge));
+    const bool cross = (f.src < 4) != (f.dst < 4);
+    if (!cross) continue;
+    // Both ends own a NIC, and the same one: the ring stays on its rail.
+    CHECK(nics[static_cast<std::size_t>(f.src)] >= 0);
+    CHECK(nics[static_cast<std::size_t>(f.src)] == nics[static_cast<std::size_t>(f.dst)]);
+    ++leaving[f.src];
+    ++entering[f.dst];
+  }
+  // The flow before each crossing is the PXN hop: the ring's last GPU on that machine to the NIC's GPU.
+  for (std::size_t i = 0; i < p.flows.size(); ++i) {
+    const CollFlow& f = p.flows[i];
+    if ((f.src < 4) == (f.dst < 4)) continue;
+    REQUIRE(i > 0);
+    CHECK(p.flows[i - 1].dst == f.src);
+    CHECK(p.flows[i - 1].src != f.src);
+    CHECK((p.flows[i - 1].src < 4) == (f.src < 4));
+    ++relayed_to[f.src];
+  }
+  for (int r : {0, 1, 4, 5}) {
+    CHECK(leaving[r] == 2);
+    CHECK(entering[r] == 2);
+    CHECK(relayed_to[r] == 2);
+  }
+  // Closed form: each NIC sends 2(n-1)/n x S / (NICs) out of each machine.
+  for (const auto& [nic, b] : bytes_out_by_nic(p, 4, nics)) {
+    CAPTURE(nic);
+    CHECK(b == doctest::Approx(2.0 * 7 / 8 * static_cast<double>(s) / 2));
+  }
+  // A broadcast chain follows the same rings: n - 1 edges, plus a PXN hop where it leaves a machine.
+  const CollectivePlan b = two_machines(CollOp::Broadcast, s, 4, nics);
+  for (const CollFlow& f : b.flows) {
+    if ((f.src < 4) != (f.dst < 4))
+      CHECK(nics[static_cast<std::size_t>(f.src)] == nics[static_cast<std::size_t>(f.dst)]);
+  }
+}
+
+TEST_CASE("collective: one NIC per machine carries every ring, entering and leaving through its GPU") {
+  const std::vector<int> nics{0, -1, -1, -1, 0, -1, -1, -1};
+  const std::uint64_t s = 1ULL << 30;
+  const CollectivePlan p = two_machines(CollOp::AllGather, s, 4, nics);
+  REQUIRE(p.flows.size() == 4 * 10);
+  for (const CollFlow& f : p.flows) {
+    if ((f.src < 4) != (f.dst < 4)) CHECK(((f.src == 0 && f.dst == 4) || (f.src == 4 && f.dst == 0)));
+  }
+  // All-gather: (n-1)/n x S leaves each machine, all of it through the one NIC.
+  const auto out = bytes_out_by_nic(p, 4, nics);
+  REQUIRE(out.size() == 1);
+  CHECK(out.at(0) == doctest::Approx(7.0 / 8 * static_cast<double>(s)));
+}
+
+TEST_CASE("collective: a NIC shared by two GPUs closes the ring through the second GPU, without PXN") {
+  // NIC 0 on the PCIe switch of GPUs 0 and 1 (PIX to both): NCCL finds NIC 0 -> GPU 0 -> .. -> GPU 1 -> NIC
+  // 0.
+  const std::vector<int> nics{0, 0, -1, -1, 0, 0, -1, -1};
+  const CollectivePlan p = two_machines(CollOp::AllReduce, 1ULL << 30, 4, nics);
+  REQUIRE(p.flows.size() == 4 * 8);  // no PXN hop
+  std::map<int, int> leaving, entering;
+  for (const CollFlow& f : p.flows) {
+    if ((f.src < 4) == (f.dst < 4)) continue;
+    ++leaving[f.src];
+    ++entering[f.dst];
+  }
+  for (int r : {0, 1, 4, 5}) {
+    CHECK(leaving[r] == 2);
+    CHECK(entering[r] == 2);
+  }
+}
+
+TEST_CASE("collective: every NIC gets whole rings: 3 NICs of 8 GPUs give 6 rings, 2 per NIC") {
+  std::vector<int> nics{0, 1, 2, -1, -1, -1, -1, -1};
+  nics.insert(nics.end(), nics.begin(), nics.end());
+  const std::uint64_t s = 3ULL << 30;
+  const CollectivePlan p = two_machines(CollOp::ReduceScatter, s, 8, nics);
+  REQUIRE(p.flows.size() == 6 * (16 + 2));
+  const auto out = bytes_out_by_nic(p, 8, nics);
+  REQUIRE(out.size() == 3);
+  for (const auto& [nic, b] : out) {
+    CAPTURE(nic);
+    CHECK(b == doctest::Approx(15.0 / 16 * static_cast<double>(s) / 3));
   }
 }

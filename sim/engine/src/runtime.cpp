@@ -181,32 +181,48 @@ struct Runtime::Impl {
 
   /// The NIC (index within its machine) GPU `g` reaches over PCIe alone - no NVLink hop through another GPU,
   /// no link between the CPUs - the cheapest if several; -1 when none (NCCL would reach a NIC only through
-  /// another GPU or the other socket, and does not enter or leave the machine there).
+  /// another GPU or the other socket, and does not enter or leave the machine there). As NCCL ranks paths
+  /// (PIX/PXB before PHB, src/graph/search.cc raises typeInter step by step), a route through a host bridge
+  /// counts only where no GPU of the machine reaches a NIC through PCIe switches alone.
   int own_nic_of(const topo::Topology& topo, int g) {
     if (own_nic.empty()) own_nic.assign(topo.gpus.size(), -2);
-    int& known = own_nic[static_cast<std::size_t>(g)];
-    if (known != -2) return known;
-    known = -1;
-    const topo::GpuInfo& gpu = topo.gpus[static_cast<std::size_t>(g)];
+    if (own_nic[static_cast<std::size_t>(g)] != -2) return own_nic[static_cast<std::size_t>(g)];
     const topo::Graph& graph = topo.graph();
-    const topo::RouteTree t = topo.route_tree(gpu.vertex);
-    double best = 0;
-    for (int nic : topo.nodes[static_cast<std::size_t>(gpu.node)].nics) {
-      const topo::NicInfo& info = topo.nics[static_cast<std::size_t>(nic)];
-      const topo::Route r = t.to(graph, info.vertex);
-      if (r.edges.empty()) continue;
-      bool own = true;
-      for (const topo::Edge& e : r.edges) {
-        const topo::LinkKind k = graph[e].kind;
-        own = own && k != topo::LinkKind::NvLink && k != topo::LinkKind::Smp;
+    const auto& node_gpus =
+        topo.nodes[static_cast<std::size_t>(topo.gpus[static_cast<std::size_t>(g)].node)].gpus;
+    std::vector<std::pair<int, bool>> reach;  // per GPU of the machine: NIC, through a host bridge
+    for (int x : node_gpus) {
+      const topo::GpuInfo& gpu = topo.gpus[static_cast<std::size_t>(x)];
+      const topo::RouteTree t = topo.route_tree(gpu.vertex);
+      int known = -1;
+      bool bridged = false;
+      double best = 0;
+      for (int nic : topo.nodes[static_cast<std::size_t>(gpu.node)].nics) {
+        const topo::NicInfo& info = topo.nics[static_cast<std::size_t>(nic)];
+        const topo::Route r = t.to(graph, info.vertex);
+        if (r.edges.empty()) continue;
+        bool own = true, via_bridge = false;
+        for (const topo::Edge& e : r.edges) {
+          const topo::LinkKind k = graph[e].kind;
+          own = own && k != topo::LinkKind::NvLink && k != topo::LinkKind::Smp;
+          const topo::VertexKind v = graph[boost::target(e, graph)].kind;
+          via_bridge = via_bridge || v == topo::VertexKind::HostBridge || v == topo::VertexKind::Cpu;
+        }
+        const double cost = static_cast<double>(r.edges.size());
+        if (own && (known < 0 || (bridged && !via_bridge) || (bridged == via_bridge && cost < best))) {
+          known = info.local_index;
+          bridged = via_bridge;
+          best = cost;
+        }
       }
-      const double cost = static_cast<double>(r.edges.size());
-      if (own && (known < 0 || cost < best)) {
-        known = info.local_index;
-        best = cost;
-      }
+      reach.emplace_back(known, bridged);
     }
-    return known;
+    const bool switched =
+        std::any_of(reach.begin(), reach.end(), [](const auto& r) { return r.first >= 0 && !r.second; });
+    for (std::size_t i = 0; i < node_gpus.size(); ++i) {
+      own_nic[static_cast<std::size_t>(node_gpus[i])] = switched && reach[i].second ? -1 : reach[i].first;
+    }
+    return own_nic[static_cast<std::size_t>(g)];
   }
 };
 

@@ -2,12 +2,16 @@
 // ideal model, the NCCL model's protocol choices, and deadlock reports.
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "commsim/core/error.hpp"
 #include "commsim/models/transfer.hpp"
 #include "commsim/sim/runtime.hpp"
 #include "commsim/sim/schedules.hpp"
+#include "commsim/sim/trace.hpp"
 #include "commsim/topo/load.hpp"
 #include "tiny_topology.hpp"
 
@@ -319,5 +323,75 @@ TEST_CASE("runtime: routes between machines, composed from per-GPU pieces, are T
       CHECK(p.route_bandwidth == r.bandwidth);
       CHECK_FALSE(p.same_node);
     }
+  }
+}
+
+namespace {
+
+/// Two HGX H100 machines on NDR (400 Gb/s = 50 GB/s per NIC) keeping only some NICs (`overrides`: a
+/// [nodes.overrides] line), one rail per kept NIC.
+topo::Topology two_hgx_with(const std::string& overrides, int rails) {
+  topo::Diagnostics diag;
+  return topo::load_whatif("[[nodes]]\ncount = 2\npreset = \"hgx-h100\"\n[nodes.overrides]\n" + overrides +
+                               "\n[fabric]\nkind = \"infiniband\"\nlink_bandwidth = \"400Gbps\"\nrails = " +
+                               std::to_string(rails) + "\n",
+                           "few.toml", ".", {}, diag, models::HardwareCatalog::builtin());
+}
+
+std::vector<int> all_gpus(const topo::Topology& t) {
+  std::vector<int> g;
+  for (const topo::GpuInfo& gpu : t.gpus) g.push_back(gpu.index);
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("runtime: an all-reduce across two HGX machines with m NICs each takes 2(n-1)/n S / (m x NIC)") {
+  // Ideal model: the NICs are the only bottleneck when every ring enters and leaves through the NIC it uses
+  // (PXN closes it over NVLink), on its own rail, and each NIC carries the same rings.
+  const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
+  const std::uint64_t s = 1ULL << 30;
+  const double nic = 400e9 / 8;
+  for (const auto& [overrides, m] : std::vector<std::pair<std::string, int>>{{"nics = 1", 1},
+                                                                             {"nics = 2", 2},
+                                                                             {"nics = 3", 3},
+                                                                             {"nics = 4", 4},
+                                                                             {"use_nics = [0, 2, 4, 6]", 4},
+                                                                             {"use_nics = [2, 3]", 2}}) {
+    CAPTURE(overrides);
+    const topo::Topology t = two_hgx_with(overrides, m);
+    Runtime rt(t, *model);
+    CHECK(once(rt, collective_program(all_gpus(t), models::CollOp::AllReduce, s)) ==
+          doctest::Approx(2.0 * 15 / 16 * static_cast<double>(s) / (m * nic)).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("runtime: rings cross machines only through the GPU beside each kept NIC, never through a CPU") {
+  // NICs 2 and 3 kept: on GPU 2's and GPU 3's PCIe switches. GPUs 0 and 1 reach them too, but only through
+  // their host bridges and the CPU (NCCL's PHB, ranked after PIX and PXN): they stay inside the ring.
+  const topo::Topology t = two_hgx_with("use_nics = [2, 3]", 2);
+  const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  Program p = collective_program(all_gpus(t), models::CollOp::AllReduce, 1ULL << 30);
+  p.warmup = 0;
+  p.iterations = 1;
+  Trace trace;
+  rt.run(p, &trace);
+  std::set<std::string> busy;
+  const nlohmann::json doc = trace.to_json();
+  for (const auto& e : doc["traceEvents"]) {
+    if (e.value("ph", "") == "C" && e["args"]["utilisation_percent"].get<double>() > 0)
+      busy.insert(e["name"].get<std::string>());
+  }
+  for (const std::string& link : busy) {
+    CAPTURE(link);
+    CHECK(link.find("hostbridge") == std::string::npos);
+    CHECK(link.find("cpu") == std::string::npos);
+    CHECK(link.find("spine") == std::string::npos);  // same rail on both machines
+  }
+  for (const char* link :
+       {"n0/NIC2->leaf.r0.0", "n0/NIC3->leaf.r1.0", "leaf.r0.0->n1/NIC2", "leaf.r1.0->n1/NIC3"}) {
+    CAPTURE(link);
+    CHECK(busy.count(link) == 1);
   }
 }
