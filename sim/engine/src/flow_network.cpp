@@ -267,8 +267,7 @@ void FlowNetwork::settle() {
   schedule_next();
 }
 
-void FlowNetwork::set_rate(int ci, double rate) {
-  Class& c = classes_[ci];
+void FlowNetwork::set_rate(Class& c, double rate) {
   const Picoseconds now = events_.now();
   if (rate == c.rate && c.since != now) return;  // same rate: the scheduled completion stands
   if (now > c.since) c.remaining -= c.rate * (static_cast<double>(now - c.since) / 1e12);
@@ -287,7 +286,7 @@ void FlowNetwork::set_rate(int ci, double rate) {
         "bandwidth is outside the range commsim simulates");
   }
   c.finish = now + static_cast<Picoseconds>(ps);
-  add_due(c.finish, ci, c.version);
+  add_due(c.finish, static_cast<int>(&c - classes_.data()), c.version);
 }
 
 void FlowNetwork::add_due(Picoseconds when, int cls, std::uint32_t version) {
@@ -314,9 +313,9 @@ FlowNetwork::Buckets::iterator FlowNetwork::erase_bucket(Buckets::iterator it) {
   return due_.erase(it);
 }
 
-/// What a saturating resource delivers (bytes/s) under an offered load of `demand` bytes/s: a smooth minimum
-/// of the load and the capacity. Remembers its last answer: a broadcast's flows offer one resource the same
-/// load one after another, and the two pow() calls were ~5% of a 16,384-GPU weight push.
+/// What a saturating resource delivers (bytes/s) under an offered load of `demand` bytes/s: a smooth minimum of
+/// the load and the capacity. Remembers its last answer: a broadcast's flows offer one resource the same load
+/// one after another, and the two pow() calls were ~5% of a 16,384-GPU weight push.
 double FlowNetwork::saturated_usable(Resource& res, double demand) {
   if (demand != res.sat_demand) {
     const double x = demand / res.capacity;
@@ -343,7 +342,7 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
       level = std::min(level, usable / w);
     }
     if (level == kInf) throw Error("flow with unbounded rate");
-    set_rate(comp.front(), level);
+    set_rate(c, level);
     return;
   }
   // Water-filling: raise all unfrozen flows together; freeze those stopped by their own cap or by a saturated
@@ -453,7 +452,7 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     }
     pending -= frozen.size();
   }
-  for (const auto& [ci, level] : rates) set_rate(ci, level);
+  for (const auto& [ci, level] : rates) set_rate(classes_[ci], level);
 }
 
 void FlowNetwork::report_loads(const std::vector<int>& comp) {

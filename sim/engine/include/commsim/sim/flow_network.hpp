@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "commsim/core/units.hpp"
-#include "commsim/sim/chunked_vector.hpp"
 #include "commsim/sim/event_queue.hpp"
 
 namespace commsim::sim {
@@ -134,7 +133,7 @@ class FlowNetwork {
   void report_loads(const std::vector<int>& classes);
   void schedule_next();  ///< the earliest completion, tagged with the current generation
   void on_completion(std::uint64_t generation);
-  void set_rate(int ci, double rate);
+  void set_rate(Class& c, double rate);
   /// Rates are recomputed once per instant: starts and completions mark the allocation stale and one event
   /// at the same time (after everything already queued for it) recomputes, so n flows started together cost
   /// one water-filling instead of n.
@@ -145,16 +144,16 @@ class FlowNetwork {
 
   EventQueue& events_;
   std::deque<std::vector<ResourceId>> owned_paths_;  ///< paths given by value to start(); never move
-  ChunkedVector<Resource> resources_;
+  std::vector<Resource> resources_;
   std::vector<std::string> names_;
-  ChunkedVector<Class> classes_;
+  std::vector<Class> classes_;
   /// Free class slots as a two-level bitmap (bit set = free), popped lowest first.
   std::vector<std::uint64_t> free_bits_, free_summary_;
   std::size_t free_count_ = 0;
   std::size_t free_low_ = 0;  ///< no summary word below it has a bit set
   void free_class(int cls);
   int pop_free_class();
-  ChunkedVector<Member> members_;
+  std::vector<Member> members_;
   std::vector<FlowId> free_members_;
   std::size_t active_members_ = 0;
   std::size_t active_classes_ = 0;
