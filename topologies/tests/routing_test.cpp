@@ -101,6 +101,30 @@ void check_all_pairs(const Topology& t) {
   }
 }
 
+/// Two tiers: 4 rail-optimised HGX H100 nodes, 2 per leaf.
+const char* kTwoTier = R"(
+[[nodes]]
+count = 4
+preset = "hgx-h100"
+[fabric]
+kind = "infiniband"
+rails = 8
+nodes_per_leaf = 2
+)";
+
+/// A PCIe server (one NIC per machine in use) with fewer rails than NICs, one node per leaf, 2:1
+/// oversubscribed.
+const char* kPcieTwoRails = R"(
+[[nodes]]
+count = 3
+preset = "dgx-a100"
+[fabric]
+kind = "infiniband"
+rails = 2
+nodes_per_leaf = 1
+oversubscription = "2:1"
+)";
+
 const char* kThreeTier = R"(
 [[nodes]]
 count = 8
@@ -117,30 +141,13 @@ core_oversubscription = "2:1"
 
 TEST_CASE("routing: the hierarchical router finds routes as cheap as a whole-graph Dijkstra") {
   SUBCASE("two tiers, 4 rail-optimised nodes") {
-    check_all_pairs(whatif(R"(
-[[nodes]]
-count = 4
-preset = "hgx-h100"
-[fabric]
-kind = "infiniband"
-rails = 8
-nodes_per_leaf = 2
-)"));
+    check_all_pairs(whatif(kTwoTier));
   }
   SUBCASE("three tiers, 8 nodes in 2 pods") {
     check_all_pairs(whatif(kThreeTier));
   }
   SUBCASE("one NIC per machine, fewer rails than NICs on a PCIe server") {
-    check_all_pairs(whatif(R"(
-[[nodes]]
-count = 3
-preset = "dgx-a100"
-[fabric]
-kind = "infiniband"
-rails = 2
-nodes_per_leaf = 1
-oversubscription = "2:1"
-)"));
+    check_all_pairs(whatif(kPcieTwoRails));
   }
 }
 
@@ -272,29 +279,12 @@ void check_crossings(const Topology& t) {
 TEST_CASE(
     "routing: the crossing between machines is the first cheapest pair of ends, as a scan of every pair") {
   SUBCASE("two tiers, 4 rail-optimised nodes") {
-    check_crossings(whatif(R"(
-[[nodes]]
-count = 4
-preset = "hgx-h100"
-[fabric]
-kind = "infiniband"
-rails = 8
-nodes_per_leaf = 2
-)"));
+    check_crossings(whatif(kTwoTier));
   }
   SUBCASE("three tiers, 8 nodes in 2 pods") {
     check_crossings(whatif(kThreeTier));
   }
   SUBCASE("fewer rails than NICs on a PCIe server, oversubscribed") {
-    check_crossings(whatif(R"(
-[[nodes]]
-count = 3
-preset = "dgx-a100"
-[fabric]
-kind = "infiniband"
-rails = 2
-nodes_per_leaf = 1
-oversubscription = "2:1"
-)"));
+    check_crossings(whatif(kPcieTwoRails));
   }
 }

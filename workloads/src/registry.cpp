@@ -18,31 +18,35 @@ FlagSpec gpus_flag() {
   return {"--gpus", Kind::Text, "GPUs in rank order: 0-3, 0,2,4, all", "all", false, Side::Simulate, {}};
 }
 FlagSpec launch_flag() {
-  return {"--launch",
-          Kind::Text,
-          "single-thread: one host thread drives every GPU (nccl-tests -g N);\nthread-per-gpu: "
-          "commsim-measure's default, or one process per GPU (mpirun);\nauto: single-thread inside one machine, "
-          "thread-per-gpu across machines",
-          "auto",
-          false,
-          Side::Simulate,
-          {"auto", "single-thread", "thread-per-gpu"}};
+  return {
+      "--launch",
+      Kind::Text,
+      "single-thread: one host thread drives every GPU (nccl-tests -g N);\nthread-per-gpu: "
+      "commsim-measure's default, or one process per GPU (mpirun);\nauto: single-thread inside one machine, "
+      "thread-per-gpu across machines",
+      "auto",
+      false,
+      Side::Simulate,
+      {"auto", "single-thread", "thread-per-gpu"}};
 }
 FlagSpec cuda_graph_flag() {
-  return {"--cuda-graph",
-          Kind::Text,
-          "on: the timed iterations run from one captured CUDA graph (nccl-tests -G,\nPyTorch CUDA graphs): no "
-          "host enqueue per iteration",
-          "off",
-          false,
-          Side::Simulate,
-          {"off", "on"}};
+  return {
+      "--cuda-graph",
+      Kind::Text,
+      "on: the timed iterations run from one captured CUDA graph (nccl-tests -G,\nPyTorch CUDA graphs): no "
+      "host enqueue per iteration",
+      "off",
+      false,
+      Side::Simulate,
+      {"off", "on"}};
 }
 FlagSpec root_flag() {
   return {"--root", Kind::Int, "Root rank (index into --gpus)", "0", false, Side::Simulate, {}};
 }
 /// commsim-measure's --root is a GPU index, not a rank.
-FlagSpec measure_root_flag() { return {"--root", Kind::Int, "Root GPU", "0", false, Side::Measure, {}}; }
+FlagSpec measure_root_flag() {
+  return {"--root", Kind::Int, "Root GPU", "0", false, Side::Measure, {}};
+}
 
 /// A ring or collective workload over --gpus, listed `measure_order`th by commsim-measure.
 WorkloadSpec over_gpus(std::string name, std::string summary, Family family, BusBw busbw, bool rooted,
@@ -68,7 +72,8 @@ std::vector<WorkloadSpec> build() {
   WorkloadSpec p2p;
   p2p.name = "p2p";
   p2p.summary =
-      "Unidirectional send from --src to --dst (or every directed pair with\n--pairs all), one host thread per GPU";
+      "Unidirectional send from --src to --dst (or every directed pair with\n--pairs all), one host thread "
+      "per GPU";
   p2p.example = "--src 0 --dst 1";
   p2p.family = Family::PointToPoint;
   p2p.measured = true;
@@ -79,36 +84,53 @@ std::vector<WorkloadSpec> build() {
                {"--dst", Kind::Int, "Receiving GPU index", "-1", false, Side::Simulate, {}, false},
                {"--pairs", Kind::Text, "'all': every directed GPU pair", "", false, Side::Simulate, {}},
                // commsim-measure plans every pair unless --src and --dst are given.
-               {"--pairs", Kind::Text, "'all': every directed pair of --gpus (the default)", "", false,
-                Side::Measure, {}},
+               {"--pairs",
+                Kind::Text,
+                "'all': every directed pair of --gpus (the default)",
+                "",
+                false,
+                Side::Measure,
+                {}},
                {"--src", Kind::Int, "Sending GPU", "-1", false, Side::Measure, {}, false},
                {"--dst", Kind::Int, "Receiving GPU", "-1", false, Side::Measure, {}, false}};
   out.push_back(p2p);
 
-  out.push_back(over_gpus("sendrecv",
-                          "nccl-tests sendrecv_perf over --gpus: every rank sends to the next and\nreceives from "
-                          "the previous in one group",
-                          Family::Ring, BusBw::One, false, 2));
-  out.push_back(over_gpus("alltoall",
-                          "nccl-tests alltoall_perf over --gpus, as NCCL runs it: grouped sends\nand receives of "
-                          "bytes/n to and from every other rank",
-                          Family::Ring, BusBw::RanksMinusOne, false, 7));
-  WorkloadSpec alltoallv =
-      over_gpus("alltoallv",
-                "The uneven all-to-all of MoE token dispatch over --gpus: grouped sends\nand receives whose per-peer "
-                "sizes follow --skew (or a --counts file)",
-                Family::Ring, BusBw::RanksMinusOne, false, 11);
+  out.push_back(
+      over_gpus("sendrecv",
+                "nccl-tests sendrecv_perf over --gpus: every rank sends to the next and\nreceives from "
+                "the previous in one group",
+                Family::Ring, BusBw::One, false, 2));
+  out.push_back(
+      over_gpus("alltoall",
+                "nccl-tests alltoall_perf over --gpus, as NCCL runs it: grouped sends\nand receives of "
+                "bytes/n to and from every other rank",
+                Family::Ring, BusBw::RanksMinusOne, false, 7));
+  WorkloadSpec alltoallv = over_gpus(
+      "alltoallv",
+      "The uneven all-to-all of MoE token dispatch over --gpus: grouped sends\nand receives whose per-peer "
+      "sizes follow --skew (or a --counts file)",
+      Family::Ring, BusBw::RanksMinusOne, false, 11);
   alltoallv.example = "--gpus 0-3 --skew 1.2";
-  alltoallv.flags.push_back({"--skew", Kind::Number,
-                             "Expert popularity skew: peer k of a seeded order receives a share\n1/(1+k)^skew "
-                             "(0: uniform, alltoall's sizes)",
-                             "0", false, Side::Both, {}});
-  alltoallv.flags.push_back({"--skew-seed", Kind::Int, "Seed of the peers' popularity order", "1", false,
-                             Side::Both, {}});
-  alltoallv.flags.push_back({"--counts", Kind::Text,
-                             "File of n lines of n relative sizes (line r: what rank r sends each\nrank), instead "
-                             "of --skew",
-                             "", false, Side::Both, {}});
+  alltoallv.flags.push_back(
+      {"--skew",
+       Kind::Number,
+       "Expert popularity skew: peer k of a seeded order receives a share\n1/(1+k)^skew "
+       "(0: uniform, alltoall's sizes)",
+       "0",
+       false,
+       Side::Both,
+       {}});
+  alltoallv.flags.push_back(
+      {"--skew-seed", Kind::Int, "Seed of the peers' popularity order", "1", false, Side::Both, {}});
+  alltoallv.flags.push_back(
+      {"--counts",
+       Kind::Text,
+       "File of n lines of n relative sizes (line r: what rank r sends each\nrank), instead "
+       "of --skew",
+       "",
+       false,
+       Side::Both,
+       {}});
   out.push_back(alltoallv);
 
   WorkloadSpec exchange;
@@ -126,36 +148,47 @@ std::vector<WorkloadSpec> build() {
                     {"--mode", Kind::Text, "sequential, overlapped or batched", "", true, Side::Both, {}}};
   out.push_back(exchange);
 
-  out.push_back(over_gpus("all_reduce",
-                          "nccl-tests all_reduce_perf over --gpus (Ring/Tree, LL/LL128/Simple as NCCL's tuner "
-                          "picks)",
-                          Family::Collective, BusBw::TwiceRanksMinusOne, false, 4));
+  out.push_back(
+      over_gpus("all_reduce",
+                "nccl-tests all_reduce_perf over --gpus (Ring/Tree, LL/LL128/Simple as NCCL's tuner "
+                "picks)",
+                Family::Collective, BusBw::TwiceRanksMinusOne, false, 4));
   out.push_back(over_gpus("all_gather", "nccl-tests all_gather_perf over --gpus (size = the gathered output)",
                           Family::Collective, BusBw::RanksMinusOne, false, 5));
   out.push_back(over_gpus("reduce_scatter", "nccl-tests reduce_scatter_perf over --gpus (size = the input)",
                           Family::Collective, BusBw::RanksMinusOne, false, 6));
-  WorkloadSpec broadcast =
-      over_gpus("broadcast",
-                "nccl-tests broadcast_perf over --gpus from --root; or with --model NAME\nthe model's tensors, one "
-                "broadcast per tensor or per --bucket-bytes bucket",
-                Family::Collective, BusBw::One, true, 8);
-  broadcast.flags.push_back({"--model", Kind::Text,
-                             "Broadcast this model's tensors (`commsim model list`) instead of a\nsize sweep", "",
-                             false, Side::Simulate, {}});
-  broadcast.flags.push_back({"--bucket-bytes", Kind::Text,
+  WorkloadSpec broadcast = over_gpus(
+      "broadcast",
+      "nccl-tests broadcast_perf over --gpus from --root; or with --model NAME\nthe model's tensors, one "
+      "broadcast per tensor or per --bucket-bytes bucket",
+      Family::Collective, BusBw::One, true, 8);
+  broadcast.flags.push_back({"--model",
+                             Kind::Text,
+                             "Broadcast this model's tensors (`commsim model list`) instead of a\nsize sweep",
+                             "",
+                             false,
+                             Side::Simulate,
+                             {}});
+  broadcast.flags.push_back({"--bucket-bytes",
+                             Kind::Text,
                              "With --model: coalesce consecutive tensors into buckets of at most\nthis size "
                              "(default: one broadcast per tensor)",
-                             "", false, Side::Simulate, {}});
+                             "",
+                             false,
+                             Side::Simulate,
+                             {}});
   out.push_back(broadcast);
-  out.push_back(over_gpus("reduce", "nccl-tests reduce_perf over --gpus to --root", Family::Collective, BusBw::One,
-                          true, 9));
+  out.push_back(over_gpus("reduce", "nccl-tests reduce_perf over --gpus to --root", Family::Collective,
+                          BusBw::One, true, 9));
 
   WorkloadSpec pipeline;
   pipeline.name = "pipeline";
   pipeline.summary =
-      "Megatron 1F1B pipeline step over --stages P GPUs (or --gpus), or the\ninterleaved schedule (--schedule "
+      "Megatron 1F1B pipeline step over --stages P GPUs (or --gpus), or the\ninterleaved schedule "
+      "(--schedule "
       "interleaved --chunks V); P2P --mode\nsequential|overlapped|batched";
-  pipeline.example = "--stages 4 --microbatches 4,16 --activation-bytes 4MiB,64MiB --fwd-us 500 --bwd-us 1000";
+  pipeline.example =
+      "--stages 4 --microbatches 4,16 --activation-bytes 4MiB,64MiB --fwd-us 500 --bwd-us 1000";
   pipeline.family = Family::Pipeline;
   pipeline.size = SizeMeaning::PerMicrobatch;
   pipeline.measured = true;
@@ -163,41 +196,123 @@ std::vector<WorkloadSpec> build() {
   pipeline.columns = {"bytes", "microbatches", "mode",       "framework", "time_us",
                       "stage", "gpu",          "compute_us", "comm_us",   "bubble_us"};
   pipeline.flags = {
-      {"--stages", Kind::Int, "Pipeline stages P: rank r runs stage r on GPU r", "0", false, Side::Simulate, {}, false},
-      {"--gpus", Kind::Text, "GPUs for the stages in order (instead of the first P)", "all", false, Side::Simulate,
-       {}, false},
+      {"--stages",
+       Kind::Int,
+       "Pipeline stages P: rank r runs stage r on GPU r",
+       "0",
+       false,
+       Side::Simulate,
+       {},
+       false},
+      {"--gpus",
+       Kind::Text,
+       "GPUs for the stages in order (instead of the first P)",
+       "all",
+       false,
+       Side::Simulate,
+       {},
+       false},
       {"--microbatches", Kind::Text, "Microbatches per step, a list: 4,16", "", true, Side::Simulate, {}},
-      {"--activation-bytes", Kind::Text, "Activation (and gradient) bytes per microbatch, a list: 4MiB,64MiB", "",
-       true, Side::Simulate, {}},
-      {"--fwd-us", Kind::Number, "Forward compute per stage and microbatch (us, or with a unit: 0.5ms)", "", true,
-       Side::Simulate, {}},
-      {"--bwd-us", Kind::Number, "Backward compute per stage and microbatch (us, or with a unit: 1ms)", "", true,
-       Side::Simulate, {}},
-      {"--mode", Kind::Text, "P2P modes, a list of sequential, overlapped, batched (default: all)", "", false,
-       Side::Simulate, {}},
-      {"--schedule", Kind::Text,
-       "1f1b (Megatron's non-interleaved) or interleaved (virtual pipeline\nstages, --chunks V)", "1f1b", false,
-       Side::Simulate, {"1f1b", "interleaved"}},
-      {"--chunks", Kind::Int,
-       "Model chunks per stage for --schedule interleaved; --fwd-us/--bwd-us\nare per stage and split evenly over "
+      {"--activation-bytes",
+       Kind::Text,
+       "Activation (and gradient) bytes per microbatch, a list: 4MiB,64MiB",
+       "",
+       true,
+       Side::Simulate,
+       {}},
+      {"--fwd-us",
+       Kind::Number,
+       "Forward compute per stage and microbatch (us, or with a unit: 0.5ms)",
+       "",
+       true,
+       Side::Simulate,
+       {}},
+      {"--bwd-us",
+       Kind::Number,
+       "Backward compute per stage and microbatch (us, or with a unit: 1ms)",
+       "",
+       true,
+       Side::Simulate,
+       {}},
+      {"--mode",
+       Kind::Text,
+       "P2P modes, a list of sequential, overlapped, batched (default: all)",
+       "",
+       false,
+       Side::Simulate,
+       {}},
+      {"--schedule",
+       Kind::Text,
+       "1f1b (Megatron's non-interleaved) or interleaved (virtual pipeline\nstages, --chunks V)",
+       "1f1b",
+       false,
+       Side::Simulate,
+       {"1f1b", "interleaved"}},
+      {"--chunks",
+       Kind::Int,
+       "Model chunks per stage for --schedule interleaved; --fwd-us/--bwd-us\nare per stage and split evenly "
+       "over "
        "the chunks",
-       "0", false, Side::Simulate, {}, false},
+       "0",
+       false,
+       Side::Simulate,
+       {},
+       false},
       // commsim-measure: comma-split lists, emulated compute with defaults, the schedule checked when run.
-      {"--activation-bytes", Kind::TextList, "Activation size(s) sent between stages, with a unit", "", false,
-       Side::Measure, {}, true, ','},
-      {"--microbatches", Kind::IntList, "Microbatch count(s)", "", true, Side::Measure, {}, true, ','},
-      {"--mode", Kind::TextList, "P2P mode(s): sequential, overlapped, batched", "", true, Side::Measure, {}, true,
+      {"--activation-bytes",
+       Kind::TextList,
+       "Activation size(s) sent between stages, with a unit",
+       "",
+       false,
+       Side::Measure,
+       {},
+       true,
        ','},
-      {"--fwd-us", Kind::Number, "Emulated forward compute per stage and microbatch (us, or with a unit)", "500", false,
-       Side::Measure, {}},
-      {"--bwd-us", Kind::Number, "Emulated backward compute per stage and microbatch (us, or with a unit)", "1000", false,
-       Side::Measure, {}},
-      {"--schedule", Kind::Text, "Pipeline schedule: 1f1b or interleaved (with --chunks)", "1f1b", false,
-       Side::Measure, {}},
-      {"--chunks", Kind::Int,
-       "Model chunks per stage for --schedule interleaved (--fwd-us/--bwd-us split\nevenly)", "0", false,
-       Side::Measure, {}, false},
-      {"--framework", Kind::Text, "nccl: plain NCCL calls (torch: measure/torch/)", "nccl", false, Side::Measure,
+      {"--microbatches", Kind::IntList, "Microbatch count(s)", "", true, Side::Measure, {}, true, ','},
+      {"--mode",
+       Kind::TextList,
+       "P2P mode(s): sequential, overlapped, batched",
+       "",
+       true,
+       Side::Measure,
+       {},
+       true,
+       ','},
+      {"--fwd-us",
+       Kind::Number,
+       "Emulated forward compute per stage and microbatch (us, or with a unit)",
+       "500",
+       false,
+       Side::Measure,
+       {}},
+      {"--bwd-us",
+       Kind::Number,
+       "Emulated backward compute per stage and microbatch (us, or with a unit)",
+       "1000",
+       false,
+       Side::Measure,
+       {}},
+      {"--schedule",
+       Kind::Text,
+       "Pipeline schedule: 1f1b or interleaved (with --chunks)",
+       "1f1b",
+       false,
+       Side::Measure,
+       {}},
+      {"--chunks",
+       Kind::Int,
+       "Model chunks per stage for --schedule interleaved (--fwd-us/--bwd-us split\nevenly)",
+       "0",
+       false,
+       Side::Measure,
+       {},
+       false},
+      {"--framework",
+       Kind::Text,
+       "nccl: plain NCCL calls (torch: measure/torch/)",
+       "nccl",
+       false,
+       Side::Measure,
        {}}};
   for (FlagSpec& f : pipeline.flags) {
     if (f.name == "--fwd-us" || f.name == "--bwd-us") f.time_unit = "us";
@@ -207,23 +322,45 @@ std::vector<WorkloadSpec> build() {
   WorkloadSpec ws;
   ws.name = "weight-sync";
   ws.summary =
-      "RL trainer-to-rollout weight push of --model from --from to --to, by\nNCCL broadcast or a copy-engine P2P "
+      "RL trainer-to-rollout weight push of --model from --from to --to, by\nNCCL broadcast or a copy-engine "
+      "P2P "
       "engine (--method)";
   ws.example = "--model qwen2.5-32b --from 0 --to 1-3 --method broadcast";
   ws.family = Family::ModelPush;
   ws.size = SizeMeaning::WholeModel;
   ws.columns = {"model", "method", "tensors", "transfers", "bytes", "timing", "time_us"};
   ws.flags = {
-      {"--model", Kind::Text, "Model whose weights are pushed (`commsim model list`)", "", true, Side::Simulate, {}},
-      {"--from", Kind::Text,
-       "Trainer GPU(s): 0, or 0-7 for several trainers, each pushing to its contiguous\nshare of --to in parallel "
+      {"--model",
+       Kind::Text,
+       "Model whose weights are pushed (`commsim model list`)",
+       "",
+       true,
+       Side::Simulate,
+       {}},
+      {"--from",
+       Kind::Text,
+       "Trainer GPU(s): 0, or 0-7 for several trainers, each pushing to its contiguous\nshare of --to in "
+       "parallel "
        "(one communicator or engine per trainer)",
-       "", true, Side::Simulate, {}},
+       "",
+       true,
+       Side::Simulate,
+       {}},
       {"--to", Kind::Text, "Rollout GPUs: 1-3", "", true, Side::Simulate, {}},
-      {"--method", Kind::Text, "broadcast (NCCL) or p2p-engine (copy engines)", "", true, Side::Simulate,
+      {"--method",
+       Kind::Text,
+       "broadcast (NCCL) or p2p-engine (copy engines)",
+       "",
+       true,
+       Side::Simulate,
        {"broadcast", "p2p-engine"}},
-      {"--bucket-bytes", Kind::Text, "broadcast: coalesce consecutive tensors into buckets of at most this\nsize",
-       "", false, Side::Simulate, {}},
+      {"--bucket-bytes",
+       Kind::Text,
+       "broadcast: coalesce consecutive tensors into buckets of at most this\nsize",
+       "",
+       false,
+       Side::Simulate,
+       {}},
       {"--streams", Kind::Int, "p2p-engine: copy streams per rollout GPU", "4", false, Side::Simulate, {}}};
   out.push_back(ws);
 
@@ -236,16 +373,31 @@ std::vector<WorkloadSpec> build() {
   gs.busbw = BusBw::TwiceRanksMinusOne;
   gs.columns = {"case",  "topology", "model",      "ngpus",      "buckets", "bucket_bytes",
                 "bytes", "time_us",  "algbw_gbps", "busbw_gbps", "speedup"};
-  gs.flags = {
-      {"--model", Kind::Text, "Model whose gradients are reduced", "", true, Side::Simulate, {}},
-      {"--gpus", Kind::Text, "Data-parallel GPUs: 0-15, all", "all", false, Side::Simulate, {}},
-      {"--bucket-bytes", Kind::Text, "Gradient bucket size (DDP's default 25MiB)", "", false, Side::Simulate, {}},
-      {"--baseline-topology", Kind::Text, "Also run on this fabric (e.g. the TCP what-if) and report the speedup",
-       "", false, Side::Simulate, {}},
-      {"--baseline-nccl-env", Kind::TextList,
-       "Also run with these extra NCCL knobs (e.g. NCCL_IB_DISABLE=1: TCP\nsockets over the same NICs) and report "
-       "the speedup",
-       "", false, Side::Simulate, {}}};
+  gs.flags = {{"--model", Kind::Text, "Model whose gradients are reduced", "", true, Side::Simulate, {}},
+              {"--gpus", Kind::Text, "Data-parallel GPUs: 0-15, all", "all", false, Side::Simulate, {}},
+              {"--bucket-bytes",
+               Kind::Text,
+               "Gradient bucket size (DDP's default 25MiB)",
+               "",
+               false,
+               Side::Simulate,
+               {}},
+              {"--baseline-topology",
+               Kind::Text,
+               "Also run on this fabric (e.g. the TCP what-if) and report the speedup",
+               "",
+               false,
+               Side::Simulate,
+               {}},
+              {"--baseline-nccl-env",
+               Kind::TextList,
+               "Also run with these extra NCCL knobs (e.g. NCCL_IB_DISABLE=1: TCP\nsockets over the same "
+               "NICs) and report "
+               "the speedup",
+               "",
+               false,
+               Side::Simulate,
+               {}}};
   out.push_back(gs);
   return out;
 }

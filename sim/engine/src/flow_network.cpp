@@ -313,9 +313,9 @@ FlowNetwork::Buckets::iterator FlowNetwork::erase_bucket(Buckets::iterator it) {
   return due_.erase(it);
 }
 
-/// What a saturating resource delivers (bytes/s) under an offered load of `demand` bytes/s: a smooth minimum of
-/// the load and the capacity. Remembers its last answer: a broadcast's flows offer one resource the same load
-/// one after another, and the two pow() calls were ~5% of a 16,384-GPU weight push.
+/// What a saturating resource delivers (bytes/s) under an offered load of `demand` bytes/s: a smooth minimum
+/// of the load and the capacity. Remembers its last answer: a broadcast's flows offer one resource the same
+/// load one after another, and the two pow() calls were ~5% of a 16,384-GPU weight push.
 double FlowNetwork::saturated_usable(Resource& res, double demand) {
   if (demand != res.sat_demand) {
     const double x = demand / res.capacity;
@@ -334,11 +334,8 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     const double w = c.weight;
     double level = c.cap > 0 ? c.cap : kInf;
     for (ResourceId r : *c.path) {
-      const Resource& res = resources_[r];
-      double usable = res.capacity;  // a saturating resource below: the same load as last time is common
-      if (res.saturation > 0 && c.cap > 0) {
-        usable = saturated_usable(resources_[r], w * c.cap);
-      }
+      Resource& res = resources_[r];
+      const double usable = res.saturation > 0 && c.cap > 0 ? saturated_usable(res, w * c.cap) : res.capacity;
       level = std::min(level, usable / w);
     }
     if (level == kInf) throw Error("flow with unbounded rate");

@@ -431,6 +431,9 @@ class Runtime::Execution {
   void issue_kernel(const KernelSpec& k, int gpu, int iteration, Picoseconds issued, int rank = -1,
                     bool graph = false, const std::vector<int>* join = nullptr);
   void add_join(const std::vector<int>& previous, KernelInstance& ki);
+  /// The GPUs, in rank order, of `k`, a kernel of every rank; checks that it is a collective on a known
+  /// communicator.
+  const std::vector<int>& every_rank_members(const KernelSpec& k) const;
   bool check_ops(const KernelSpec& k) const;
   int collective_seq(const KernelSpec& k, int gpu, int rank);
   void add_stream_waits(const KernelSpec& k, KernelInstance& ki);
@@ -697,13 +700,10 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration, std::s
     if (l.kernels.size() != 1 || !l.kernels.front().every_rank)
       throw UsageError("a launch per rank needs exactly one kernel of every rank");
     const KernelSpec& k = l.kernels.front();
-    if (!k.collective || !k.ops.empty() || k.compute > 0 || k.comm < 0 ||
-        static_cast<std::size_t>(k.comm) >= comms_.size())
-      throw UsageError("a kernel of every rank must be a collective on a known communicator");
+    const std::vector<int>& members = every_rank_members(k);
     // Each rank's launch: one GPU, no send/recv, one collective (one GPU per thread: no graph join).
     const Picoseconds host =
         graph ? 0 : model_.host_launch_time(1, 0, 1) + l.framework_calls * model_.framework_call_time();
-    const std::vector<int>& members = program_.comms[k.comm].gpus;
     for (std::size_t r = 0; r < members.size(); ++r) {
       Picoseconds& t = thread_time_[l.thread + static_cast<int>(r)];
       t += host;
@@ -716,10 +716,7 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration, std::s
   bool comm_kernel = false, compute_kernel = false;
   for (const KernelSpec& k : l.kernels) {
     if (k.every_rank) {
-      if (!k.collective || !k.ops.empty() || k.compute > 0 || k.comm < 0 ||
-          static_cast<std::size_t>(k.comm) >= comms_.size())
-        throw UsageError("a kernel of every rank must be a collective on a known communicator");
-      const std::vector<int>& members = program_.comms[k.comm].gpus;
+      const std::vector<int>& members = every_rank_members(k);
       gpus.insert(gpus.end(), members.begin(), members.end());
       comm_kernel = true;
       colls += static_cast<int>(members.size());
@@ -763,6 +760,13 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration, std::s
     }
   }
   if (joined) *previous = std::move(issued);
+}
+
+const std::vector<int>& Runtime::Execution::every_rank_members(const KernelSpec& k) const {
+  if (!k.collective || !k.ops.empty() || k.compute > 0 || k.comm < 0 ||
+      static_cast<std::size_t>(k.comm) >= comms_.size())
+    throw UsageError("a kernel of every rank must be a collective on a known communicator");
+  return program_.comms[k.comm].gpus;
 }
 
 std::size_t Runtime::Execution::copies(const KernelSpec& k) const {
