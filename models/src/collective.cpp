@@ -355,7 +355,12 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
   plan.latency = k.base_latency[c.proto] + intra_steps * k.hop_latency[c.proto] +
                  inter_steps * (k.net_hop_latency[c.proto] + (comm.net_tcp ? p.net_tcp_latency : 0));
   const double wire = c.proto == kLl ? 1.0 / p.ll.wire_efficiency : c.proto == kLl128 ? 128.0 / 120.0 : 1.0;
-  const double eff = k.efficiency[static_cast<int>(op)] * (c.algo == kRing ? 1.0 : p.coll_tree_efficiency);
+  double eff = k.efficiency[static_cast<int>(op)] * (c.algo == kRing ? 1.0 : p.coll_tree_efficiency);
+  if (c.algo == kRing && op != CollOp::Broadcast && op != CollOp::Reduce) {
+    // Each ring loop iteration is k sending steps and one receive-only step (p.coll_ring_recv_step).
+    const double sending = op == CollOp::AllReduce ? 2.0 * (n - 1) : n - 1.0;
+    eff *= sending / (sending + p.coll_ring_recv_step);
+  }
   plan.flow_rate = plan.channels * k.channel_bandwidth[c.proto] * wire;
   plan.flows = data_flows(c.algo, op, bytes, root, l);
   for (CollFlow& f : plan.flows) f.wire_bytes *= wire / eff;

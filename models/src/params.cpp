@@ -17,7 +17,7 @@ std::span<const EmbeddedFile> embedded_params();
 
 namespace {
 
-enum class Kind { Size, Bandwidth, Duration, Ratio, Count, Sharpness };
+enum class Kind { Size, Bandwidth, Duration, Ratio, Fraction, Count, Sharpness };
 
 struct Field {
   std::string_view section;
@@ -120,6 +120,7 @@ const std::vector<Field>& fields() {
       {"collective", "broadcast_efficiency", Kind::Ratio, to_coll(&CollectiveParams::efficiency, 3)},
       {"collective", "reduce_efficiency", Kind::Ratio, to_coll(&CollectiveParams::efficiency, 4)},
       {"collective", "tree_efficiency", Kind::Ratio, to(&P::coll_tree_efficiency)},
+      {"collective", "ring_recv_step", Kind::Fraction, to(&P::coll_ring_recv_step)},
       {"band", "latency_below", Kind::Ratio, to_band(&BandParams::latency_below)},
       {"band", "latency_above", Kind::Ratio, to_band(&BandParams::latency_above)},
       {"band", "bandwidth_below", Kind::Ratio, to_band(&BandParams::bandwidth_below)},
@@ -225,6 +226,13 @@ ModelParams ModelParams::parse(std::string_view toml_text, const std::string& fi
           if (!n->is_number()) sf.fail(name, "expected a plain number (a ratio, no unit)");
           value = n->value<double>().value_or(0);
           if (!(value > 0) || value > 100) sf.fail(name, "must be a positive ratio");
+          break;
+        }
+        case Kind::Fraction: {
+          const toml::node* n = v.as_table()->get(name);
+          if (!n->is_number()) sf.fail(name, "expected a plain number (a ratio, no unit)");
+          value = n->value<double>().value_or(-1);
+          if (!(value >= 0) || value > 100) sf.fail(name, "must be a ratio of 0 or more");
           break;
         }
         case Kind::Sharpness: {

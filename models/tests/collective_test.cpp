@@ -62,6 +62,34 @@ TEST_CASE("collective: ring flows carry 2(n-1)/n of the buffer for all-reduce, (
   for (const auto& f : ll.flows) CHECK(f.wire_bytes == doctest::Approx(2 * 0.75 * (1 << 20)));
 }
 
+TEST_CASE("collective: the ring's receive-only step costs 2 ranks a larger share of link time than 4") {
+  // With ring_recv_step f, a ring of n ranks keeps its links busy k / (k + f) of the time, k = n - 1 sending
+  // steps per loop (2 (n - 1) for all-reduce): wire bytes grow by (k + f) / k. Broadcast and reduce are
+  // chains.
+  ModelParams p = ModelParams::defaults();
+  p.coll_ring_recv_step = 0.5;
+  const auto m = make_transfer_model("nccl", p, NcclEnv::parse({"NCCL_PROTO=Simple"}));
+  const double s = 1 << 30;
+  CommInfo two = h200x4();
+  two.nranks = 2;
+  const auto ag2 = m->collective(CollOp::AllGather, 1 << 30, 0, two, std::vector<int>{0, 0}, {});
+  for (const auto& f : ag2.flows) CHECK(f.wire_bytes == doctest::Approx(0.5 * s * 1.5 / 1));
+  const auto ag4 = m->collective(CollOp::AllGather, 1 << 30, 0, h200x4(), std::vector<int>{0, 0, 0, 0}, {});
+  for (const auto& f : ag4.flows) CHECK(f.wire_bytes == doctest::Approx(0.75 * s * 3.5 / 3));
+  const auto rs4 =
+      m->collective(CollOp::ReduceScatter, 1 << 30, 0, h200x4(), std::vector<int>{0, 0, 0, 0}, {});
+  for (const auto& f : rs4.flows) CHECK(f.wire_bytes == doctest::Approx(0.75 * s * 3.5 / 3));
+  const auto ar4 = m->collective(CollOp::AllReduce, 1 << 30, 0, h200x4(), std::vector<int>{0, 0, 0, 0}, {});
+  for (const auto& f : ar4.flows) CHECK(f.wire_bytes == doctest::Approx(1.5 * s * 6.5 / 6));
+  const auto b4 = m->collective(CollOp::Broadcast, 1 << 30, 0, h200x4(), std::vector<int>{0, 0, 0, 0}, {});
+  for (const auto& f : b4.flows) CHECK(f.wire_bytes == doctest::Approx(s));
+  // Tree all-reduce has no ring loop: unchanged.
+  const auto tree =
+      make_transfer_model("nccl", p, NcclEnv::parse({"NCCL_ALGO=Tree", "NCCL_PROTO=Simple"}))
+          ->collective(CollOp::AllReduce, 1 << 30, 0, h200x4(), std::vector<int>{0, 0, 0, 0}, {});
+  for (const auto& f : tree.flows) CHECK(f.wire_bytes == doctest::Approx(s));
+}
+
 TEST_CASE("collective: broadcast is a chain from the root, reduce a chain into it") {
   const std::vector<int> nodes{0, 0, 0, 0};
   const auto b = plan(CollOp::Broadcast, 1 << 20, h200x4(), nodes, {}, 2);

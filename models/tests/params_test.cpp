@@ -43,3 +43,19 @@ TEST_CASE("params: a [band] must be plain ratios below 1 on the lower side") {
       ModelParams::parse("[band]\nlatency_above = \"5us\"\n", "b.toml", ModelParams::defaults()),
       doctest::Contains("b.toml:2"), InputError);
 }
+
+TEST_CASE("params: the ring's receive-only step is a ratio of 0 or more, located when it is not") {
+  CHECK(ModelParams::parse("[collective]\nring_recv_step = 0\n", "r.toml", ModelParams::defaults())
+            .coll_ring_recv_step == 0);
+  CHECK(ModelParams::parse("[collective]\nring_recv_step = 0.25\n", "r.toml", ModelParams::defaults())
+            .coll_ring_recv_step == doctest::Approx(0.25));
+  CHECK_THROWS_WITH_AS(
+      ModelParams::parse("[collective]\nring_recv_step = -0.1\n", "r.toml", ModelParams::defaults()),
+      doctest::Contains("r.toml:2:18: error: [collective]: 'ring_recv_step': must be a ratio of 0 or more"), InputError);
+  CHECK_THROWS_WITH_AS(
+      ModelParams::parse("[collective]\nring_recv_step = \"0.2us\"\n", "r.toml", ModelParams::defaults()),
+      doctest::Contains("expected a plain number"), InputError);
+  // The fitted H200 set measures it; the datasheet defaults leave the links never waiting.
+  CHECK(ModelParams::fitted_for_gpu("H200")->coll_ring_recv_step > 0.1);
+  CHECK(ModelParams::defaults().coll_ring_recv_step == 0);
+}

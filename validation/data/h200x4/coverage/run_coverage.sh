@@ -8,7 +8,7 @@
 set -u
 START=$1; BUDGET=$2; shift 2
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-NT=$PWD/.ext/nccl-tests
+NT=${NT:-$PWD/.ext/nccl-tests}  # the nccl-tests binaries (NT=... overrides)
 D=/tmp/cov/$START; mkdir -p "$D/meta"
 T0=$(date +%s)
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
