@@ -311,8 +311,10 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
     std::string unused;
     const double largest = j.colwise().norm().maxCoeff();
     for (Eigen::Index k = 0; k < n; ++k) {
-      if (j.col(k).norm() <= 1e-9 * largest)
+      if (j.col(k).norm() <= 1e-9 * largest) {
         unused += (unused.empty() ? "" : ", ") + ps[static_cast<std::size_t>(k)].name;
+        result.unused.push_back(ps[static_cast<std::size_t>(k)].name);
+      }
     }
     char cond[32];
     std::snprintf(cond, sizeof cond, "%.3g", result.condition);

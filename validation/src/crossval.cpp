@@ -440,15 +440,25 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
       continue;
     }
     for (const std::string& value : values) {
-      Fold fold{f, value, 0, {}, {}, {}};
+      Fold fold{f, value, 0, {}, {}, {}, {}};
       std::vector<std::size_t> train, held;
       for (std::size_t i = 0; i < data.rows.size(); ++i)
         (data.rows[i].family_value(f, data.configs) == value ? held : train).push_back(i);
       fold.fitted_rows = static_cast<int>(train.size());
       try {
-        CalibrateResult r = fit_rows(
-            start, [&](const models::ModelParams& p) { return predict_rows(data, train, topology, p); },
-            options);
+        const auto predict = [&](const models::ModelParams& p) {
+          return predict_rows(data, train, topology, p);
+        };
+        CalibrateResult r = fit_rows(start, predict, options);
+        if (r.degenerate && !r.unused.empty() && r.unused.size() < options.parameters.size()) {
+          // Fit again without the parameters no training row depends on: they keep the start set's value.
+          CalibrateOptions fewer = options;
+          std::erase_if(fewer.parameters, [&](const std::string& name) {
+            return std::find(r.unused.begin(), r.unused.end(), name) != r.unused.end();
+          });
+          fold.kept = r.unused;
+          r = fit_rows(start, predict, fewer);
+        }
         fold.values = r.values;
         if (r.degenerate) {
           fold.refused =
@@ -561,6 +571,8 @@ std::string cross_validation_text(const CrossValidation& cv) {
                     pct(h, &ErrorStats::mape).c_str(), pct(h, &ErrorStats::coverage).c_str(),
                     worst_text(h).c_str());
       o << line;
+      if (!fold.kept.empty())
+        o << "  " << std::string(34, ' ') << "  (kept at the start value: " << join(fold.kept, ", ") << ")\n";
     }
     const auto all = held_out_rows(cv, f);
     std::snprintf(line, sizeof line, "  %-34s %6s %6zu %9s %9s %9s %9s  %s\n", "all held out", "", all.size(),
@@ -612,7 +624,8 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
         continue;
       }
       const auto& h = fold.held_out;
-      o << "| " << family_name(f) << " | " << markdown_escape(fold.value) << " | " << fold.fitted_rows
+      const std::string kept = fold.kept.empty() ? "" : " (kept at start: " + join(fold.kept, ", ") + ")";
+      o << "| " << family_name(f) << " | " << markdown_escape(fold.value + kept) << " | " << fold.fitted_rows
         << " | " << h.size() << " | " << pct(in_bound(h, Bound::Latency), &ErrorStats::mape) << " | "
         << pct(in_bound(h, Bound::Bandwidth), &ErrorStats::mape) << " | " << pct(h, &ErrorStats::mape)
         << " | " << pct(h, &ErrorStats::coverage) << " | " << markdown_escape(worst_text(h)) << " |\n";
@@ -648,6 +661,7 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
         fj["stats"] = stats_json(fold.held_out);
         fj["worst"] = worst_text(fold.held_out);
         for (const auto& v : fold.values) fj["fitted"][v.parameter.name] = v.value;
+        if (!fold.kept.empty()) fj["kept"] = fold.kept;
       }
       fam["folds"].push_back(std::move(fj));
     }

@@ -179,6 +179,31 @@ TEST_CASE("crossval: a family with a single value, or parameters the data cannot
   }
 }
 
+TEST_CASE("crossval: a parameter no fitted row depends on keeps its start value, and the fold still fits") {
+  // As a user predicting an unmeasured knob would: here sendrecv rows cannot see the collective latency, so
+  // each fold fits simple.base_latency alone and keeps collective.ll_base_latency at h200.toml's value.
+  const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  const auto m = manifest("kept", kData + "sendrecv_g2_d01_r1.json,s1,sendrecv,\"0,1\",single-thread,,1\n" +
+                                      kData + "sendrecv_g2_d02.json,s1,sendrecv,\"0,2\",single-thread,,1\n");
+  const auto topology = load("h200x4.topo");
+  const auto data = load_manifest_data({m}, topology, h200);
+  CalibrateOptions o;
+  o.parameters = {"simple.base_latency", "collective.ll_base_latency"};
+  const auto cv = cross_validate(data, topology, h200, {Family::Pair}, o);
+  REQUIRE(cv.folds.size() == 2);
+  for (const auto& f : cv.folds) {
+    CHECK(f.refused.empty());
+    CHECK(f.kept == std::vector<std::string>{"collective.ll_base_latency"});
+    REQUIRE(f.values.size() == 1);
+    CHECK(f.values[0].parameter.name == "simple.base_latency");
+    CHECK(f.held_out.size() == 28);
+  }
+  const auto json = cross_validation_json(cv, "cmd");
+  CHECK(json["families"][0]["folds"][0]["kept"][0] == "collective.ll_base_latency");
+  CHECK(cross_validation_text(cv).find("(kept at the start value: collective.ll_base_latency)") !=
+        std::string::npos);
+}
+
 TEST_CASE("crossval: a fold fits on the other pair and predicts the held-out one with a band") {
   const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
   const auto m = manifest("pairs", kData + "sendrecv_g2_d01_r1.json,s1,sendrecv,\"0,1\",single-thread,,1\n" +

@@ -80,6 +80,8 @@ struct CalibrateResult {
   double condition = 0;  ///< condition number of the weighted Jacobian at the optimum
   bool degenerate = false;
   std::string why_degenerate;  ///< which parameters the data cannot pin down
+  /// Fitted parameters no fitted row depends on (a zero Jacobian column).
+  std::vector<std::string> unused;
   bool band_fitted = false;    ///< params.band was computed from the data (written as [band])
 };
 

@@ -86,6 +86,10 @@ struct Fold {
   std::vector<Comparison> held_out;  ///< predictions with the fold's fitted parameters, band attached
   std::string refused;               ///< why no fit was made (degenerate, too little data); empty: fitted
   std::vector<FittedValue> values;
+  /// Parameters none of the fold's fitted rows depends on (a knob only the held-out rows use, such as
+  /// collective.tree_efficiency when NCCL_ALGO=Tree is held out): they keep the start set's value, as they
+  /// would for a user predicting a configuration nobody measured.
+  std::vector<std::string> kept;
 };
 
 struct CrossValidation {
