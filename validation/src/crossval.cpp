@@ -408,11 +408,17 @@ CalibrateResult manifest_band(const ManifestData& data, const topo::Topology& to
 }
 
 const std::vector<std::string>& default_cross_validation_parameters() {
-  static const std::vector<std::string> list = {
-      "host.launch_per_gpu",        "simple.base_latency",
-      "simple.channel_bandwidth",   "ll.base_latency",
-      "ll.channel_bandwidth",       "p2p.nvlink_efficiency",
-      "collective.ll_base_latency", "collective.simple_base_latency"};
+  static const std::vector<std::string> list = {"host.launch_per_gpu",
+                                                "simple.base_latency",
+                                                "simple.channel_bandwidth",
+                                                "ll.base_latency",
+                                                "ll.channel_bandwidth",
+                                                "p2p.nvlink_efficiency",
+                                                "collective.ll_base_latency",
+                                                "collective.ll128_base_latency",
+                                                "collective.simple_base_latency",
+                                                "collective.simple_channel_bandwidth",
+                                                "collective.ring_recv_step"};
   return list;
 }
 

@@ -7,10 +7,14 @@
 #     timings of these runs are not used.
 #  B. validation/data/h200x4/coverage/run_coverage.sh START 360 base-g base-t: the timed sweeps (3 repeats, both
 #     launch modes) of this machine start, for the machine-start family of the held-out protocol.
-# Usage (GPU machine, repository root, nccl-tests binaries in .ext/nt2, or .ext/nt2.txz): validation/data/h200x2/tuning/run.sh START
-# Writes one tarball, $OUT/tuning.tgz, with tuning/ and cov/START/.
+#  C. (PHASE knobs) more knobs, tuning logs only: NCCL_PROTO=LL and LL128 on all_reduce and all_gather,
+#     NCCL_PROTO=LL128 with NCCL_ALGO=Ring and with NCCL_ALGO=Tree on all_reduce, NCCL_MAX_NCHANNELS=1, 8 and 16,
+#     NCCL_MIN_NCHANNELS=32 and NCCL_BUFFSIZE=1048576 on all_reduce, NCCL_PROTO=Simple on the other three.
+# Usage (GPU machine, repository root, nccl-tests binaries in .ext/nt2, or .ext/nt2.txz):
+#   validation/data/h200x2/tuning/run.sh START [PHASE]   (PHASE: all = A and B, the default; knobs = C)
+# Writes one tarball, $OUT/tuning.tgz, with tuning/ and, for PHASE all, cov/START/.
 set -u
-START=$1
+START=$1; PHASE=${2:-all}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 [ -d .ext/nt2 ] || tar xJf .ext/nt2.txz -C .ext
 export NT=$PWD/.ext/nt2
@@ -23,6 +27,21 @@ tune() { local name=$1 wl=$2; shift 2
   env CUDA_VISIBLE_DEVICES=0,1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING "$@" timeout 120 "$NT/${wl}_perf" -g 2 -t 1 \
     -c 0 -b 8 -e 1G -f 2 -w 1 -n 1 > "$D/$name.log" 2>&1
   echo "$name rc=$? $(( $(date +%s) - T0 ))s"; }
+if [ "$PHASE" = knobs ]; then
+  for wl in all_reduce all_gather; do
+    tune "${wl}_g01_protoLL" $wl NCCL_PROTO=LL
+    tune "${wl}_g01_protoLL128" $wl NCCL_PROTO=LL128
+  done
+  tune all_reduce_g01_Ring_protoLL128 all_reduce NCCL_ALGO=Ring NCCL_PROTO=LL128
+  tune all_reduce_g01_Tree_protoLL128 all_reduce NCCL_ALGO=Tree NCCL_PROTO=LL128
+  for c in 1 8 16; do tune "all_reduce_g01_maxch$c" all_reduce NCCL_MAX_NCHANNELS=$c; done
+  tune all_reduce_g01_minch32 all_reduce NCCL_MIN_NCHANNELS=32
+  tune all_reduce_g01_buff1M all_reduce NCCL_BUFFSIZE=1048576
+  for wl in reduce_scatter broadcast reduce; do tune "${wl}_g01_protoSimple" $wl NCCL_PROTO=Simple; done
+  mkdir -p /tmp/pack && cp -r "$D" /tmp/pack/tuning && tar czf "$OUT/tuning.tgz" -C /tmp/pack tuning
+  echo "tuning knobs done in $(( $(date +%s) - T0 )) s, start $START"
+  exit 0
+fi
 for wl in all_reduce all_gather reduce_scatter broadcast reduce; do tune "${wl}_g01" $wl; done
 for wl in all_reduce all_gather; do
   tune "${wl}_g01_Tree" $wl NCCL_ALGO=Tree
