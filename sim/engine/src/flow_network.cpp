@@ -91,8 +91,9 @@ int FlowNetwork::new_class() {
   return id;
 }
 
-FlowNetwork::FlowId FlowNetwork::start_on(const std::vector<ResourceId>& path, double bytes, double cap,
-                                          Done done) {
+FlowNetwork::FlowId FlowNetwork::start_flow(std::span<const ResourceId> path, const void* key, double bytes,
+                                            double cap, Done done) {
+  if (path.size() >= (std::size_t{1} << 30)) throw Error("a flow crosses more than 2^30 resources");
   for (ResourceId r : path) {
     if (r < 0 || static_cast<std::size_t>(r) >= resources_.size()) throw Error("flow on an unknown resource");
   }
@@ -107,7 +108,8 @@ FlowNetwork::FlowId FlowNetwork::start_on(const std::vector<ResourceId>& path, d
   h ^= std::hash<double>()(cap) * 0xc2b2ae3d27d4eb4fULL ^ std::hash<double>()(bytes) * 0x165667b19e3779f9ULL;
   h ^= h >> 29;
   Recent& slot = recent_[h % kRecent];
-  if (slot.path == &path && slot.time == now && slot.cap == cap && slot.bytes == bytes) {
+  if (slot.path == key && slot.len == path.size() && slot.time == now && slot.cap == cap &&
+      slot.bytes == bytes) {
     const Class& c = classes_[slot.cls];
     if (c.active && c.incarnation == slot.incarnation && c.since == now && c.remaining == bytes)
       cls = slot.cls;
@@ -115,18 +117,17 @@ FlowNetwork::FlowId FlowNetwork::start_on(const std::vector<ResourceId>& path, d
   if (cls < 0) {
     cls = new_class();
     Class& c = classes_[cls];
-    c.path = &path;
+    c.path = path.data();
+    c.path_len = static_cast<std::uint32_t>(path.size()) & ((std::uint32_t{1} << 30) - 1);  // checked above
     c.remaining = bytes;
     c.cap = cap;
     c.rate = 0;
     c.since = now;
-    c.finish = std::numeric_limits<Picoseconds>::max();
-    c.seq = next_seq_;
     c.weight = 0;
     c.head = c.tail = -1;
     c.active = true;
     for (ResourceId r : path) resources_[r].classes.emplace_back(cls, c.incarnation);
-    slot = Recent{&path, cap, bytes, now, cls, c.incarnation};
+    slot = Recent{key, path.size(), cap, bytes, now, cls, c.incarnation};
     ++active_classes_;
     ++created_classes_;
   }
@@ -203,9 +204,10 @@ void FlowNetwork::settle() {
     for (std::size_t i = 0; i < classes_.size(); ++i) {
       if (classes_[i].active) comp.push_back(static_cast<int>(i));
     }
-    std::sort(comp.begin(), comp.end(), [&](int a, int b) { return classes_[a].seq < classes_[b].seq; });
+    std::sort(comp.begin(), comp.end(),
+              [&](int a, int b) { return members_[classes_[a].head].seq < members_[classes_[b].head].seq; });
     for (int ci : comp) {
-      for (ResourceId r : *classes_[ci].path) {
+      for (ResourceId r : classes_[ci].route()) {
         if (resources_[r].visit != visit) {
           resources_[r].visit = visit;
           comp_res.push_back(r);
@@ -222,7 +224,7 @@ void FlowNetwork::settle() {
       if (!c.active || c.visit == visit) return;
       c.visit = visit;
       comp.push_back(ci);
-      for (ResourceId r : *c.path) {
+      for (ResourceId r : c.route()) {
         if (resources_[r].visit != visit) {
           resources_[r].visit = visit;
           stack.push_back(r);
@@ -275,18 +277,14 @@ void FlowNetwork::set_rate(Class& c, double rate) {
   c.rate = rate;
   ++c.version;
   const double t = c.remaining <= 0 ? 0.0 : c.remaining / c.rate;
-  if (!(t < kInf)) {
-    c.finish = std::numeric_limits<Picoseconds>::max();
-    return;
-  }
+  if (!(t < kInf)) return;
   const double ps = std::max(std::ceil(t * 1e12 - 1e-6), 0.0);
   if (!(ps <= static_cast<double>(kMaxSimulatedTime - now))) {
     throw ValueError(
         "a transfer would end past the largest simulated time (2^62 ps, about 53 days): a size or "
         "bandwidth is outside the range commsim simulates");
   }
-  c.finish = now + static_cast<Picoseconds>(ps);
-  add_due(c.finish, static_cast<int>(&c - classes_.data()), c.version);
+  add_due(now + static_cast<Picoseconds>(ps), static_cast<int>(&c - classes_.data()), c.version);
 }
 
 void FlowNetwork::add_due(Picoseconds when, int cls, std::uint32_t version) {
@@ -327,13 +325,13 @@ double FlowNetwork::saturated_usable(Resource& res, double demand) {
 
 void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<ResourceId>& comp_res) {
   solved_classes_ += comp.size();
-  if (comp.size() == 1 && comp_res.size() == classes_[comp.front()].path->size()) {
+  if (comp.size() == 1 && comp_res.size() == classes_[comp.front()].path_len) {
     // One (weighted) flow alone on its resources, each crossed once: the first level of the water-filling
     // below, without its machinery.
     Class& c = classes_[comp.front()];
     const double w = c.weight;
     double level = c.cap > 0 ? c.cap : kInf;
-    for (ResourceId r : *c.path) {
+    for (ResourceId r : c.route()) {
       Resource& res = resources_[r];
       const double usable = res.saturation > 0 && c.cap > 0 ? saturated_usable(res, w * c.cap) : res.capacity;
       level = std::min(level, usable / w);
@@ -356,7 +354,7 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     Class& c = classes_[ci];
     c.frozen = false;
     const double w = c.weight;
-    for (ResourceId r : *c.path) {
+    for (ResourceId r : c.route()) {
       Resource& res = resources_[r];
       res.unfrozen += c.weight;
       res.initial += c.cap > 0 ? w * c.cap : kInf;
@@ -430,7 +428,7 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     for (int ci : frozen) {
       const Class& c = classes_[ci];
       const double w = c.weight;
-      for (ResourceId r : *c.path) {
+      for (ResourceId r : c.route()) {
         Resource& res = resources_[r];
         res.residual = std::max(0.0, res.residual - w * level);
         res.unfrozen -= c.weight;
@@ -438,7 +436,7 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     }
     const std::uint64_t round = ++visit_;  // one new share per resource and round
     for (int ci : frozen) {
-      for (ResourceId r : *classes_[ci].path) {
+      for (ResourceId r : classes_[ci].route()) {
         Resource& res = resources_[r];
         if (res.unfrozen > 0 && res.visit != round) {
           res.visit = round;
@@ -457,7 +455,7 @@ void FlowNetwork::report_loads(const std::vector<int>& comp) {
   std::vector<ResourceId> touched;
   const std::uint64_t visit = ++visit_;
   for (int ci : comp) {
-    for (ResourceId r : *classes_[ci].path) {
+    for (ResourceId r : classes_[ci].route()) {
       if (resources_[r].visit != visit) {
         resources_[r].visit = visit;
         touched.push_back(r);
@@ -560,7 +558,7 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     c.remaining = 0;
     --active_classes_;
     active_members_ -= c.weight;
-    for (ResourceId r : *c.path) {
+    for (ResourceId r : c.route()) {
       ++resources_[r].dead;
       dirty_resources_.push_back(r);
     }

@@ -3,13 +3,17 @@
 #include "commsim/sim/runtime.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <deque>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
+#include <span>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
 namespace commsim::sim {
@@ -32,6 +36,74 @@ struct ResourceDef {
   bool out = false;  ///< for a GPU: "shm out", else "shm in"
 };
 
+/// A map from 64-bit keys (never ~0) to 32-bit values, open addressing with linear probing: 12 bytes a slot
+/// instead of a node of a std::unordered_map (an all-to-all over 1,024 GPUs keeps a million pairs).
+class FlatIndex {
+ public:
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  std::uint32_t find(std::uint64_t key) const {
+    if (keys_.empty()) return kNone;
+    for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
+      if (keys_[i] == key) return values_[i];
+      if (keys_[i] == kEmpty) return kNone;
+    }
+  }
+  /// Adds a key not in the map.
+  void insert(std::uint64_t key, std::uint32_t value) {
+    if (4 * (size_ + 1) > 3 * keys_.size()) grow();
+    std::size_t i = slot(key);
+    while (keys_[i] != kEmpty) i = (i + 1) & mask_;
+    keys_[i] = key;
+    values_[i] = value;
+    ++size_;
+  }
+
+ private:
+  static constexpr std::uint64_t kEmpty = std::numeric_limits<std::uint64_t>::max();
+  std::size_t slot(std::uint64_t key) const {
+    return static_cast<std::size_t>((key * 0x9e3779b97f4a7c15ULL) >> shift_) & mask_;
+  }
+  void grow() {
+    std::vector<std::uint64_t> keys = std::move(keys_);
+    std::vector<std::uint32_t> values = std::move(values_);
+    const std::size_t n = keys.empty() ? 1024 : 2 * keys.size();
+    keys_.assign(n, kEmpty);
+    values_.assign(n, 0);
+    mask_ = n - 1;
+    shift_ = 64 - std::countr_zero(n);
+    size_ = 0;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i] != kEmpty) insert(keys[i], values[i]);
+    }
+  }
+  std::vector<std::uint64_t> keys_;
+  std::vector<std::uint32_t> values_;
+  std::size_t mask_ = 0;
+  int shift_ = 0;
+  std::size_t size_ = 0;
+};
+
+/// Routes (resource ids) stored back to back in fixed blocks, so a stored route never moves (flows keep
+/// pointers into it) and costs its ids alone, not a vector and an allocation each.
+class RouteArena {
+ public:
+  std::span<const int> store(const std::vector<int>& route) {
+    if (route.size() > kBlock - used_) {
+      blocks_.push_back(std::make_unique<int[]>(std::max(kBlock, route.size())));
+      used_ = 0;
+    }
+    int* at = blocks_.back().get() + used_;
+    std::copy(route.begin(), route.end(), at);
+    used_ += route.size();
+    return {at, route.size()};
+  }
+
+ private:
+  static constexpr std::size_t kBlock = std::size_t{1} << 18;  ///< ids per block (1 MiB)
+  std::vector<std::unique_ptr<int[]>> blocks_;
+  std::size_t used_ = kBlock;
+};
+
 }  // namespace
 
 struct Runtime::Impl {
@@ -49,20 +121,29 @@ struct Runtime::Impl {
   }
   std::unordered_map<const topo::LinkInfo*, int> edge_resource;
   std::vector<int> shm_out, shm_in;  ///< virtual host-memory copy limits per GPU
-  /// One per GPU pair that a run used (an all-to-all over 1,024 GPUs: a million): kept small, the routes
-  /// over host memory and through a NIC inside the machine (rare) apart.
+  /// One per GPU pair that a run used (an all-to-all over 1,024 GPUs: a million), 16 bytes: its P2P route in
+  /// the arena and its PairInfo, interned (pairs the model sees alike share one). The routes over host memory
+  /// and through a NIC inside the machine (rare) are kept apart, in `other`.
   struct OtherRoutes {
     std::vector<int> shm, net;
     bool shm_done = false, net_done = false;
   };
   struct PairCache {
-    models::PairInfo info;
-    std::vector<int> p2p;
-    std::unique_ptr<OtherRoutes> other;
+    const int* p2p = nullptr;
+    std::uint32_t p2p_len = 0;
+    std::uint32_t info = 0;  ///< index in `infos`
+    std::span<const int> route() const { return {p2p, p2p_len}; }
   };
-  std::unordered_map<std::uint64_t, PairCache> pairs;  ///< by src << 32 | dst; nodes never move
+  std::vector<PairCache> pairs;  ///< in order of first use
+  FlatIndex pair_index;          ///< by src << 32 | dst; nodes never move
+  RouteArena routes;
+  std::deque<models::PairInfo> infos;  ///< distinct PairInfos (references to them stay valid)
+  std::map<std::tuple<int, int, double, bool, bool, Picoseconds, double>, std::uint32_t> info_index;
+  std::unordered_map<std::uint64_t, OtherRoutes> other;  ///< by pair key
   /// The pair's entry, made on first use (what Runtime::pair returns the info of).
-  PairCache& entry(const topo::Topology& topo, int src, int dst);
+  PairCache entry(const topo::Topology& topo, int src, int dst);
+  const models::PairInfo& info(const PairCache& pc) const { return infos[pc.info]; }
+  std::uint32_t intern(const models::PairInfo& info);
   static std::uint64_t key(int src, int dst) {
     return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) |
            static_cast<std::uint32_t>(dst);
@@ -75,6 +156,7 @@ struct Runtime::Impl {
   }
   int resource_of(const topo::Edge& e) const { return edge_resource.at(&route_graph->operator[](e)); }
   const topo::Graph* route_graph = nullptr;
+  std::vector<int> scratch_route;       ///< entry()'s route before it is stored
   std::optional<topo::RouteTree> tree;  ///< the last source's routes inside its machine
 
   /// Where one GPU's routes leave and enter its machine (Topology::fabric_ends) and the route pieces to and
@@ -271,37 +353,52 @@ std::vector<int> Runtime::via_nearest(int src, int dst, topo::VertexKind kind, c
 }
 
 const models::PairInfo& Runtime::pair(int src, int dst) {
-  return impl_->entry(topo_, src, dst).info;
+  return impl_->info(impl_->entry(topo_, src, dst));
 }
 
-Runtime::Impl::PairCache& Runtime::Impl::entry(const topo::Topology& topo, int src, int dst) {
+std::uint32_t Runtime::Impl::intern(const models::PairInfo& info) {
+  const auto k = std::make_tuple(static_cast<int>(info.path), info.nvlinks, info.nvlink_bandwidth,
+                                 info.same_node, info.tcp, info.path_latency, info.route_bandwidth);
+  auto [it, fresh] = info_index.try_emplace(k, static_cast<std::uint32_t>(infos.size()));
+  if (fresh) infos.push_back(info);
+  return it->second;
+}
+
+Runtime::Impl::PairCache Runtime::Impl::entry(const topo::Topology& topo, int src, int dst) {
   const std::uint64_t k = key(src, dst);
-  auto it = pairs.find(k);
-  if (it != pairs.end()) return it->second;
+  if (const std::uint32_t at = pair_index.find(k); at != FlatIndex::kNone) return pairs[at];
   const topo::GpuInfo& a = topo.gpus.at(src);
   const topo::GpuInfo& b = topo.gpus.at(dst);
-  PairCache pc;
+  models::PairInfo info;
+  std::vector<int>& p2p = scratch_route;
+  p2p.clear();
   // Inside one machine a route is the source's route tree walked to the destination (what Topology::route
   // does); consecutive pairs from one source (a communicator's setup lists them so) share the tree.
   // Between machines it is composed from the pieces cached per GPU (cross_route).
   if (topo.vertex(a.vertex).node == topo.vertex(b.vertex).node && a.node >= 0) {
     if (!tree || tree->src != a.vertex) tree = topo.route_tree(a.vertex);
     const topo::Route r = tree->to(topo.graph(), b.vertex);
-    pc.info.path_latency = r.latency;
-    pc.info.route_bandwidth = r.bandwidth;
-    pc.p2p = resources_of(r);
+    info.path_latency = r.latency;
+    info.route_bandwidth = r.bandwidth;
+    p2p = resources_of(r);
   } else {
-    cross_route(topo, src, dst, pc.p2p, pc.info.path_latency, pc.info.route_bandwidth);
+    cross_route(topo, src, dst, p2p, info.path_latency, info.route_bandwidth);
   }
-  if (pc.p2p.empty()) {
+  if (p2p.empty()) {
     throw SimulationError("no path from " + a.name + " to " + b.name + " in the topology");
   }
-  pc.info.path = topo.path_type(src, dst);
-  pc.info.nvlinks = topo.pair_nvlinks(src, dst);
-  pc.info.nvlink_bandwidth = a.nvlinks > 0 ? a.nvlink_bandwidth / a.nvlinks : 0;
-  pc.info.same_node = a.node == b.node;
-  pc.info.tcp = tcp_fabric(topo);
-  return pairs.emplace(k, std::move(pc)).first->second;
+  if (p2p.size() > std::numeric_limits<std::uint32_t>::max()) throw Error("a route of over 2^32 links");
+  info.path = topo.path_type(src, dst);
+  info.nvlinks = topo.pair_nvlinks(src, dst);
+  info.nvlink_bandwidth = a.nvlinks > 0 ? a.nvlink_bandwidth / a.nvlinks : 0;
+  info.same_node = a.node == b.node;
+  info.tcp = tcp_fabric(topo);
+  const std::span<const int> stored = routes.store(p2p);
+  PairCache pc{stored.data(), static_cast<std::uint32_t>(stored.size()), intern(info)};
+  if (pairs.size() >= FlatIndex::kNone) throw Error("more than 2^32 GPU pairs");
+  pair_index.insert(k, static_cast<std::uint32_t>(pairs.size()));
+  pairs.push_back(pc);
+  return pc;
 }
 
 namespace {
@@ -401,7 +498,7 @@ class Runtime::Execution {
     std::uint64_t bytes = 0;
     Picoseconds start = 0;
     const models::TransferPlan* plan = nullptr;
-    const std::vector<int>* path = nullptr;
+    std::span<const int> path;
   };
   struct CollState {
     std::vector<int> group;
@@ -449,8 +546,8 @@ class Runtime::Execution {
   void note_moving(int iteration, int gpu, Picoseconds from);
 
   // Send/recv transfers and copies.
-  const std::vector<int>& route(int src, int dst, Transport transport);
-  const std::vector<int>& route(Impl::PairCache& pc, int src, int dst, Transport transport);
+  std::span<const int> route(int src, int dst, Transport transport);
+  std::span<const int> route(const Impl::PairCache& pc, int src, int dst, Transport transport);
   void post(int k, int op_index);
   void begin_transfer(Posted s, Posted r);
   const models::TransferPlan& transfer_plan(int comm, std::uint64_t bytes, const models::PairInfo& info,
@@ -538,7 +635,7 @@ class Runtime::Execution {
   // Collectives: the k-th collective of every rank of a communicator meets; then the model's plan runs.
   std::map<std::pair<int, int>, std::vector<int>> rendezvous_;  ///< (comm, seq) -> kernels arrived
   std::map<CollPlanKey, models::CollectivePlan> coll_plans_;
-  std::unordered_map<const models::CollectivePlan*, std::vector<const std::vector<int>*>> coll_routes_;
+  std::unordered_map<const models::CollectivePlan*, std::vector<std::span<const int>>> coll_routes_;
   std::vector<CollState> colls_;
   std::vector<int> free_colls_;
 };
@@ -1004,16 +1101,15 @@ void Runtime::Execution::note_moving(int iteration, int gpu, Picoseconds from) {
 // ---- Send/recv transfers and copies ----
 
 /// The links a transfer of `transport` from src to dst crosses.
-const std::vector<int>& Runtime::Execution::route(int src, int dst, Transport transport) {
+std::span<const int> Runtime::Execution::route(int src, int dst, Transport transport) {
   return route(impl_.entry(topo_, src, dst), src, dst, transport);
 }
 
-const std::vector<int>& Runtime::Execution::route(Impl::PairCache& pc, int src, int dst,
-                                                  Transport transport) {
-  const models::PairInfo& info = pc.info;
-  if (transport == Transport::P2p || (transport == Transport::Net && !info.same_node)) return pc.p2p;
-  if (!pc.other) pc.other = std::make_unique<Impl::OtherRoutes>();
-  Impl::OtherRoutes& o = *pc.other;
+std::span<const int> Runtime::Execution::route(const Impl::PairCache& pc, int src, int dst,
+                                               Transport transport) {
+  const models::PairInfo& info = impl_.info(pc);
+  if (transport == Transport::P2p || (transport == Transport::Net && !info.same_node)) return pc.route();
+  Impl::OtherRoutes& o = impl_.other[Impl::key(src, dst)];
   if (transport == Transport::Shm) {
     if (!o.shm_done) {
       // Through host memory: up to the sender's CPU, then (across the socket link if need be) down to dst.
@@ -1033,7 +1129,7 @@ const std::vector<int>& Runtime::Execution::route(Impl::PairCache& pc, int src, 
     }
     return o.net;
   }
-  return pc.p2p;
+  return pc.route();
 }
 
 /// Posts send or receive `op_index` of kernel `k`: it begins a transfer with the oldest matching post of the
@@ -1077,8 +1173,8 @@ void Runtime::Execution::begin_transfer(Posted s, Posted r) {
                           " bytes to GPU " + std::to_string(dst) + ", which expects " +
                           std::to_string(kernels_[r.kernel].spec->ops[r.op].bytes));
   }
-  Impl::PairCache& pc = impl_.entry(topo_, src, dst);
-  const models::PairInfo& info = pc.info;
+  const Impl::PairCache pc = impl_.entry(topo_, src, dst);
+  const models::PairInfo& info = impl_.info(pc);
   const bool shared = sk.shared || kernels_[r.kernel].shared;
   const models::TransferPlan& plan = transfer_plan(sk.spec->comm, bytes, info, shared);
   TransferState ts;
@@ -1088,7 +1184,7 @@ void Runtime::Execution::begin_transfer(Posted s, Posted r) {
   ts.dst = dst;
   ts.bytes = bytes;
   ts.plan = &plan;
-  ts.path = &route(pc, src, dst, plan.transport);
+  ts.path = route(pc, src, dst, plan.transport);
   ts.start = q_.now();
   ts.remaining = static_cast<int>(plan.parts.size());
   ts.recorded = kernels_[s.kernel].iteration == program_.warmup;
@@ -1126,7 +1222,7 @@ void Runtime::Execution::start_parts(int t) {
   for (std::size_t i = 0; i < plan.parts.size(); ++i) {
     ++result_.flows;
     const int part = static_cast<int>(i);
-    net_.start_on(*ts.path, plan.parts[i].wire_bytes, plan.channel_rate,
+    net_.start_on(ts.path, plan.parts[i].wire_bytes, plan.channel_rate,
                   [this, t, part] { part_done(t, part); });
   }
 }
@@ -1159,13 +1255,13 @@ void Runtime::Execution::start_copy(int k, int op_index) {
   const OpSpec& op = ki.spec->ops[op_index];
   const int src = op.peer, dst = ki.gpu;
   const models::TransferPlan plan = model_.copy_plan(op.bytes, runtime_.pair(src, dst));
-  const std::vector<int>* path = &route(src, dst, Transport::P2p);
+  const std::span<const int> path = route(src, dst, Transport::P2p);
   const double wire = plan.parts.empty() ? 0.0 : plan.parts.front().wire_bytes;
   const double rate = plan.channel_rate;
   const Picoseconds start = q_.now();
   q_.after(plan.base_latency, [this, k, path, wire, rate, src, dst, start] {
     ++result_.flows;
-    net_.start_on(*path, wire, rate, [this, k, src, dst, start] {
+    net_.start_on(path, wire, rate, [this, k, src, dst, start] {
       note_moving(kernels_[k].iteration, src, start);
       note_moving(kernels_[k].iteration, dst, start);
       kernel_op_done(k);
@@ -1261,17 +1357,17 @@ void Runtime::Execution::start_coll_flows(int c_id) {
   }
   const std::vector<int>& gpus = program_.comms[colls_[c_id].comm].gpus;
   // The plan's routes, found once: a plan serves one communicator, so its flows always take the same routes.
-  std::vector<const std::vector<int>*>& routes = coll_routes_[&plan];
+  std::vector<std::span<const int>>& routes = coll_routes_[&plan];
   if (routes.empty()) {
     for (const models::CollFlow& f : plan.flows) {
       const int src = gpus[f.src], dst = gpus[f.dst];
-      Impl::PairCache& pc = impl_.entry(topo_, src, dst);
-      routes.push_back(&route(pc, src, dst, model_.transport(pc.info)));
+      const Impl::PairCache pc = impl_.entry(topo_, src, dst);
+      routes.push_back(route(pc, src, dst, model_.transport(impl_.info(pc))));
     }
   }
   for (std::size_t i = 0; i < plan.flows.size(); ++i) {
     ++result_.flows;
-    net_.start_on(*routes[i], plan.flows[i].wire_bytes, plan.flow_rate, [this, c_id] { finish_coll(c_id); });
+    net_.start_on(routes[i], plan.flows[i].wire_bytes, plan.flow_rate, [this, c_id] { finish_coll(c_id); });
   }
 }
 

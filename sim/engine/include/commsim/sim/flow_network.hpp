@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,14 @@ class FlowNetwork {
   /// The same, for a path the caller keeps alive (and unchanged) until the flow completes: no copy. The
   /// simulator's routes live as long as the runtime, so its many flows share them, and flows started at
   /// the same instant on the same route object with equal cap and bytes are coalesced.
-  FlowId start_on(const std::vector<ResourceId>& path, double bytes, double cap, Done done);
+  FlowId start_on(const std::vector<ResourceId>& path, double bytes, double cap, Done done) {
+    return start_flow(path, &path, bytes, cap, std::move(done));
+  }
+  /// The same for a path the caller keeps elsewhere (an arena of routes): coalescing compares the path's
+  /// address and length.
+  FlowId start_on(std::span<const ResourceId> path, double bytes, double cap, Done done) {
+    return start_flow(path, path.data(), bytes, cap, std::move(done));
+  }
 
   /// The flow's current rate in bytes/s (settles pending starts first).
   double rate(FlowId f);
@@ -90,24 +98,26 @@ class FlowNetwork {
     double sat_demand = -1;     ///< the last offered load (bytes/s) saturated_usable() was asked for
     double sat_usable = 0;      ///< and its answer (bytes/s)
   };
-  /// A weighted flow: `weight` identical flows that started together.
+  /// A weighted flow: `weight` identical flows that started together. 72 bytes: an all-to-all over 1,024
+  /// GPUs keeps a million of them.
   struct Class {
     // What the component search reads first, together.
-    const std::vector<ResourceId>* path = nullptr;  ///< in owned_paths_, or a caller's path (start_on)
-    std::uint64_t visit = 0;
+    const ResourceId* path = nullptr;  ///< in owned_paths_, or a caller's path (start_on)
+    std::uint32_t path_len : 30 = 0;
+    std::uint32_t active : 1 = 0;
+    std::uint32_t frozen : 1 = 0;   ///< scratch for water-filling
     std::uint32_t incarnation = 0;  ///< bumped when the slot is reused
+    std::uint64_t visit = 0;
     std::uint32_t weight = 0;
-    bool active = false;
-    bool frozen = false;  ///< scratch for water-filling
+    std::uint32_t version = 0;  ///< completion entry validity
+    int head = -1, tail = -1;   ///< its members, in start order (the first's seq is the class's start order)
     double cap = 0;
     double remaining = 0;  ///< bytes each member still has to move at time `since`
     double rate = 0;       ///< bytes/s of each member
     Picoseconds since = 0;
-    Picoseconds finish = 0;     ///< when the last byte arrives at the current rate
-    std::uint64_t seq = 0;      ///< start order of its first member
-    std::uint32_t version = 0;  ///< completion entry validity
-    int head = -1, tail = -1;   ///< its members, in start order
+    std::span<const ResourceId> route() const { return {path, path_len}; }
   };
+  static_assert(sizeof(Class) <= 72);
   struct Member {
     int cls = -1;
     int next = -1;
@@ -127,6 +137,8 @@ class FlowNetwork {
   };
   using Buckets = std::map<Picoseconds, Bucket>;
 
+  /// `key` names the path for coalescing (flows on the same key, cap and bytes at one instant join).
+  FlowId start_flow(std::span<const ResourceId> path, const void* key, double bytes, double cap, Done done);
   int new_class();
   double saturated_usable(Resource& res, double demand);
   void solve(const std::vector<int>& classes, const std::vector<ResourceId>& resources);
@@ -163,7 +175,8 @@ class FlowNetwork {
   /// not the path's address): a start joins the class in its slot if that one started at this instant with
   /// the same path object, cap and bytes. A collision only misses a coalescing.
   struct Recent {
-    const std::vector<ResourceId>* path = nullptr;
+    const void* path = nullptr;
+    std::size_t len = 0;
     double cap = 0, bytes = 0;
     Picoseconds time = -1;
     int cls = -1;
