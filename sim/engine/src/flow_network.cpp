@@ -383,9 +383,12 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     return s.version == res.version && res.unfrozen > 0;
   };
   std::size_t pending = comp.size();
-  std::vector<int>& frozen = frozen_;
-  std::vector<std::pair<int, double>>& rates = rates_;  // (class, level), applied after filling
+  // Rates are applied after filling: the classes in freezing order (rates_), each round's level and where its
+  // classes end (levels_).
+  std::vector<int>& rates = rates_;
+  std::vector<std::pair<std::size_t, double>>& levels = levels_;
   rates.clear();
+  levels.clear();
   auto pop_cap = [&] {
     std::pop_heap(caps.begin(), caps.end(), std::greater<>());
     caps.pop_back();
@@ -400,13 +403,12 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     if (!caps.empty()) level = std::min(level, caps.front().first);
     if (level == kInf) throw Error("flow with unbounded rate");
     const double limit = level * (1 + 1e-12);
-    frozen.clear();
+    const std::size_t round_start = rates.size();  // this round's frozen classes: rates[round_start..]
     auto freeze = [&](int ci) {
       Class& c = classes_[ci];
       if (c.frozen) return;
       c.frozen = true;
-      frozen.push_back(ci);
-      rates.emplace_back(ci, level);
+      rates.push_back(ci);
     };
     while (!heap.empty() && heap.front().share <= limit) {
       const Share s = heap.front();
@@ -424,7 +426,9 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
       freeze(caps.front().second);
       pop_cap();
     }
-    if (frozen.empty()) throw Error("water-filling made no progress");
+    if (rates.size() == round_start) throw Error("water-filling made no progress");
+    levels.emplace_back(rates.size(), level);
+    const std::span<const int> frozen(rates.data() + round_start, rates.size() - round_start);
     for (int ci : frozen) {
       const Class& c = classes_[ci];
       const double w = c.weight;
@@ -447,7 +451,10 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     }
     pending -= frozen.size();
   }
-  for (const auto& [ci, level] : rates) set_rate(classes_[ci], level);
+  std::size_t from = 0;
+  for (const auto& [end, level] : levels) {
+    for (; from < end; ++from) set_rate(classes_[rates[from]], level);
+  }
 }
 
 void FlowNetwork::report_loads(const std::vector<int>& comp) {

@@ -36,48 +36,49 @@ struct ResourceDef {
   bool out = false;  ///< for a GPU: "shm out", else "shm in"
 };
 
-/// A map from 64-bit keys (never ~0) to 32-bit values, open addressing with linear probing: 12 bytes a slot
-/// instead of a node of a std::unordered_map (an all-to-all over 1,024 GPUs keeps a million pairs).
+/// A map from 64-bit keys (never ~0) to 32-bit values, open addressing with linear probing at most half full:
+/// 16 bytes a slot (key and value in one cache line) instead of a node of a std::unordered_map (an all-to-all
+/// over 1,024 GPUs keeps a million pairs).
 class FlatIndex {
  public:
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   std::uint32_t find(std::uint64_t key) const {
-    if (keys_.empty()) return kNone;
+    if (slots_.empty()) return kNone;
     for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
-      if (keys_[i] == key) return values_[i];
-      if (keys_[i] == kEmpty) return kNone;
+      if (slots_[i].key == key) return slots_[i].value;
+      if (slots_[i].key == kEmpty) return kNone;
     }
   }
   /// Adds a key not in the map.
   void insert(std::uint64_t key, std::uint32_t value) {
-    if (4 * (size_ + 1) > 3 * keys_.size()) grow();
+    if (2 * (size_ + 1) > slots_.size()) grow();
     std::size_t i = slot(key);
-    while (keys_[i] != kEmpty) i = (i + 1) & mask_;
-    keys_[i] = key;
-    values_[i] = value;
+    while (slots_[i].key != kEmpty) i = (i + 1) & mask_;
+    slots_[i] = {key, value};
     ++size_;
   }
 
  private:
   static constexpr std::uint64_t kEmpty = std::numeric_limits<std::uint64_t>::max();
+  struct Slot {
+    std::uint64_t key = kEmpty;
+    std::uint32_t value = 0;
+  };
   std::size_t slot(std::uint64_t key) const {
     return static_cast<std::size_t>((key * 0x9e3779b97f4a7c15ULL) >> shift_) & mask_;
   }
   void grow() {
-    std::vector<std::uint64_t> keys = std::move(keys_);
-    std::vector<std::uint32_t> values = std::move(values_);
-    const std::size_t n = keys.empty() ? 1024 : 2 * keys.size();
-    keys_.assign(n, kEmpty);
-    values_.assign(n, 0);
+    std::vector<Slot> old = std::move(slots_);
+    const std::size_t n = old.empty() ? 1024 : 2 * old.size();
+    slots_.assign(n, Slot{});
     mask_ = n - 1;
     shift_ = 64 - std::countr_zero(n);
     size_ = 0;
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      if (keys[i] != kEmpty) insert(keys[i], values[i]);
+    for (const Slot& s : old) {
+      if (s.key != kEmpty) insert(s.key, s.value);
     }
   }
-  std::vector<std::uint64_t> keys_;
-  std::vector<std::uint32_t> values_;
+  std::vector<Slot> slots_;
   std::size_t mask_ = 0;
   int shift_ = 0;
   std::size_t size_ = 0;
@@ -442,20 +443,121 @@ struct PostKey {
   int comm, src, dst;
   bool operator==(const PostKey& o) const { return comm == o.comm && src == o.src && dst == o.dst; }
 };
-struct PostKeyHash {
-  std::size_t operator()(const PostKey& k) const {
-    return std::hash<std::uint64_t>()((static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.comm)) << 40) ^
-                                      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.src)) << 20) ^
-                                      static_cast<std::uint32_t>(k.dst));
+/// Posts waiting per (communicator, src, dst), oldest first: an open-addressing table (linear probing,
+/// backward-shift deletion) of each key's oldest post, the later ones of a key in a queue apart. An
+/// all-to-all over 1,024 GPUs has half a million keys waiting at once, each used once; the table is released
+/// when it empties.
+class PostTable {
+ public:
+  /// Removes the oldest post waiting on `key` into `out`; false if none waits.
+  bool pop(const PostKey& key, Posted& out) {
+    if (size_ == 0) return false;
+    std::size_t i = home(key);
+    while (used(slots_[i]) && !(slots_[i].key == key)) i = (i + 1) & mask_;
+    if (!used(slots_[i])) return false;
+    Slot& s = slots_[i];
+    out = s.first;
+    if (s.more != kNone) {
+      More& m = more_[s.more];
+      s.first = m.items[m.head++];
+      if (m.head == m.items.size()) {
+        m.items.clear();
+        m.head = 0;
+        free_more_.push_back(s.more);
+        s.more = kNone;
+      }
+      return true;
+    }
+    erase(i);
+    return true;
   }
-};
-/// Most keys see one post (an all-to-all: one per pair), kept inline; later ones in `more`.
-struct PostQueue {
-  Posted first{};
-  std::vector<Posted> more;
-  std::size_t head = 0;  ///< posts before it are matched
-  std::size_t size() const { return 1 + more.size(); }
-  const Posted& at(std::size_t i) const { return i == 0 ? first : more[i - 1]; }
+  void push(const PostKey& key, Posted p) {
+    if (4 * (size_ + 1) > 3 * slots_.size()) grow();
+    std::size_t i = home(key);
+    while (used(slots_[i]) && !(slots_[i].key == key)) i = (i + 1) & mask_;
+    Slot& s = slots_[i];
+    if (!used(s)) {
+      s = Slot{key, p, kNone};
+      ++size_;
+      return;
+    }
+    if (s.more == kNone) {
+      if (free_more_.empty()) {
+        s.more = static_cast<std::uint32_t>(more_.size());
+        more_.emplace_back();
+      } else {
+        s.more = free_more_.back();
+        free_more_.pop_back();
+      }
+    }
+    more_[s.more].items.push_back(p);
+  }
+  /// Calls f(key, posts) for every key with waiting posts, oldest first (in no particular key order).
+  template <typename F>
+  void for_each(F f) const {
+    for (const Slot& s : slots_) {
+      if (!used(s)) continue;
+      std::vector<Posted> posts{s.first};
+      if (s.more != kNone) {
+        const More& m = more_[s.more];
+        posts.insert(posts.end(), m.items.begin() + static_cast<std::ptrdiff_t>(m.head), m.items.end());
+      }
+      f(s.key, posts);
+    }
+  }
+
+ private:
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  /// 24 bytes; a free slot has communicator -1.
+  struct Slot {
+    PostKey key{-1, 0, 0};
+    Posted first{};
+    std::uint32_t more = kNone;  ///< index in more_ of its later posts
+  };
+  static bool used(const Slot& s) { return s.key.comm >= 0; }
+  struct More {
+    std::vector<Posted> items;
+    std::size_t head = 0;
+  };
+  std::size_t home(const PostKey& k) const {
+    std::uint64_t h = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.comm)) << 42) ^
+                      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.src)) << 21) ^
+                      static_cast<std::uint32_t>(k.dst);
+    h = (h ^ (h >> 31)) * 0x9e3779b97f4a7c15ULL;
+    return static_cast<std::size_t>(h >> 32) & mask_;
+  }
+  void erase(std::size_t i) {
+    // Backward shift: move later entries of the probe run into the hole unless their home lies in (i, j].
+    for (std::size_t j = (i + 1) & mask_; used(slots_[j]); j = (j + 1) & mask_) {
+      const std::size_t k = home(slots_[j].key);
+      const bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+      if (stays) continue;
+      slots_[i] = slots_[j];
+      i = j;
+    }
+    slots_[i] = Slot{};
+    if (--size_ == 0) {
+      slots_ = {};
+      mask_ = 0;
+    }
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    const std::size_t n = old.empty() ? 1024 : 2 * old.size();
+    slots_.assign(n, Slot{});
+    mask_ = n - 1;
+    for (const Slot& s : old) {
+      if (!used(s)) continue;
+      std::size_t i = home(s.key);
+      while (used(slots_[i])) i = (i + 1) & mask_;
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  std::vector<More> more_;
+  std::vector<std::uint32_t> free_more_;
+  std::size_t size_ = 0;
+  std::size_t mask_ = 0;
 };
 
 }  // namespace
@@ -625,7 +727,7 @@ class Runtime::Execution {
 
   // Pending posts per (comm, src, dst): sends waiting for receives and receives waiting for sends. A key
   // lives only while posts wait on it (an all-to-all over 1,024 GPUs has a million keys, each used once).
-  std::unordered_map<PostKey, PostQueue, PostKeyHash> sends_, recvs_;
+  PostTable sends_, recvs_;
   // Plans depend on the pair only through what the model sees of it (PairInfo): pairs alike share a plan.
   std::map<PlanKey, models::TransferPlan> plans_;
   std::vector<TransferState> transfers_;
@@ -1140,24 +1242,15 @@ void Runtime::Execution::post(int k, int op_index) {
   const int src = is_send ? ki.gpu : op.peer;
   const int dst = is_send ? op.peer : ki.gpu;
   const PostKey key{ki.spec->comm, src, dst};
-  auto& theirs = is_send ? recvs_ : sends_;
-  auto it = theirs.find(key);
-  if (it != theirs.end()) {
-    PostQueue& pq = it->second;
-    const Posted other = pq.at(pq.head++);
-    if (pq.head == pq.size()) theirs.erase(it);
+  Posted other;
+  if ((is_send ? recvs_ : sends_).pop(key, other)) {
     if (is_send) {
       begin_transfer({k, op_index}, other);
     } else {
       begin_transfer(other, {k, op_index});
     }
   } else {
-    auto [mine, fresh] = (is_send ? sends_ : recvs_).try_emplace(key);
-    if (fresh) {
-      mine->second.first = {k, op_index};
-    } else {
-      mine->second.more.push_back({k, op_index});
-    }
+    (is_send ? sends_ : recvs_).push(key, {k, op_index});
   }
 }
 
@@ -1462,11 +1555,12 @@ void Runtime::Execution::describe_wait(const KernelInstance& ki, std::ostream& w
     return;
   }
   for (const auto* table : {&sends_, &recvs_}) {
-    std::map<std::tuple<int, int, int>, const PostQueue*> sorted;  // in (comm, src, dst) order
-    for (const auto& [k, list] : *table) sorted[{k.comm, k.src, k.dst}] = &list;
+    std::map<std::tuple<int, int, int>, std::vector<Posted>> sorted;  // in (comm, src, dst) order
+    table->for_each([&](const PostKey& k, const std::vector<Posted>& posts) {
+      sorted[{k.comm, k.src, k.dst}] = posts;
+    });
     for (const auto& [key, list] : sorted) {
-      for (std::size_t i = list->head; i < list->size(); ++i) {
-        const Posted& p = list->at(i);
+      for (const Posted& p : list) {
         if (&kernels_[p.kernel] != &ki) continue;
         const bool is_send = table == &sends_;
         waits << (is_send ? " waits for GPU " : " waits for a send from GPU ")

@@ -192,11 +192,12 @@ class FlowNetwork {
     bool operator>(const Share& o) const { return share > o.share; }
   };
   // Scratch, reused by every solve (no allocation per instant).
-  std::vector<int> comp_, frozen_, finished_;
+  std::vector<int> comp_, finished_;
   std::vector<ResourceId> comp_res_, stack_;
   std::vector<std::pair<double, int>> caps_;
   std::vector<Share> shares_;
-  std::vector<std::pair<int, double>> rates_;
+  std::vector<int> rates_;                              ///< classes in freezing order
+  std::vector<std::pair<std::size_t, double>> levels_;  ///< per round: end in rates_, level
   std::vector<Due> later_;
   std::vector<std::vector<Due>> spare_buckets_;  ///< emptied bucket vectors, reused
   std::vector<std::pair<std::uint64_t, FlowId>> done_;
