@@ -258,15 +258,20 @@ void FlowNetwork::settle() {
       grow_and_solve();
     }
     dirty_classes_.clear();
-    dirty_resources_.clear();
+    clear_dirty_resources();
     schedule_next();
     return;
   }
   dirty_classes_.clear();
-  dirty_resources_.clear();
+  clear_dirty_resources();
   solve(comp, comp_res);
   if (observer_) report_loads(comp);
   schedule_next();
+}
+
+void FlowNetwork::clear_dirty_resources() {
+  for (ResourceId r : dirty_resources_) resources_[r].dirty = false;
+  dirty_resources_.clear();
 }
 
 void FlowNetwork::set_rate(Class& c, double rate) {
@@ -566,8 +571,12 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     --active_classes_;
     active_members_ -= c.weight;
     for (ResourceId r : c.route()) {
-      ++resources_[r].dead;
-      dirty_resources_.push_back(r);
+      Resource& res = resources_[r];
+      ++res.dead;
+      if (!res.dirty) {  // once: a link that a million ending flows cross is listed once, not a million times
+        res.dirty = true;
+        dirty_resources_.push_back(r);
+      }
     }
     for (int m = c.head; m >= 0; m = members_[m].next) done.emplace_back(members_[m].seq, m);
     free_class(ci);

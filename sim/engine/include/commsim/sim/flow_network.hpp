@@ -95,6 +95,7 @@ class FlowNetwork {
     int dead = 0;               ///< ended entries still in `classes`
     double load = 0;            ///< sum of rates of active flows (kept while an observer is set)
     bool in_loaded = false;     ///< in loaded_ (observer mode)
+    bool dirty = false;         ///< in dirty_resources_
     double sat_demand = -1;     ///< the last offered load (bytes/s) saturated_usable() was asked for
     double sat_usable = 0;      ///< and its answer (bytes/s)
   };
@@ -169,8 +170,10 @@ class FlowNetwork {
   std::vector<FlowId> free_members_;
   std::size_t active_members_ = 0;
   std::size_t active_classes_ = 0;
-  std::vector<int> dirty_classes_;           ///< started (or grown) since the last solve
-  std::vector<ResourceId> dirty_resources_;  ///< lost a flow since the last solve
+  std::vector<int> dirty_classes_;  ///< started (or grown) since the last solve
+  std::vector<ResourceId>
+      dirty_resources_;  ///< lost a flow since the last solve, each once (in order of loss)
+  void clear_dirty_resources();
   /// Recently started classes, direct-mapped by a hash of the path's contents, cap and bytes (deterministic:
   /// not the path's address): a start joins the class in its slot if that one started at this instant with
   /// the same path object, cap and bytes. A collision only misses a coalescing.
