@@ -52,6 +52,28 @@ FlowNetwork::FlowId FlowNetwork::start(std::vector<ResourceId> path, double byte
   return start_on(owned_paths_.back(), bytes, cap, std::move(done));
 }
 
+FlowNetwork::FlowId FlowNetwork::start_tagged(std::span<const ResourceId> path, double bytes, double cap,
+                                              Tag tag) {
+  if (tag & kDoneTag) throw Error("a flow's tag must be below 2^63");
+  if (!tag_handler_) throw Error("a tagged flow needs a tag handler");
+  return start_flow(path, path.data(), bytes, cap, tag, nullptr);
+}
+
+FlowNetwork::Tag FlowNetwork::done_tag(Done done) {
+  std::size_t at;
+  if (!free_dones_.empty()) {
+    at = free_dones_.back();
+    free_dones_.pop_back();
+    dones_[at] = std::move(done);
+  } else {
+    at = dones_.size();
+    if (at > std::numeric_limits<std::uint32_t>::max())
+      throw Error("more than 2^32 flows with callbacks in flight");
+    dones_.push_back(std::move(done));
+  }
+  return kDoneTag | at;
+}
+
 void FlowNetwork::free_class(int cls) {
   const auto slot = static_cast<std::size_t>(cls);
   const std::size_t word = slot >> 6, summary = slot >> 12;
@@ -92,12 +114,13 @@ int FlowNetwork::new_class() {
 }
 
 FlowNetwork::FlowId FlowNetwork::start_flow(std::span<const ResourceId> path, const void* key, double bytes,
-                                            double cap, Done done) {
+                                            double cap, Tag tag, Done* done) {
   if (path.size() >= (std::size_t{1} << 30)) throw Error("a flow crosses more than 2^30 resources");
   for (ResourceId r : path) {
     if (r < 0 || static_cast<std::size_t>(r) >= resources_.size()) throw Error("flow on an unknown resource");
   }
   if (path.empty() && cap <= 0) throw Error("a flow needs a resource or a rate cap");
+  if (done) tag = done_tag(std::move(*done));
   const Picoseconds now = events_.now();
   bytes = std::max(bytes, 0.0);
   // An identical flow started at this instant: join it (no time has passed, so it still has `bytes` left).
@@ -145,7 +168,7 @@ FlowNetwork::FlowId FlowNetwork::start_flow(std::span<const ResourceId> path, co
   m.cls = cls;
   m.next = -1;
   m.seq = next_seq_++;
-  m.done = std::move(done);
+  m.tag = tag;
   Class& c = classes_[cls];
   if (c.tail >= 0) {
     members_[c.tail].next = id;
@@ -586,10 +609,17 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     sort_by_key(done, done_scratch_, [](const std::pair<std::uint64_t, FlowId>& e) { return e.first; });
   }
   for (const auto& [seq, id] : done) {
-    Done d = std::move(members_[id].done);
-    members_[id].done = nullptr;
+    const Tag tag = members_[id].tag;
     free_members_.push_back(id);
-    if (d) d();
+    if (tag & kDoneTag) {
+      const auto at = static_cast<std::uint32_t>(tag & ~kDoneTag);
+      Done d = std::move(dones_[at]);
+      dones_[at] = nullptr;
+      free_dones_.push_back(at);
+      if (d) d();
+    } else {
+      tag_handler_(tag);
+    }
   }
   done.clear();
   if (done.capacity() > done_.capacity()) done.swap(done_);

@@ -601,6 +601,11 @@ class Runtime::Execution {
     const models::TransferPlan* plan = nullptr;
   };
   static constexpr std::uint32_t kNoRecord = std::numeric_limits<std::uint32_t>::max();
+  /// Flow tags (FlowNetwork::start_tagged): a transfer's part is slot << kPartBits | part (parts beyond
+  /// kPartLimit, which no model makes, complete through a callback); a collective's flow kCollTag | slot.
+  static constexpr int kPartBits = 20;
+  static constexpr std::size_t kPartLimit = std::size_t{1} << kPartBits;
+  static constexpr FlowNetwork::Tag kCollTag = FlowNetwork::Tag{1} << 62;
   struct CollState {
     std::vector<int> group;
     int remaining = 0;  ///< flows still moving
@@ -773,6 +778,14 @@ RunResult Runtime::Execution::run() {
 // ---- Set-up ----
 
 void Runtime::Execution::add_resources() {
+  // Flows of transfers and collectives complete through tags (8 bytes a flow, not a std::function).
+  net_.set_tag_handler([this](FlowNetwork::Tag tag) {
+    if (tag & kCollTag) {
+      finish_coll(static_cast<int>(tag & ~kCollTag));
+    } else {
+      part_done(static_cast<int>(tag >> kPartBits), static_cast<int>(tag & (kPartLimit - 1)));
+    }
+  });
   // Names stay in the runtime (the trace reads them): a 16,384-GPU cluster has hundreds of thousands of
   // links, and the network of every run would copy them.
   for (std::size_t i = 0; i < impl_.resources.size(); ++i) {
@@ -1312,7 +1325,13 @@ void Runtime::Execution::start_parts(int t) {
   for (std::size_t i = 0; i < plan.parts.size(); ++i) {
     ++result_.flows;
     const int part = static_cast<int>(i);
-    net_.start_on(path, plan.parts[i].wire_bytes, plan.channel_rate, [this, t, part] { part_done(t, part); });
+    if (i < kPartLimit) {
+      net_.start_tagged(path, plan.parts[i].wire_bytes, plan.channel_rate,
+                        static_cast<std::uint64_t>(t) << kPartBits | i);
+    } else {
+      net_.start_on(path, plan.parts[i].wire_bytes, plan.channel_rate,
+                    [this, t, part] { part_done(t, part); });
+    }
   }
 }
 
@@ -1458,7 +1477,8 @@ void Runtime::Execution::start_coll_flows(int c_id) {
   }
   for (std::size_t i = 0; i < plan.flows.size(); ++i) {
     ++result_.flows;
-    net_.start_on(routes[i], plan.flows[i].wire_bytes, plan.flow_rate, [this, c_id] { finish_coll(c_id); });
+    net_.start_tagged(routes[i], plan.flows[i].wire_bytes, plan.flow_rate,
+                      kCollTag | static_cast<std::uint64_t>(c_id));
   }
 }
 
