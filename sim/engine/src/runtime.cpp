@@ -606,6 +606,12 @@ class Runtime::Execution {
   static constexpr int kPartBits = 20;
   static constexpr std::size_t kPartLimit = std::size_t{1} << kPartBits;
   static constexpr FlowNetwork::Tag kCollTag = FlowNetwork::Tag{1} << 62;
+  /// The runtime's events (EventQueue::at_tagged): the step in the upper half of the tag, its kernel,
+  /// transfer or collective slot in the lower.
+  enum class Ev : std::uint32_t { KernelStart, KernelOpDone, StartParts, FinishTransfer, StartCollFlows };
+  static EventQueue::Tag event_tag(Ev ev, int x) {
+    return static_cast<EventQueue::Tag>(ev) << 32 | static_cast<std::uint32_t>(x);
+  }
   struct CollState {
     std::vector<int> group;
     int remaining = 0;  ///< flows still moving
@@ -778,6 +784,28 @@ RunResult Runtime::Execution::run() {
 // ---- Set-up ----
 
 void Runtime::Execution::add_resources() {
+  // The runtime's own events are tagged (no std::function per pending event: an all-to-all over 1,024 GPUs
+  // has a million transfers waiting to start at once).
+  q_.set_tag_handler([this](EventQueue::Tag tag) {
+    const int x = static_cast<int>(tag & 0xffffffffU);
+    switch (static_cast<Ev>(tag >> 32)) {
+      case Ev::KernelStart:
+        kernel_start(x);
+        break;
+      case Ev::KernelOpDone:
+        kernel_op_done(x);
+        break;
+      case Ev::StartParts:
+        start_parts(x);
+        break;
+      case Ev::FinishTransfer:
+        finish_transfer(x);
+        break;
+      case Ev::StartCollFlows:
+        start_coll_flows(x);
+        break;
+    }
+  });
   // Flows of transfers and collectives complete through tags (8 bytes a flow, not a std::function).
   net_.set_tag_handler([this](FlowNetwork::Tag tag) {
     if (tag & kCollTag) {
@@ -1121,7 +1149,7 @@ void Runtime::Execution::try_start(int sid) {
     for (int i = 1; i <= deps_pool_[ki.deps]; ++i)
       when = std::max(when, kernels_[deps_pool_[ki.deps + i]].end + model_.graph_join_time());
   }
-  q_.at(std::max(when, q_.now()), [this, k] { kernel_start(k); });
+  q_.at_tagged(std::max(when, q_.now()), event_tag(Ev::KernelStart, k));
 }
 
 /// Kernel `k` starts on its stream (scheduled by try_start; the event carries only the kernel's index).
@@ -1136,7 +1164,7 @@ void Runtime::Execution::kernel_start(int k) {
   }
   if (ki.spec->compute > 0) {
     ki.pending = 1;
-    q_.after(ki.spec->compute, [this, k] { kernel_op_done(k); });
+    q_.after_tagged(ki.spec->compute, event_tag(Ev::KernelOpDone, k));
     return;
   }
   if (ki.spec->ops.empty()) {
@@ -1302,7 +1330,7 @@ void Runtime::Execution::begin_transfer(Posted s, Posted r) {
     t = static_cast<int>(transfers_.size());
     transfers_.push_back(ts);
   }
-  q_.after(plan.base_latency, [this, t] { start_parts(t); });
+  q_.after_tagged(plan.base_latency, event_tag(Ev::StartParts, t));
 }
 
 /// The model's plan for a transfer, shared by every pair the model sees alike.
@@ -1337,7 +1365,7 @@ void Runtime::Execution::start_parts(int t) {
 
 /// A channel part has arrived: the transfer ends after the part's fixed overhead.
 void Runtime::Execution::part_done(int t, int part) {
-  q_.after(transfers_[t].plan->parts[part].overhead, [this, t] { finish_transfer(t); });
+  q_.after_tagged(transfers_[t].plan->parts[part].overhead, event_tag(Ev::FinishTransfer, t));
 }
 
 /// One part of transfer `t` is done; after the last, the transfer ends and so do its send and receive.
@@ -1425,7 +1453,7 @@ void Runtime::Execution::begin_collective(const std::vector<int>& group) {
     c_id = static_cast<int>(colls_.size());
     colls_.push_back(std::move(cs));
   }
-  q_.after(plan.latency, [this, c_id] { start_coll_flows(c_id); });
+  q_.after_tagged(plan.latency, event_tag(Ev::StartCollFlows, c_id));
 }
 
 /// Throws unless every kernel of `group` issues the same operation, size and root.
