@@ -69,7 +69,7 @@ class FlatIndex {
   }
   void grow() {
     std::vector<Slot> old = std::move(slots_);
-    const std::size_t n = old.empty() ? 1024 : 2 * old.size();
+    const std::size_t n = old.empty() ? 64 : 2 * old.size();
     slots_.assign(n, Slot{});
     mask_ = n - 1;
     shift_ = 64 - std::countr_zero(n);
@@ -89,8 +89,10 @@ class FlatIndex {
 class RouteArena {
  public:
   std::span<const int> store(const std::vector<int>& route) {
-    if (route.size() > kBlock - used_) {
-      blocks_.push_back(std::make_unique<int[]>(std::max(kBlock, route.size())));
+    if (route.size() > size_ - used_) {
+      // Blocks double up to kBlock ids: a small run's runtime allocates little.
+      size_ = std::max(route.size(), std::min(kBlock, 2 * size_));
+      blocks_.push_back(std::make_unique_for_overwrite<int[]>(size_));
       used_ = 0;
     }
     int* at = blocks_.back().get() + used_;
@@ -102,7 +104,8 @@ class RouteArena {
  private:
   static constexpr std::size_t kBlock = std::size_t{1} << 18;  ///< ids per block (1 MiB)
   std::vector<std::unique_ptr<int[]>> blocks_;
-  std::size_t used_ = kBlock;
+  std::size_t size_ = 512;  ///< ids in the last block (the first has 1,024)
+  std::size_t used_ = 512;
 };
 
 }  // namespace
@@ -508,6 +511,7 @@ class PostTable {
 
  private:
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::size_t kKeep = 1024;  ///< slots kept when the table empties
   /// 24 bytes; a free slot has communicator -1.
   struct Slot {
     PostKey key{-1, 0, 0};
@@ -536,14 +540,14 @@ class PostTable {
       i = j;
     }
     slots_[i] = Slot{};
-    if (--size_ == 0) {
+    if (--size_ == 0 && slots_.size() > kKeep) {  // a large table is released; a small one kept for reuse
       slots_ = {};
       mask_ = 0;
     }
   }
   void grow() {
     std::vector<Slot> old = std::move(slots_);
-    const std::size_t n = old.empty() ? 1024 : 2 * old.size();
+    const std::size_t n = old.empty() ? 16 : 2 * old.size();
     slots_.assign(n, Slot{});
     mask_ = n - 1;
     for (const Slot& s : old) {
