@@ -8,13 +8,28 @@
 
 namespace commsim::sim {
 
-void EventQueue::at(Picoseconds when, Action action) {
+void EventQueue::check_time(Picoseconds when) const {
   if (when > kMaxSimulatedTime) {
     throw ValueError(
         "simulated time would pass the largest simulated time (2^62 ps, about 53 days): a size, "
         "bandwidth or duration is outside the range commsim simulates");
   }
   if (when < now_) throw Error("event scheduled in the past");
+}
+
+void EventQueue::at_tagged(Picoseconds when, Tag tag) {
+  check_time(when);
+  if (tag & kActionBit) throw Error("an event's tag must be below 2^63");
+  if (!tag_handler_) throw Error("a tagged event needs a tag handler");
+  heap_.push({when, seq_++, tag});
+}
+
+void EventQueue::after_tagged(Picoseconds delay, Tag tag) {
+  at_tagged(checked_after(delay), tag);
+}
+
+void EventQueue::at(Picoseconds when, Action action) {
+  check_time(when);
   std::size_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -24,20 +39,24 @@ void EventQueue::at(Picoseconds when, Action action) {
     slot = actions_.size();
     actions_.push_back(std::move(action));
   }
-  heap_.push({when, seq_++, slot});
+  heap_.push({when, seq_++, kActionBit | slot});
 }
 
 std::uint64_t EventQueue::run() {
   return run(nullptr, 0);
 }
 
-void EventQueue::after(Picoseconds delay, Action action) {
+Picoseconds EventQueue::checked_after(Picoseconds delay) const {
   if (delay < 0 || delay > kMaxSimulatedTime - now_) {
     throw ValueError("an event " + std::to_string(delay) +
                      " ps ahead would pass the largest simulated time (2^62 ps, about 53 days) or lie in the "
                      "past: a size, bandwidth or duration is outside the range commsim simulates");
   }
-  at(now_ + delay, std::move(action));
+  return now_ + delay;
+}
+
+void EventQueue::after(Picoseconds delay, Action action) {
+  at(checked_after(delay), std::move(action));
 }
 
 std::uint64_t EventQueue::run(const std::function<bool()>& poll, std::uint64_t every) {
@@ -60,10 +79,15 @@ std::uint64_t EventQueue::run(const std::function<bool()>& poll, std::uint64_t e
                        " events: stopped as a would-be hang (the workload is too large to simulate)");
     }
     now_ = e.when;
-    Action a = std::move(actions_[e.slot]);
-    free_slots_.push_back(e.slot);
     ++events_run_;
-    a();
+    if (e.payload & kActionBit) {
+      const auto slot = static_cast<std::size_t>(e.payload & ~kActionBit);
+      Action a = std::move(actions_[slot]);
+      free_slots_.push_back(slot);
+      a();
+    } else {
+      tag_handler_(e.payload);
+    }
     ++n;
   }
   return n;

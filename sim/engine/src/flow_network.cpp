@@ -52,6 +52,28 @@ FlowNetwork::FlowId FlowNetwork::start(std::vector<ResourceId> path, double byte
   return start_on(owned_paths_.back(), bytes, cap, std::move(done));
 }
 
+FlowNetwork::FlowId FlowNetwork::start_tagged(std::span<const ResourceId> path, double bytes, double cap,
+                                              Tag tag) {
+  if (tag & kDoneTag) throw Error("a flow's tag must be below 2^63");
+  if (!tag_handler_) throw Error("a tagged flow needs a tag handler");
+  return start_flow(path, path.data(), bytes, cap, tag, nullptr);
+}
+
+FlowNetwork::Tag FlowNetwork::done_tag(Done done) {
+  std::size_t at;
+  if (!free_dones_.empty()) {
+    at = free_dones_.back();
+    free_dones_.pop_back();
+    dones_[at] = std::move(done);
+  } else {
+    at = dones_.size();
+    if (at > std::numeric_limits<std::uint32_t>::max())
+      throw Error("more than 2^32 flows with callbacks in flight");
+    dones_.push_back(std::move(done));
+  }
+  return kDoneTag | at;
+}
+
 void FlowNetwork::free_class(int cls) {
   const auto slot = static_cast<std::size_t>(cls);
   const std::size_t word = slot >> 6, summary = slot >> 12;
@@ -91,12 +113,14 @@ int FlowNetwork::new_class() {
   return id;
 }
 
-FlowNetwork::FlowId FlowNetwork::start_on(const std::vector<ResourceId>& path, double bytes, double cap,
-                                          Done done) {
+FlowNetwork::FlowId FlowNetwork::start_flow(std::span<const ResourceId> path, const void* key, double bytes,
+                                            double cap, Tag tag, Done* done) {
+  if (path.size() >= (std::size_t{1} << 30)) throw Error("a flow crosses more than 2^30 resources");
   for (ResourceId r : path) {
     if (r < 0 || static_cast<std::size_t>(r) >= resources_.size()) throw Error("flow on an unknown resource");
   }
   if (path.empty() && cap <= 0) throw Error("a flow needs a resource or a rate cap");
+  if (done) tag = done_tag(std::move(*done));
   const Picoseconds now = events_.now();
   bytes = std::max(bytes, 0.0);
   // An identical flow started at this instant: join it (no time has passed, so it still has `bytes` left).
@@ -107,7 +131,8 @@ FlowNetwork::FlowId FlowNetwork::start_on(const std::vector<ResourceId>& path, d
   h ^= std::hash<double>()(cap) * 0xc2b2ae3d27d4eb4fULL ^ std::hash<double>()(bytes) * 0x165667b19e3779f9ULL;
   h ^= h >> 29;
   Recent& slot = recent_[h % kRecent];
-  if (slot.path == &path && slot.time == now && slot.cap == cap && slot.bytes == bytes) {
+  if (slot.path == key && slot.len == path.size() && slot.time == now && slot.cap == cap &&
+      slot.bytes == bytes) {
     const Class& c = classes_[slot.cls];
     if (c.active && c.incarnation == slot.incarnation && c.since == now && c.remaining == bytes)
       cls = slot.cls;
@@ -115,18 +140,17 @@ FlowNetwork::FlowId FlowNetwork::start_on(const std::vector<ResourceId>& path, d
   if (cls < 0) {
     cls = new_class();
     Class& c = classes_[cls];
-    c.path = &path;
+    c.path = path.data();
+    c.path_len = static_cast<std::uint32_t>(path.size()) & ((std::uint32_t{1} << 30) - 1);  // checked above
     c.remaining = bytes;
     c.cap = cap;
     c.rate = 0;
     c.since = now;
-    c.finish = std::numeric_limits<Picoseconds>::max();
-    c.seq = next_seq_;
     c.weight = 0;
     c.head = c.tail = -1;
     c.active = true;
     for (ResourceId r : path) resources_[r].classes.emplace_back(cls, c.incarnation);
-    slot = Recent{&path, cap, bytes, now, cls, c.incarnation};
+    slot = Recent{key, path.size(), cap, bytes, now, cls, c.incarnation};
     ++active_classes_;
     ++created_classes_;
   }
@@ -144,7 +168,7 @@ FlowNetwork::FlowId FlowNetwork::start_on(const std::vector<ResourceId>& path, d
   m.cls = cls;
   m.next = -1;
   m.seq = next_seq_++;
-  m.done = std::move(done);
+  m.tag = tag;
   Class& c = classes_[cls];
   if (c.tail >= 0) {
     members_[c.tail].next = id;
@@ -203,9 +227,10 @@ void FlowNetwork::settle() {
     for (std::size_t i = 0; i < classes_.size(); ++i) {
       if (classes_[i].active) comp.push_back(static_cast<int>(i));
     }
-    std::sort(comp.begin(), comp.end(), [&](int a, int b) { return classes_[a].seq < classes_[b].seq; });
+    std::sort(comp.begin(), comp.end(),
+              [&](int a, int b) { return members_[classes_[a].head].seq < members_[classes_[b].head].seq; });
     for (int ci : comp) {
-      for (ResourceId r : *classes_[ci].path) {
+      for (ResourceId r : classes_[ci].route()) {
         if (resources_[r].visit != visit) {
           resources_[r].visit = visit;
           comp_res.push_back(r);
@@ -222,7 +247,7 @@ void FlowNetwork::settle() {
       if (!c.active || c.visit == visit) return;
       c.visit = visit;
       comp.push_back(ci);
-      for (ResourceId r : *c.path) {
+      for (ResourceId r : c.route()) {
         if (resources_[r].visit != visit) {
           resources_[r].visit = visit;
           stack.push_back(r);
@@ -256,15 +281,20 @@ void FlowNetwork::settle() {
       grow_and_solve();
     }
     dirty_classes_.clear();
-    dirty_resources_.clear();
+    clear_dirty_resources();
     schedule_next();
     return;
   }
   dirty_classes_.clear();
-  dirty_resources_.clear();
+  clear_dirty_resources();
   solve(comp, comp_res);
   if (observer_) report_loads(comp);
   schedule_next();
+}
+
+void FlowNetwork::clear_dirty_resources() {
+  for (ResourceId r : dirty_resources_) resources_[r].dirty = false;
+  dirty_resources_.clear();
 }
 
 void FlowNetwork::set_rate(Class& c, double rate) {
@@ -275,18 +305,14 @@ void FlowNetwork::set_rate(Class& c, double rate) {
   c.rate = rate;
   ++c.version;
   const double t = c.remaining <= 0 ? 0.0 : c.remaining / c.rate;
-  if (!(t < kInf)) {
-    c.finish = std::numeric_limits<Picoseconds>::max();
-    return;
-  }
+  if (!(t < kInf)) return;
   const double ps = std::max(std::ceil(t * 1e12 - 1e-6), 0.0);
   if (!(ps <= static_cast<double>(kMaxSimulatedTime - now))) {
     throw ValueError(
         "a transfer would end past the largest simulated time (2^62 ps, about 53 days): a size or "
         "bandwidth is outside the range commsim simulates");
   }
-  c.finish = now + static_cast<Picoseconds>(ps);
-  add_due(c.finish, static_cast<int>(&c - classes_.data()), c.version);
+  add_due(now + static_cast<Picoseconds>(ps), static_cast<int>(&c - classes_.data()), c.version);
 }
 
 void FlowNetwork::add_due(Picoseconds when, int cls, std::uint32_t version) {
@@ -327,13 +353,13 @@ double FlowNetwork::saturated_usable(Resource& res, double demand) {
 
 void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<ResourceId>& comp_res) {
   solved_classes_ += comp.size();
-  if (comp.size() == 1 && comp_res.size() == classes_[comp.front()].path->size()) {
+  if (comp.size() == 1 && comp_res.size() == classes_[comp.front()].path_len) {
     // One (weighted) flow alone on its resources, each crossed once: the first level of the water-filling
     // below, without its machinery.
     Class& c = classes_[comp.front()];
     const double w = c.weight;
     double level = c.cap > 0 ? c.cap : kInf;
-    for (ResourceId r : *c.path) {
+    for (ResourceId r : c.route()) {
       Resource& res = resources_[r];
       const double usable = res.saturation > 0 && c.cap > 0 ? saturated_usable(res, w * c.cap) : res.capacity;
       level = std::min(level, usable / w);
@@ -356,7 +382,7 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     Class& c = classes_[ci];
     c.frozen = false;
     const double w = c.weight;
-    for (ResourceId r : *c.path) {
+    for (ResourceId r : c.route()) {
       Resource& res = resources_[r];
       res.unfrozen += c.weight;
       res.initial += c.cap > 0 ? w * c.cap : kInf;
@@ -385,9 +411,12 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     return s.version == res.version && res.unfrozen > 0;
   };
   std::size_t pending = comp.size();
-  std::vector<int>& frozen = frozen_;
-  std::vector<std::pair<int, double>>& rates = rates_;  // (class, level), applied after filling
+  // Rates are applied after filling: the classes in freezing order (rates_), each round's level and where its
+  // classes end (levels_).
+  std::vector<int>& rates = rates_;
+  std::vector<std::pair<std::size_t, double>>& levels = levels_;
   rates.clear();
+  levels.clear();
   auto pop_cap = [&] {
     std::pop_heap(caps.begin(), caps.end(), std::greater<>());
     caps.pop_back();
@@ -402,13 +431,12 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     if (!caps.empty()) level = std::min(level, caps.front().first);
     if (level == kInf) throw Error("flow with unbounded rate");
     const double limit = level * (1 + 1e-12);
-    frozen.clear();
+    const std::size_t round_start = rates.size();  // this round's frozen classes: rates[round_start..]
     auto freeze = [&](int ci) {
       Class& c = classes_[ci];
       if (c.frozen) return;
       c.frozen = true;
-      frozen.push_back(ci);
-      rates.emplace_back(ci, level);
+      rates.push_back(ci);
     };
     while (!heap.empty() && heap.front().share <= limit) {
       const Share s = heap.front();
@@ -426,11 +454,13 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
       freeze(caps.front().second);
       pop_cap();
     }
-    if (frozen.empty()) throw Error("water-filling made no progress");
+    if (rates.size() == round_start) throw Error("water-filling made no progress");
+    levels.emplace_back(rates.size(), level);
+    const std::span<const int> frozen(rates.data() + round_start, rates.size() - round_start);
     for (int ci : frozen) {
       const Class& c = classes_[ci];
       const double w = c.weight;
-      for (ResourceId r : *c.path) {
+      for (ResourceId r : c.route()) {
         Resource& res = resources_[r];
         res.residual = std::max(0.0, res.residual - w * level);
         res.unfrozen -= c.weight;
@@ -438,7 +468,7 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     }
     const std::uint64_t round = ++visit_;  // one new share per resource and round
     for (int ci : frozen) {
-      for (ResourceId r : *classes_[ci].path) {
+      for (ResourceId r : classes_[ci].route()) {
         Resource& res = resources_[r];
         if (res.unfrozen > 0 && res.visit != round) {
           res.visit = round;
@@ -449,7 +479,10 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     }
     pending -= frozen.size();
   }
-  for (const auto& [ci, level] : rates) set_rate(classes_[ci], level);
+  std::size_t from = 0;
+  for (const auto& [end, level] : levels) {
+    for (; from < end; ++from) set_rate(classes_[rates[from]], level);
+  }
 }
 
 void FlowNetwork::report_loads(const std::vector<int>& comp) {
@@ -457,7 +490,7 @@ void FlowNetwork::report_loads(const std::vector<int>& comp) {
   std::vector<ResourceId> touched;
   const std::uint64_t visit = ++visit_;
   for (int ci : comp) {
-    for (ResourceId r : *classes_[ci].path) {
+    for (ResourceId r : classes_[ci].route()) {
       if (resources_[r].visit != visit) {
         resources_[r].visit = visit;
         touched.push_back(r);
@@ -560,9 +593,13 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     c.remaining = 0;
     --active_classes_;
     active_members_ -= c.weight;
-    for (ResourceId r : *c.path) {
-      ++resources_[r].dead;
-      dirty_resources_.push_back(r);
+    for (ResourceId r : c.route()) {
+      Resource& res = resources_[r];
+      ++res.dead;
+      if (!res.dirty) {  // once: a link that a million ending flows cross is listed once, not a million times
+        res.dirty = true;
+        dirty_resources_.push_back(r);
+      }
     }
     for (int m = c.head; m >= 0; m = members_[m].next) done.emplace_back(members_[m].seq, m);
     free_class(ci);
@@ -572,10 +609,17 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     sort_by_key(done, done_scratch_, [](const std::pair<std::uint64_t, FlowId>& e) { return e.first; });
   }
   for (const auto& [seq, id] : done) {
-    Done d = std::move(members_[id].done);
-    members_[id].done = nullptr;
+    const Tag tag = members_[id].tag;
     free_members_.push_back(id);
-    if (d) d();
+    if (tag & kDoneTag) {
+      const auto at = static_cast<std::uint32_t>(tag & ~kDoneTag);
+      Done d = std::move(dones_[at]);
+      dones_[at] = nullptr;
+      free_dones_.push_back(at);
+      if (d) d();
+    } else {
+      tag_handler_(tag);
+    }
   }
   done.clear();
   if (done.capacity() > done_.capacity()) done.swap(done_);

@@ -3,13 +3,17 @@
 #include "commsim/sim/runtime.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <deque>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
+#include <span>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
 namespace commsim::sim {
@@ -32,6 +36,78 @@ struct ResourceDef {
   bool out = false;  ///< for a GPU: "shm out", else "shm in"
 };
 
+/// A map from 64-bit keys (never ~0) to 32-bit values, open addressing with linear probing at most half full:
+/// 16 bytes a slot (key and value in one cache line) instead of a node of a std::unordered_map (an all-to-all
+/// over 1,024 GPUs keeps a million pairs).
+class FlatIndex {
+ public:
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  std::uint32_t find(std::uint64_t key) const {
+    if (slots_.empty()) return kNone;
+    for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
+      if (slots_[i].key == key) return slots_[i].value;
+      if (slots_[i].key == kEmpty) return kNone;
+    }
+  }
+  /// Adds a key not in the map.
+  void insert(std::uint64_t key, std::uint32_t value) {
+    if (2 * (size_ + 1) > slots_.size()) grow();
+    std::size_t i = slot(key);
+    while (slots_[i].key != kEmpty) i = (i + 1) & mask_;
+    slots_[i] = {key, value};
+    ++size_;
+  }
+
+ private:
+  static constexpr std::uint64_t kEmpty = std::numeric_limits<std::uint64_t>::max();
+  struct Slot {
+    std::uint64_t key = kEmpty;
+    std::uint32_t value = 0;
+  };
+  std::size_t slot(std::uint64_t key) const {
+    return static_cast<std::size_t>((key * 0x9e3779b97f4a7c15ULL) >> shift_) & mask_;
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    const std::size_t n = old.empty() ? 64 : 2 * old.size();
+    slots_.assign(n, Slot{});
+    mask_ = n - 1;
+    shift_ = 64 - std::countr_zero(n);
+    size_ = 0;
+    for (const Slot& s : old) {
+      if (s.key != kEmpty) insert(s.key, s.value);
+    }
+  }
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0;
+  int shift_ = 0;
+  std::size_t size_ = 0;
+};
+
+/// Routes (resource ids) stored back to back in fixed blocks, so a stored route never moves (flows keep
+/// pointers into it) and costs its ids alone, not a vector and an allocation each.
+class RouteArena {
+ public:
+  std::span<const int> store(const std::vector<int>& route) {
+    if (route.size() > size_ - used_) {
+      // Blocks double up to kBlock ids: a small run's runtime allocates little.
+      size_ = std::max(route.size(), std::min(kBlock, 2 * size_));
+      blocks_.push_back(std::make_unique_for_overwrite<int[]>(size_));
+      used_ = 0;
+    }
+    int* at = blocks_.back().get() + used_;
+    std::copy(route.begin(), route.end(), at);
+    used_ += route.size();
+    return {at, route.size()};
+  }
+
+ private:
+  static constexpr std::size_t kBlock = std::size_t{1} << 18;  ///< ids per block (1 MiB)
+  std::vector<std::unique_ptr<int[]>> blocks_;
+  std::size_t size_ = 512;  ///< ids in the last block (the first has 1,024)
+  std::size_t used_ = 512;
+};
+
 }  // namespace
 
 struct Runtime::Impl {
@@ -49,20 +125,29 @@ struct Runtime::Impl {
   }
   std::unordered_map<const topo::LinkInfo*, int> edge_resource;
   std::vector<int> shm_out, shm_in;  ///< virtual host-memory copy limits per GPU
-  /// One per GPU pair that a run used (an all-to-all over 1,024 GPUs: a million): kept small, the routes
-  /// over host memory and through a NIC inside the machine (rare) apart.
+  /// One per GPU pair that a run used (an all-to-all over 1,024 GPUs: a million), 16 bytes: its P2P route in
+  /// the arena and its PairInfo, interned (pairs the model sees alike share one). The routes over host memory
+  /// and through a NIC inside the machine (rare) are kept apart, in `other`.
   struct OtherRoutes {
     std::vector<int> shm, net;
     bool shm_done = false, net_done = false;
   };
   struct PairCache {
-    models::PairInfo info;
-    std::vector<int> p2p;
-    std::unique_ptr<OtherRoutes> other;
+    const int* p2p = nullptr;
+    std::uint32_t p2p_len = 0;
+    std::uint32_t info = 0;  ///< index in `infos`
+    std::span<const int> route() const { return {p2p, p2p_len}; }
   };
-  std::unordered_map<std::uint64_t, PairCache> pairs;  ///< by src << 32 | dst; nodes never move
+  std::vector<PairCache> pairs;  ///< in order of first use
+  FlatIndex pair_index;          ///< by src << 32 | dst; nodes never move
+  RouteArena routes;
+  std::deque<models::PairInfo> infos;  ///< distinct PairInfos (references to them stay valid)
+  std::map<std::tuple<int, int, double, bool, bool, Picoseconds, double>, std::uint32_t> info_index;
+  std::unordered_map<std::uint64_t, OtherRoutes> other;  ///< by pair key
   /// The pair's entry, made on first use (what Runtime::pair returns the info of).
-  PairCache& entry(const topo::Topology& topo, int src, int dst);
+  PairCache entry(const topo::Topology& topo, int src, int dst);
+  const models::PairInfo& info(const PairCache& pc) const { return infos[pc.info]; }
+  std::uint32_t intern(const models::PairInfo& info);
   static std::uint64_t key(int src, int dst) {
     return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) |
            static_cast<std::uint32_t>(dst);
@@ -75,6 +160,7 @@ struct Runtime::Impl {
   }
   int resource_of(const topo::Edge& e) const { return edge_resource.at(&route_graph->operator[](e)); }
   const topo::Graph* route_graph = nullptr;
+  std::vector<int> scratch_route;       ///< entry()'s route before it is stored
   std::optional<topo::RouteTree> tree;  ///< the last source's routes inside its machine
 
   /// Where one GPU's routes leave and enter its machine (Topology::fabric_ends) and the route pieces to and
@@ -271,37 +357,52 @@ std::vector<int> Runtime::via_nearest(int src, int dst, topo::VertexKind kind, c
 }
 
 const models::PairInfo& Runtime::pair(int src, int dst) {
-  return impl_->entry(topo_, src, dst).info;
+  return impl_->info(impl_->entry(topo_, src, dst));
 }
 
-Runtime::Impl::PairCache& Runtime::Impl::entry(const topo::Topology& topo, int src, int dst) {
+std::uint32_t Runtime::Impl::intern(const models::PairInfo& info) {
+  const auto k = std::make_tuple(static_cast<int>(info.path), info.nvlinks, info.nvlink_bandwidth,
+                                 info.same_node, info.tcp, info.path_latency, info.route_bandwidth);
+  auto [it, fresh] = info_index.try_emplace(k, static_cast<std::uint32_t>(infos.size()));
+  if (fresh) infos.push_back(info);
+  return it->second;
+}
+
+Runtime::Impl::PairCache Runtime::Impl::entry(const topo::Topology& topo, int src, int dst) {
   const std::uint64_t k = key(src, dst);
-  auto it = pairs.find(k);
-  if (it != pairs.end()) return it->second;
+  if (const std::uint32_t at = pair_index.find(k); at != FlatIndex::kNone) return pairs[at];
   const topo::GpuInfo& a = topo.gpus.at(src);
   const topo::GpuInfo& b = topo.gpus.at(dst);
-  PairCache pc;
+  models::PairInfo info;
+  std::vector<int>& p2p = scratch_route;
+  p2p.clear();
   // Inside one machine a route is the source's route tree walked to the destination (what Topology::route
   // does); consecutive pairs from one source (a communicator's setup lists them so) share the tree.
   // Between machines it is composed from the pieces cached per GPU (cross_route).
   if (topo.vertex(a.vertex).node == topo.vertex(b.vertex).node && a.node >= 0) {
     if (!tree || tree->src != a.vertex) tree = topo.route_tree(a.vertex);
     const topo::Route r = tree->to(topo.graph(), b.vertex);
-    pc.info.path_latency = r.latency;
-    pc.info.route_bandwidth = r.bandwidth;
-    pc.p2p = resources_of(r);
+    info.path_latency = r.latency;
+    info.route_bandwidth = r.bandwidth;
+    p2p = resources_of(r);
   } else {
-    cross_route(topo, src, dst, pc.p2p, pc.info.path_latency, pc.info.route_bandwidth);
+    cross_route(topo, src, dst, p2p, info.path_latency, info.route_bandwidth);
   }
-  if (pc.p2p.empty()) {
+  if (p2p.empty()) {
     throw SimulationError("no path from " + a.name + " to " + b.name + " in the topology");
   }
-  pc.info.path = topo.path_type(src, dst);
-  pc.info.nvlinks = topo.pair_nvlinks(src, dst);
-  pc.info.nvlink_bandwidth = a.nvlinks > 0 ? a.nvlink_bandwidth / a.nvlinks : 0;
-  pc.info.same_node = a.node == b.node;
-  pc.info.tcp = tcp_fabric(topo);
-  return pairs.emplace(k, std::move(pc)).first->second;
+  if (p2p.size() > std::numeric_limits<std::uint32_t>::max()) throw Error("a route of over 2^32 links");
+  info.path = topo.path_type(src, dst);
+  info.nvlinks = topo.pair_nvlinks(src, dst);
+  info.nvlink_bandwidth = a.nvlinks > 0 ? a.nvlink_bandwidth / a.nvlinks : 0;
+  info.same_node = a.node == b.node;
+  info.tcp = tcp_fabric(topo);
+  const std::span<const int> stored = routes.store(p2p);
+  PairCache pc{stored.data(), static_cast<std::uint32_t>(stored.size()), intern(info)};
+  if (pairs.size() >= FlatIndex::kNone) throw Error("more than 2^32 GPU pairs");
+  pair_index.insert(k, static_cast<std::uint32_t>(pairs.size()));
+  pairs.push_back(pc);
+  return pc;
 }
 
 namespace {
@@ -345,20 +446,122 @@ struct PostKey {
   int comm, src, dst;
   bool operator==(const PostKey& o) const { return comm == o.comm && src == o.src && dst == o.dst; }
 };
-struct PostKeyHash {
-  std::size_t operator()(const PostKey& k) const {
-    return std::hash<std::uint64_t>()((static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.comm)) << 40) ^
-                                      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.src)) << 20) ^
-                                      static_cast<std::uint32_t>(k.dst));
+/// Posts waiting per (communicator, src, dst), oldest first: an open-addressing table (linear probing,
+/// backward-shift deletion) of each key's oldest post, the later ones of a key in a queue apart. An
+/// all-to-all over 1,024 GPUs has half a million keys waiting at once, each used once; the table is released
+/// when it empties.
+class PostTable {
+ public:
+  /// Removes the oldest post waiting on `key` into `out`; false if none waits.
+  bool pop(const PostKey& key, Posted& out) {
+    if (size_ == 0) return false;
+    std::size_t i = home(key);
+    while (used(slots_[i]) && !(slots_[i].key == key)) i = (i + 1) & mask_;
+    if (!used(slots_[i])) return false;
+    Slot& s = slots_[i];
+    out = s.first;
+    if (s.more != kNone) {
+      More& m = more_[s.more];
+      s.first = m.items[m.head++];
+      if (m.head == m.items.size()) {
+        m.items.clear();
+        m.head = 0;
+        free_more_.push_back(s.more);
+        s.more = kNone;
+      }
+      return true;
+    }
+    erase(i);
+    return true;
   }
-};
-/// Most keys see one post (an all-to-all: one per pair), kept inline; later ones in `more`.
-struct PostQueue {
-  Posted first{};
-  std::vector<Posted> more;
-  std::size_t head = 0;  ///< posts before it are matched
-  std::size_t size() const { return 1 + more.size(); }
-  const Posted& at(std::size_t i) const { return i == 0 ? first : more[i - 1]; }
+  void push(const PostKey& key, Posted p) {
+    if (4 * (size_ + 1) > 3 * slots_.size()) grow();
+    std::size_t i = home(key);
+    while (used(slots_[i]) && !(slots_[i].key == key)) i = (i + 1) & mask_;
+    Slot& s = slots_[i];
+    if (!used(s)) {
+      s = Slot{key, p, kNone};
+      ++size_;
+      return;
+    }
+    if (s.more == kNone) {
+      if (free_more_.empty()) {
+        s.more = static_cast<std::uint32_t>(more_.size());
+        more_.emplace_back();
+      } else {
+        s.more = free_more_.back();
+        free_more_.pop_back();
+      }
+    }
+    more_[s.more].items.push_back(p);
+  }
+  /// Calls f(key, posts) for every key with waiting posts, oldest first (in no particular key order).
+  template <typename F>
+  void for_each(F f) const {
+    for (const Slot& s : slots_) {
+      if (!used(s)) continue;
+      std::vector<Posted> posts{s.first};
+      if (s.more != kNone) {
+        const More& m = more_[s.more];
+        posts.insert(posts.end(), m.items.begin() + static_cast<std::ptrdiff_t>(m.head), m.items.end());
+      }
+      f(s.key, posts);
+    }
+  }
+
+ private:
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::size_t kKeep = 1024;  ///< slots kept when the table empties
+  /// 24 bytes; a free slot has communicator -1.
+  struct Slot {
+    PostKey key{-1, 0, 0};
+    Posted first{};
+    std::uint32_t more = kNone;  ///< index in more_ of its later posts
+  };
+  static bool used(const Slot& s) { return s.key.comm >= 0; }
+  struct More {
+    std::vector<Posted> items;
+    std::size_t head = 0;
+  };
+  std::size_t home(const PostKey& k) const {
+    std::uint64_t h = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.comm)) << 42) ^
+                      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.src)) << 21) ^
+                      static_cast<std::uint32_t>(k.dst);
+    h = (h ^ (h >> 31)) * 0x9e3779b97f4a7c15ULL;
+    return static_cast<std::size_t>(h >> 32) & mask_;
+  }
+  void erase(std::size_t i) {
+    // Backward shift: move later entries of the probe run into the hole unless their home lies in (i, j].
+    for (std::size_t j = (i + 1) & mask_; used(slots_[j]); j = (j + 1) & mask_) {
+      const std::size_t k = home(slots_[j].key);
+      const bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+      if (stays) continue;
+      slots_[i] = slots_[j];
+      i = j;
+    }
+    slots_[i] = Slot{};
+    if (--size_ == 0 && slots_.size() > kKeep) {  // a large table is released; a small one kept for reuse
+      slots_ = {};
+      mask_ = 0;
+    }
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    const std::size_t n = old.empty() ? 16 : 2 * old.size();
+    slots_.assign(n, Slot{});
+    mask_ = n - 1;
+    for (const Slot& s : old) {
+      if (!used(s)) continue;
+      std::size_t i = home(s.key);
+      while (used(slots_[i])) i = (i + 1) & mask_;
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  std::vector<More> more_;
+  std::vector<std::uint32_t> free_more_;
+  std::size_t size_ = 0;
+  std::size_t mask_ = 0;
 };
 
 }  // namespace
@@ -392,17 +595,27 @@ class Runtime::Execution {
  private:
   // In-flight transfers and collectives live in slots (reused); completion callbacks carry a slot number
   // and `this`, so they fit std::function's inline storage: no allocation per flow.
+  /// 40 bytes (a million are in flight in an all-to-all over 1,024 GPUs): source and destination are the
+  /// send's and receive's GPUs, the bytes the send's, the route the pair's (looked up again to start).
   struct TransferState {
     Posted s{}, r{};
-    int src = 0, dst = 0;
-    int remaining = 0;  ///< parts still moving
-    bool recorded = false;
-    std::size_t record = 0;
-    std::uint64_t bytes = 0;
+    int remaining = 0;                 ///< parts still moving
+    std::uint32_t record = kNoRecord;  ///< its OpRecord in result_.ops, if the iteration is recorded
     Picoseconds start = 0;
     const models::TransferPlan* plan = nullptr;
-    const std::vector<int>* path = nullptr;
   };
+  static constexpr std::uint32_t kNoRecord = std::numeric_limits<std::uint32_t>::max();
+  /// Flow tags (FlowNetwork::start_tagged): a transfer's part is slot << kPartBits | part (parts beyond
+  /// kPartLimit, which no model makes, complete through a callback); a collective's flow kCollTag | slot.
+  static constexpr int kPartBits = 20;
+  static constexpr std::size_t kPartLimit = std::size_t{1} << kPartBits;
+  static constexpr FlowNetwork::Tag kCollTag = FlowNetwork::Tag{1} << 62;
+  /// The runtime's events (EventQueue::at_tagged): the step in the upper half of the tag, its kernel,
+  /// transfer or collective slot in the lower.
+  enum class Ev : std::uint32_t { KernelStart, KernelOpDone, StartParts, FinishTransfer, StartCollFlows };
+  static EventQueue::Tag event_tag(Ev ev, int x) {
+    return static_cast<EventQueue::Tag>(ev) << 32 | static_cast<std::uint32_t>(x);
+  }
   struct CollState {
     std::vector<int> group;
     int remaining = 0;  ///< flows still moving
@@ -449,8 +662,8 @@ class Runtime::Execution {
   void note_moving(int iteration, int gpu, Picoseconds from);
 
   // Send/recv transfers and copies.
-  const std::vector<int>& route(int src, int dst, Transport transport);
-  const std::vector<int>& route(Impl::PairCache& pc, int src, int dst, Transport transport);
+  std::span<const int> route(int src, int dst, Transport transport);
+  std::span<const int> route(const Impl::PairCache& pc, int src, int dst, Transport transport);
   void post(int k, int op_index);
   void begin_transfer(Posted s, Posted r);
   const models::TransferPlan& transfer_plan(int comm, std::uint64_t bytes, const models::PairInfo& info,
@@ -529,7 +742,7 @@ class Runtime::Execution {
 
   // Pending posts per (comm, src, dst): sends waiting for receives and receives waiting for sends. A key
   // lives only while posts wait on it (an all-to-all over 1,024 GPUs has a million keys, each used once).
-  std::unordered_map<PostKey, PostQueue, PostKeyHash> sends_, recvs_;
+  PostTable sends_, recvs_;
   // Plans depend on the pair only through what the model sees of it (PairInfo): pairs alike share a plan.
   std::map<PlanKey, models::TransferPlan> plans_;
   std::vector<TransferState> transfers_;
@@ -538,7 +751,7 @@ class Runtime::Execution {
   // Collectives: the k-th collective of every rank of a communicator meets; then the model's plan runs.
   std::map<std::pair<int, int>, std::vector<int>> rendezvous_;  ///< (comm, seq) -> kernels arrived
   std::map<CollPlanKey, models::CollectivePlan> coll_plans_;
-  std::unordered_map<const models::CollectivePlan*, std::vector<const std::vector<int>*>> coll_routes_;
+  std::unordered_map<const models::CollectivePlan*, std::vector<std::span<const int>>> coll_routes_;
   std::vector<CollState> colls_;
   std::vector<int> free_colls_;
 };
@@ -575,6 +788,36 @@ RunResult Runtime::Execution::run() {
 // ---- Set-up ----
 
 void Runtime::Execution::add_resources() {
+  // The runtime's own events are tagged (no std::function per pending event: an all-to-all over 1,024 GPUs
+  // has a million transfers waiting to start at once).
+  q_.set_tag_handler([this](EventQueue::Tag tag) {
+    const int x = static_cast<int>(tag & 0xffffffffU);
+    switch (static_cast<Ev>(tag >> 32)) {
+      case Ev::KernelStart:
+        kernel_start(x);
+        break;
+      case Ev::KernelOpDone:
+        kernel_op_done(x);
+        break;
+      case Ev::StartParts:
+        start_parts(x);
+        break;
+      case Ev::FinishTransfer:
+        finish_transfer(x);
+        break;
+      case Ev::StartCollFlows:
+        start_coll_flows(x);
+        break;
+    }
+  });
+  // Flows of transfers and collectives complete through tags (8 bytes a flow, not a std::function).
+  net_.set_tag_handler([this](FlowNetwork::Tag tag) {
+    if (tag & kCollTag) {
+      finish_coll(static_cast<int>(tag & ~kCollTag));
+    } else {
+      part_done(static_cast<int>(tag >> kPartBits), static_cast<int>(tag & (kPartLimit - 1)));
+    }
+  });
   // Names stay in the runtime (the trace reads them): a 16,384-GPU cluster has hundreds of thousands of
   // links, and the network of every run would copy them.
   for (std::size_t i = 0; i < impl_.resources.size(); ++i) {
@@ -910,7 +1153,7 @@ void Runtime::Execution::try_start(int sid) {
     for (int i = 1; i <= deps_pool_[ki.deps]; ++i)
       when = std::max(when, kernels_[deps_pool_[ki.deps + i]].end + model_.graph_join_time());
   }
-  q_.at(std::max(when, q_.now()), [this, k] { kernel_start(k); });
+  q_.at_tagged(std::max(when, q_.now()), event_tag(Ev::KernelStart, k));
 }
 
 /// Kernel `k` starts on its stream (scheduled by try_start; the event carries only the kernel's index).
@@ -925,7 +1168,7 @@ void Runtime::Execution::kernel_start(int k) {
   }
   if (ki.spec->compute > 0) {
     ki.pending = 1;
-    q_.after(ki.spec->compute, [this, k] { kernel_op_done(k); });
+    q_.after_tagged(ki.spec->compute, event_tag(Ev::KernelOpDone, k));
     return;
   }
   if (ki.spec->ops.empty()) {
@@ -1004,16 +1247,15 @@ void Runtime::Execution::note_moving(int iteration, int gpu, Picoseconds from) {
 // ---- Send/recv transfers and copies ----
 
 /// The links a transfer of `transport` from src to dst crosses.
-const std::vector<int>& Runtime::Execution::route(int src, int dst, Transport transport) {
+std::span<const int> Runtime::Execution::route(int src, int dst, Transport transport) {
   return route(impl_.entry(topo_, src, dst), src, dst, transport);
 }
 
-const std::vector<int>& Runtime::Execution::route(Impl::PairCache& pc, int src, int dst,
-                                                  Transport transport) {
-  const models::PairInfo& info = pc.info;
-  if (transport == Transport::P2p || (transport == Transport::Net && !info.same_node)) return pc.p2p;
-  if (!pc.other) pc.other = std::make_unique<Impl::OtherRoutes>();
-  Impl::OtherRoutes& o = *pc.other;
+std::span<const int> Runtime::Execution::route(const Impl::PairCache& pc, int src, int dst,
+                                               Transport transport) {
+  const models::PairInfo& info = impl_.info(pc);
+  if (transport == Transport::P2p || (transport == Transport::Net && !info.same_node)) return pc.route();
+  Impl::OtherRoutes& o = impl_.other[Impl::key(src, dst)];
   if (transport == Transport::Shm) {
     if (!o.shm_done) {
       // Through host memory: up to the sender's CPU, then (across the socket link if need be) down to dst.
@@ -1033,7 +1275,7 @@ const std::vector<int>& Runtime::Execution::route(Impl::PairCache& pc, int src, 
     }
     return o.net;
   }
-  return pc.p2p;
+  return pc.route();
 }
 
 /// Posts send or receive `op_index` of kernel `k`: it begins a transfer with the oldest matching post of the
@@ -1045,24 +1287,15 @@ void Runtime::Execution::post(int k, int op_index) {
   const int src = is_send ? ki.gpu : op.peer;
   const int dst = is_send ? op.peer : ki.gpu;
   const PostKey key{ki.spec->comm, src, dst};
-  auto& theirs = is_send ? recvs_ : sends_;
-  auto it = theirs.find(key);
-  if (it != theirs.end()) {
-    PostQueue& pq = it->second;
-    const Posted other = pq.at(pq.head++);
-    if (pq.head == pq.size()) theirs.erase(it);
+  Posted other;
+  if ((is_send ? recvs_ : sends_).pop(key, other)) {
     if (is_send) {
       begin_transfer({k, op_index}, other);
     } else {
       begin_transfer(other, {k, op_index});
     }
   } else {
-    auto [mine, fresh] = (is_send ? sends_ : recvs_).try_emplace(key);
-    if (fresh) {
-      mine->second.first = {k, op_index};
-    } else {
-      mine->second.more.push_back({k, op_index});
-    }
+    (is_send ? sends_ : recvs_).push(key, {k, op_index});
   }
 }
 
@@ -1077,25 +1310,21 @@ void Runtime::Execution::begin_transfer(Posted s, Posted r) {
                           " bytes to GPU " + std::to_string(dst) + ", which expects " +
                           std::to_string(kernels_[r.kernel].spec->ops[r.op].bytes));
   }
-  Impl::PairCache& pc = impl_.entry(topo_, src, dst);
-  const models::PairInfo& info = pc.info;
+  const Impl::PairCache pc = impl_.entry(topo_, src, dst);
+  const models::PairInfo& info = impl_.info(pc);
   const bool shared = sk.shared || kernels_[r.kernel].shared;
   const models::TransferPlan& plan = transfer_plan(sk.spec->comm, bytes, info, shared);
   TransferState ts;
   ts.s = s;
   ts.r = r;
-  ts.src = src;
-  ts.dst = dst;
-  ts.bytes = bytes;
   ts.plan = &plan;
-  ts.path = &route(pc, src, dst, plan.transport);
   ts.start = q_.now();
   ts.remaining = static_cast<int>(plan.parts.size());
-  ts.recorded = kernels_[s.kernel].iteration == program_.warmup;
-  if (ts.recorded) {
+  if (kernels_[s.kernel].iteration == program_.warmup) {
+    if (result_.ops.size() >= kNoRecord) throw Error("more than 2^32 - 1 transfers in one iteration");
+    ts.record = static_cast<std::uint32_t>(result_.ops.size());
     result_.ops.push_back({src, dst, bytes, plan.transport, plan.protocol, plan.channels, ts.start, 0});
   }
-  ts.record = result_.ops.size() - 1;
   int t;
   if (!free_transfers_.empty()) {
     t = free_transfers_.back();
@@ -1105,7 +1334,7 @@ void Runtime::Execution::begin_transfer(Posted s, Posted r) {
     t = static_cast<int>(transfers_.size());
     transfers_.push_back(ts);
   }
-  q_.after(plan.base_latency, [this, t] { start_parts(t); });
+  q_.after_tagged(plan.base_latency, event_tag(Ev::StartParts, t));
 }
 
 /// The model's plan for a transfer, shared by every pair the model sees alike.
@@ -1123,17 +1352,24 @@ const models::TransferPlan& Runtime::Execution::transfer_plan(int comm, std::uin
 void Runtime::Execution::start_parts(int t) {
   const TransferState& ts = transfers_[t];
   const models::TransferPlan& plan = *ts.plan;
+  const int src = kernels_[ts.s.kernel].gpu, dst = kernels_[ts.r.kernel].gpu;
+  const std::span<const int> path = route(src, dst, plan.transport);
   for (std::size_t i = 0; i < plan.parts.size(); ++i) {
     ++result_.flows;
     const int part = static_cast<int>(i);
-    net_.start_on(*ts.path, plan.parts[i].wire_bytes, plan.channel_rate,
-                  [this, t, part] { part_done(t, part); });
+    if (i < kPartLimit) {
+      net_.start_tagged(path, plan.parts[i].wire_bytes, plan.channel_rate,
+                        static_cast<std::uint64_t>(t) << kPartBits | i);
+    } else {
+      net_.start_on(path, plan.parts[i].wire_bytes, plan.channel_rate,
+                    [this, t, part] { part_done(t, part); });
+    }
   }
 }
 
 /// A channel part has arrived: the transfer ends after the part's fixed overhead.
 void Runtime::Execution::part_done(int t, int part) {
-  q_.after(transfers_[t].plan->parts[part].overhead, [this, t] { finish_transfer(t); });
+  q_.after_tagged(transfers_[t].plan->parts[part].overhead, event_tag(Ev::FinishTransfer, t));
 }
 
 /// One part of transfer `t` is done; after the last, the transfer ends and so do its send and receive.
@@ -1142,12 +1378,14 @@ void Runtime::Execution::finish_transfer(int t) {
   if (--ts.remaining > 0) return;
   const TransferState done = ts;
   free_transfers_.push_back(t);
-  if (done.recorded) result_.ops[done.record].end = q_.now();
-  note_moving(kernels_[done.s.kernel].iteration, done.src, done.start);
-  note_moving(kernels_[done.s.kernel].iteration, done.dst, done.start);
+  if (done.record != kNoRecord) result_.ops[done.record].end = q_.now();
+  const int src = kernels_[done.s.kernel].gpu, dst = kernels_[done.r.kernel].gpu;
+  note_moving(kernels_[done.s.kernel].iteration, src, done.start);
+  note_moving(kernels_[done.s.kernel].iteration, dst, done.start);
   if (trace_) {
-    trace_->span(done.src, "send to GPU" + std::to_string(done.dst), "send " + format_size(done.bytes),
-                 done.start, q_.now());
+    const std::uint64_t bytes = kernels_[done.s.kernel].spec->ops[done.s.op].bytes;
+    trace_->span(src, "send to GPU" + std::to_string(dst), "send " + format_size(bytes), done.start,
+                 q_.now());
   }
   kernel_op_done(done.s.kernel);
   kernel_op_done(done.r.kernel);
@@ -1159,13 +1397,13 @@ void Runtime::Execution::start_copy(int k, int op_index) {
   const OpSpec& op = ki.spec->ops[op_index];
   const int src = op.peer, dst = ki.gpu;
   const models::TransferPlan plan = model_.copy_plan(op.bytes, runtime_.pair(src, dst));
-  const std::vector<int>* path = &route(src, dst, Transport::P2p);
+  const std::span<const int> path = route(src, dst, Transport::P2p);
   const double wire = plan.parts.empty() ? 0.0 : plan.parts.front().wire_bytes;
   const double rate = plan.channel_rate;
   const Picoseconds start = q_.now();
   q_.after(plan.base_latency, [this, k, path, wire, rate, src, dst, start] {
     ++result_.flows;
-    net_.start_on(*path, wire, rate, [this, k, src, dst, start] {
+    net_.start_on(path, wire, rate, [this, k, src, dst, start] {
       note_moving(kernels_[k].iteration, src, start);
       note_moving(kernels_[k].iteration, dst, start);
       kernel_op_done(k);
@@ -1219,7 +1457,7 @@ void Runtime::Execution::begin_collective(const std::vector<int>& group) {
     c_id = static_cast<int>(colls_.size());
     colls_.push_back(std::move(cs));
   }
-  q_.after(plan.latency, [this, c_id] { start_coll_flows(c_id); });
+  q_.after_tagged(plan.latency, event_tag(Ev::StartCollFlows, c_id));
 }
 
 /// Throws unless every kernel of `group` issues the same operation, size and root.
@@ -1261,17 +1499,18 @@ void Runtime::Execution::start_coll_flows(int c_id) {
   }
   const std::vector<int>& gpus = program_.comms[colls_[c_id].comm].gpus;
   // The plan's routes, found once: a plan serves one communicator, so its flows always take the same routes.
-  std::vector<const std::vector<int>*>& routes = coll_routes_[&plan];
+  std::vector<std::span<const int>>& routes = coll_routes_[&plan];
   if (routes.empty()) {
     for (const models::CollFlow& f : plan.flows) {
       const int src = gpus[f.src], dst = gpus[f.dst];
-      Impl::PairCache& pc = impl_.entry(topo_, src, dst);
-      routes.push_back(&route(pc, src, dst, model_.transport(pc.info)));
+      const Impl::PairCache pc = impl_.entry(topo_, src, dst);
+      routes.push_back(route(pc, src, dst, model_.transport(impl_.info(pc))));
     }
   }
   for (std::size_t i = 0; i < plan.flows.size(); ++i) {
     ++result_.flows;
-    net_.start_on(*routes[i], plan.flows[i].wire_bytes, plan.flow_rate, [this, c_id] { finish_coll(c_id); });
+    net_.start_tagged(routes[i], plan.flows[i].wire_bytes, plan.flow_rate,
+                      kCollTag | static_cast<std::uint64_t>(c_id));
   }
 }
 
@@ -1368,11 +1607,12 @@ void Runtime::Execution::describe_wait(const KernelInstance& ki, std::ostream& w
     return;
   }
   for (const auto* table : {&sends_, &recvs_}) {
-    std::map<std::tuple<int, int, int>, const PostQueue*> sorted;  // in (comm, src, dst) order
-    for (const auto& [k, list] : *table) sorted[{k.comm, k.src, k.dst}] = &list;
+    std::map<std::tuple<int, int, int>, std::vector<Posted>> sorted;  // in (comm, src, dst) order
+    table->for_each([&](const PostKey& k, const std::vector<Posted>& posts) {
+      sorted[{k.comm, k.src, k.dst}] = posts;
+    });
     for (const auto& [key, list] : sorted) {
-      for (std::size_t i = list->head; i < list->size(); ++i) {
-        const Posted& p = list->at(i);
+      for (const Posted& p : list) {
         if (&kernels_[p.kernel] != &ki) continue;
         const bool is_send = table == &sends_;
         waits << (is_send ? " waits for GPU " : " waits for a send from GPU ")

@@ -1,7 +1,9 @@
-// Unit tests for the event queue's bounds: the largest simulated time and the work limits.
+// Unit tests for the event queue's bounds (the largest simulated time, the work limits) and tagged events.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "commsim/core/error.hpp"
 #include "commsim/core/limits.hpp"
@@ -49,4 +51,25 @@ TEST_CASE("event_queue: ordinary runs are not affected by the bounds") {
   for (int i = 0; i < 100; ++i) q.at(50, [&] { ++ran; });
   CHECK(q.run() == 200);
   CHECK(ran == 200);
+}
+
+TEST_CASE("event_queue: tagged events and actions at equal times run in insertion order") {
+  EventQueue q;
+  std::vector<std::uint64_t> order;
+  q.set_tag_handler([&](EventQueue::Tag tag) { order.push_back(tag); });
+  q.at(5, [&] { order.push_back(100); });
+  q.at_tagged(5, 1);
+  q.at_tagged(1, 2);
+  q.at(5, [&] { order.push_back(101); });
+  q.after_tagged(5, (EventQueue::Tag{1} << 62) | 3);
+  q.at(1, [&] {
+    order.push_back(102);
+    q.after_tagged(0, 4);
+  });
+  CHECK(q.run() == 7);
+  CHECK(order == std::vector<std::uint64_t>{2, 102, 4, 100, 1, 101, (std::uint64_t{1} << 62) | 3});
+  CHECK_THROWS(q.at_tagged(6, std::uint64_t{1} << 63));  // the top bit marks stored actions
+  CHECK_THROWS(q.at_tagged(4, 1));                       // in the past
+  EventQueue untagged;
+  CHECK_THROWS(untagged.at_tagged(0, 1));  // no handler
 }

@@ -84,6 +84,35 @@ TEST_CASE("runtime: mismatched sizes and unknown GPUs are errors") {
   CHECK_THROWS_AS(rt.run(p2p_program(0, 7, 8)), UsageError);
 }
 
+TEST_CASE("runtime: posts waiting on one (communicator, src, dst) match oldest first") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  // Three sends wait on one key (the first in the table, the later two in its queue) before any receive.
+  auto program = [](std::vector<std::uint64_t> recv_sizes) {
+    Program p;
+    p.comms.push_back({{0, 1}});
+    p.warmup = 0;
+    p.iterations = 1;
+    std::vector<OpSpec> sends, recvs;
+    for (std::uint64_t b : {1024, 2048, 4096}) sends.push_back({OpSpec::Kind::Send, 1, b});
+    for (std::uint64_t b : recv_sizes) recvs.push_back({OpSpec::Kind::Recv, 0, b});
+    p.launches.push_back({0, {p2p_kernel(0, 0, 0, sends, "sends")}});
+    p.launches.push_back({1, {p2p_kernel(1, 0, 0, recvs, "recvs")}});
+    return p;
+  };
+  const RunResult r = rt.run(program({1024, 2048, 4096}));
+  REQUIRE(r.ops.size() == 3);
+  CHECK(r.ops[0].bytes == 1024);
+  CHECK(r.ops[1].bytes == 2048);
+  CHECK(r.ops[2].bytes == 4096);
+  CHECK_THROWS_WITH_AS(rt.run(program({2048, 1024, 4096})), doctest::Contains("which expects 2048"),
+                       SimulationError);
+  // Two of them matched, the third waits: the report names it.
+  CHECK_THROWS_WITH_AS(rt.run(program({1024, 2048})),
+                       doctest::Contains("'sends' (iteration 0) waits for GPU 1"), SimulationError);
+}
+
 TEST_CASE("runtime: without P2P and SHM a machine with no NIC has no transport") {
   const auto t = tiny(kBridge, "A6000");
   const auto env = models::NcclEnv::parse({"NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1"});

@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,11 @@ class FlowNetwork {
   using ResourceId = int;
   using FlowId = int;
   using Done = std::function<void()>;
+  /// A flow's name for the tag handler (start_tagged): below 2^63.
+  using Tag = std::uint64_t;
+  /// Runs when a flow started with start_tagged completes, with its tag. A million flows in flight then keep
+  /// 8 bytes each for their callback instead of a std::function's 32.
+  using TagHandler = std::function<void(Tag)>;
   /// Called after every rate recomputation with the resources whose load changed (for traces). While an
   /// observer is set, every recomputation solves the whole network, as the loads of every resource are
   /// reported in a fixed order.
@@ -56,7 +62,18 @@ class FlowNetwork {
   /// The same, for a path the caller keeps alive (and unchanged) until the flow completes: no copy. The
   /// simulator's routes live as long as the runtime, so its many flows share them, and flows started at
   /// the same instant on the same route object with equal cap and bytes are coalesced.
-  FlowId start_on(const std::vector<ResourceId>& path, double bytes, double cap, Done done);
+  FlowId start_on(const std::vector<ResourceId>& path, double bytes, double cap, Done done) {
+    return start_flow(path, &path, bytes, cap, 0, &done);
+  }
+  /// The same for a path the caller keeps elsewhere (an arena of routes): coalescing compares the path's
+  /// address and length.
+  FlowId start_on(std::span<const ResourceId> path, double bytes, double cap, Done done) {
+    return start_flow(path, path.data(), bytes, cap, 0, &done);
+  }
+  /// The same, calling the tag handler with `tag` (< 2^63) when it completes instead of a callback of its
+  /// own.
+  FlowId start_tagged(std::span<const ResourceId> path, double bytes, double cap, Tag tag);
+  void set_tag_handler(TagHandler handler) { tag_handler_ = std::move(handler); }
 
   /// The flow's current rate in bytes/s (settles pending starts first).
   double rate(FlowId f);
@@ -87,32 +104,35 @@ class FlowNetwork {
     int dead = 0;               ///< ended entries still in `classes`
     double load = 0;            ///< sum of rates of active flows (kept while an observer is set)
     bool in_loaded = false;     ///< in loaded_ (observer mode)
+    bool dirty = false;         ///< in dirty_resources_
     double sat_demand = -1;     ///< the last offered load (bytes/s) saturated_usable() was asked for
     double sat_usable = 0;      ///< and its answer (bytes/s)
   };
-  /// A weighted flow: `weight` identical flows that started together.
+  /// A weighted flow: `weight` identical flows that started together. 72 bytes: an all-to-all over 1,024
+  /// GPUs keeps a million of them.
   struct Class {
     // What the component search reads first, together.
-    const std::vector<ResourceId>* path = nullptr;  ///< in owned_paths_, or a caller's path (start_on)
-    std::uint64_t visit = 0;
+    const ResourceId* path = nullptr;  ///< in owned_paths_, or a caller's path (start_on)
+    std::uint32_t path_len : 30 = 0;
+    std::uint32_t active : 1 = 0;
+    std::uint32_t frozen : 1 = 0;   ///< scratch for water-filling
     std::uint32_t incarnation = 0;  ///< bumped when the slot is reused
+    std::uint64_t visit = 0;
     std::uint32_t weight = 0;
-    bool active = false;
-    bool frozen = false;  ///< scratch for water-filling
+    std::uint32_t version = 0;  ///< completion entry validity
+    int head = -1, tail = -1;   ///< its members, in start order (the first's seq is the class's start order)
     double cap = 0;
     double remaining = 0;  ///< bytes each member still has to move at time `since`
     double rate = 0;       ///< bytes/s of each member
     Picoseconds since = 0;
-    Picoseconds finish = 0;     ///< when the last byte arrives at the current rate
-    std::uint64_t seq = 0;      ///< start order of its first member
-    std::uint32_t version = 0;  ///< completion entry validity
-    int head = -1, tail = -1;   ///< its members, in start order
+    std::span<const ResourceId> route() const { return {path, path_len}; }
   };
-  struct Member {
+  static_assert(sizeof(Class) <= 72);
+  struct Member {  ///< 24 bytes
     int cls = -1;
     int next = -1;
     std::uint64_t seq = 0;
-    Done done;
+    Tag tag = 0;
   };
   /// A scheduled completion. Completions are kept in buckets, one per instant (many flows end together, and a
   /// heap of all of them was the hottest memory of a run); an instant's entries pop by slot, and flows that
@@ -127,6 +147,16 @@ class FlowNetwork {
   };
   using Buckets = std::map<Picoseconds, Bucket>;
 
+  /// `key` names the path for coalescing (flows on the same key, cap and bytes at one instant join).
+  /// Completes with `*done` if given (kept in dones_, the member's tag kDoneTag | its index), else by calling
+  /// the tag handler with `tag`.
+  FlowId start_flow(std::span<const ResourceId> path, const void* key, double bytes, double cap, Tag tag,
+                    Done* done);
+  static constexpr Tag kDoneTag = Tag{1} << 63;
+  Tag done_tag(Done done);
+  std::vector<Done> dones_;  ///< callbacks of flows started with one (start, start_on)
+  std::vector<std::uint32_t> free_dones_;
+  TagHandler tag_handler_;
   int new_class();
   double saturated_usable(Resource& res, double demand);
   void solve(const std::vector<int>& classes, const std::vector<ResourceId>& resources);
@@ -157,13 +187,16 @@ class FlowNetwork {
   std::vector<FlowId> free_members_;
   std::size_t active_members_ = 0;
   std::size_t active_classes_ = 0;
-  std::vector<int> dirty_classes_;           ///< started (or grown) since the last solve
-  std::vector<ResourceId> dirty_resources_;  ///< lost a flow since the last solve
+  std::vector<int> dirty_classes_;  ///< started (or grown) since the last solve
+  std::vector<ResourceId>
+      dirty_resources_;  ///< lost a flow since the last solve, each once (in order of loss)
+  void clear_dirty_resources();
   /// Recently started classes, direct-mapped by a hash of the path's contents, cap and bytes (deterministic:
   /// not the path's address): a start joins the class in its slot if that one started at this instant with
   /// the same path object, cap and bytes. A collision only misses a coalescing.
   struct Recent {
-    const std::vector<ResourceId>* path = nullptr;
+    const void* path = nullptr;
+    std::size_t len = 0;
     double cap = 0, bytes = 0;
     Picoseconds time = -1;
     int cls = -1;
@@ -179,11 +212,12 @@ class FlowNetwork {
     bool operator>(const Share& o) const { return share > o.share; }
   };
   // Scratch, reused by every solve (no allocation per instant).
-  std::vector<int> comp_, frozen_, finished_;
+  std::vector<int> comp_, finished_;
   std::vector<ResourceId> comp_res_, stack_;
   std::vector<std::pair<double, int>> caps_;
   std::vector<Share> shares_;
-  std::vector<std::pair<int, double>> rates_;
+  std::vector<int> rates_;                              ///< classes in freezing order
+  std::vector<std::pair<std::size_t, double>> levels_;  ///< per round: end in rates_, level
   std::vector<Due> later_;
   std::vector<std::vector<Due>> spare_buckets_;  ///< emptied bucket vectors, reused
   std::vector<std::pair<std::uint64_t, FlowId>> done_;
