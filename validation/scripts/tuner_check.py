@@ -8,7 +8,9 @@ rank's share (buffer / nranks) for AllGather and ReduceScatter. For every distin
 `commsim simulate <collective> --format csv` on the same GPUs and knobs and compares algorithm, protocol and
 channel count. Prints the mismatches and the agreement; exits 1 on a malformed log or a failed simulate.
 
-Usage: validation/scripts/tuner_check.py --topology T --gpus 0,1 [--commsim BIN] LOG[@KEY=VALUE,...] ...
+Usage: validation/scripts/tuner_check.py --topology T --gpus 0,1 [--commsim BIN] [--min-choice PCT]
+       [--min-channels PCT] LOG[@KEY=VALUE,...] ...
+With --min-choice / --min-channels it exits 1 when the agreement falls below them (a CI guard).
 """
 import argparse
 import csv
@@ -44,6 +46,8 @@ def main():
     ap.add_argument("--topology", required=True)
     ap.add_argument("--gpus", required=True, help="the GPUs the logged communicator spans, as for simulate")
     ap.add_argument("--commsim", default="build/default/sim/commsim")
+    ap.add_argument("--min-choice", type=float, default=0, help="least %% of algorithm+protocol agreement")
+    ap.add_argument("--min-channels", type=float, default=0, help="least %% of full agreement, channels included")
     ap.add_argument("logs", nargs="+", help="LOG or LOG@KEY=VALUE,... (the NCCL knobs the run was made with)")
     a = ap.parse_args()
     nranks = len(a.gpus.split(","))  # a list of GPUs, as nccl-tests -g N ran them
@@ -81,8 +85,11 @@ def main():
         print("\n".join(misses)) if misses else None
     if total == 0:
         sys.exit("error: no logged size was simulated")
-    print(f"algorithm and protocol: {same_choice} of {total} ({100.0 * same_choice / total:.1f}%) as NCCL chose; "
-          f"with the channel count too: {same_all} of {total} ({100.0 * same_all / total:.1f}%)")
+    choice, full = 100.0 * same_choice / total, 100.0 * same_all / total
+    print(f"algorithm and protocol: {same_choice} of {total} ({choice:.1f}%) as NCCL chose; "
+          f"with the channel count too: {same_all} of {total} ({full:.1f}%)")
+    if choice < a.min_choice or full < a.min_channels:
+        sys.exit(f"error: agreement below --min-choice {a.min_choice}% or --min-channels {a.min_channels}%")
 
 
 if __name__ == "__main__":
