@@ -588,7 +588,7 @@ KernelSpec p2p_kernel(int gpu, int stream, int comm, std::vector<OpSpec> ops, st
 /// does (kernel_op_done), which wakes its GPU's streams.
 class Runtime::Execution {
  public:
-  Execution(Runtime& runtime, const Program& program, Trace* trace);
+  Execution(Runtime& runtime, const Program& program, Trace* trace, const RunOptions& options);
   /// Runs the program to its end; throws UsageError, SimulationError (deadlock, mismatch) or Interrupted.
   RunResult run();
 
@@ -600,7 +600,7 @@ class Runtime::Execution {
   struct TransferState {
     Posted s{}, r{};
     int remaining = 0;                 ///< parts still moving
-    std::uint32_t record = kNoRecord;  ///< its OpRecord in result_.ops, if the iteration is recorded
+    std::uint32_t record = kNoRecord;  ///< its OpRecord in result_.ops, if it is recorded
     Picoseconds start = 0;
     const models::TransferPlan* plan = nullptr;
   };
@@ -695,6 +695,7 @@ class Runtime::Execution {
   const RunHooks& hooks_;
   const Program& program_;
   Trace* trace_;
+  const RunOptions options_;
   EventQueue q_;
   FlowNetwork net_;  ///< after q_, which it schedules on
   const int n_gpus_;
@@ -756,7 +757,8 @@ class Runtime::Execution {
   std::vector<int> free_colls_;
 };
 
-Runtime::Execution::Execution(Runtime& runtime, const Program& program, Trace* trace)
+Runtime::Execution::Execution(Runtime& runtime, const Program& program, Trace* trace,
+                              const RunOptions& options)
     : runtime_(runtime),
       impl_(*runtime.impl_),
       topo_(runtime.topo_),
@@ -764,6 +766,7 @@ Runtime::Execution::Execution(Runtime& runtime, const Program& program, Trace* t
       hooks_(runtime.hooks_),
       program_(program),
       trace_(trace),
+      options_(options),
       net_(q_),
       n_gpus_(static_cast<int>(runtime.topo_.gpus.size())) {}
 
@@ -1320,7 +1323,7 @@ void Runtime::Execution::begin_transfer(Posted s, Posted r) {
   ts.plan = &plan;
   ts.start = q_.now();
   ts.remaining = static_cast<int>(plan.parts.size());
-  if (kernels_[s.kernel].iteration == program_.warmup) {
+  if (kernels_[s.kernel].iteration == program_.warmup && result_.ops.size() < options_.op_records) {
     if (result_.ops.size() >= kNoRecord) throw Error("more than 2^32 - 1 transfers in one iteration");
     ts.record = static_cast<std::uint32_t>(result_.ops.size());
     result_.ops.push_back({src, dst, bytes, plan.transport, plan.protocol, plan.channels, ts.start, 0});
@@ -1634,8 +1637,8 @@ void Runtime::Execution::sum_transfer_busy() {
   }
 }
 
-RunResult Runtime::run(const Program& program, Trace* trace) {
-  return Execution(*this, program, trace).run();
+RunResult Runtime::run(const Program& program, Trace* trace, const RunOptions& options) {
+  return Execution(*this, program, trace, options).run();
 }
 
 }  // namespace commsim::sim
