@@ -136,6 +136,21 @@ TEST_CASE("runtime: transfer records are kept only when asked, the first ones to
   CHECK(none.events == all.events);
 }
 
+TEST_CASE("runtime: a pair's facts are found again by its GPUs, an unknown GPU is refused") {
+  const auto t = tiny(kBridge, "A6000");  // a few GPUs: pairs in the dense table
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  const models::PairInfo& a = rt.pair(0, 1);
+  const models::PairInfo& b = rt.pair(1, 0);
+  CHECK(&rt.pair(0, 1) == &a);
+  CHECK(&rt.pair(1, 0) == &b);
+  const int n = static_cast<int>(t.gpus.size());
+  CHECK_THROWS(rt.pair(0, n));
+  CHECK_THROWS(rt.pair(n, 0));
+  CHECK_THROWS(rt.pair(-1, 0));
+  CHECK(&rt.pair(0, 1) == &a);
+}
+
 TEST_CASE("runtime: without P2P and SHM a machine with no NIC has no transport") {
   const auto t = tiny(kBridge, "A6000");
   const auto env = models::NcclEnv::parse({"NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1"});
