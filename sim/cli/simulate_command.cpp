@@ -352,7 +352,7 @@ void run_workload(const std::string& workload, const SimOptions& o) {
   auto run_raw = [&](sim::Program p) {
     sim::RunResult r;
     try {
-      r = runtime.run(p, trace.get());
+      r = runtime.run(p, trace.get(), {.op_records = 1});  // a row reports the first transfer
     } catch (const ValueError& e) {
       // An engine backstop (the event limit, simulated time overflow) does not know the inputs: name them.
       throw ValueError("--topology " + o.topology + (o.params.empty() ? "" : ", --params " + o.params) +

@@ -335,7 +335,7 @@ FlowNetwork::Buckets::iterator FlowNetwork::erase_bucket(Buckets::iterator it) {
   Bucket& b = it->second;
   due_count_ -= b.items.size() - b.head;
   b.items.clear();
-  spare_buckets_.push_back(std::move(b.items));
+  if (b.items.capacity() <= kKeepScratch) spare_buckets_.push_back(std::move(b.items));  // a large one: freed
   return due_.erase(it);
 }
 
@@ -623,6 +623,12 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
   }
   done.clear();
   if (done.capacity() > done_.capacity()) done.swap(done_);
+  // The scratch of a big instant (a million flows that end together: tens of MB) is freed, not kept for
+  // instants that do not need it; a small one is kept for reuse.
+  release_if_large(done_);
+  release_if_large(done_scratch_);
+  release_if_large(finished_);
+  release_if_large(later_);
 }
 
 }  // namespace commsim::sim

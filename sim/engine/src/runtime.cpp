@@ -6,10 +6,12 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <deque>
 #include <limits>
 #include <map>
 #include <memory>
+#include <new>
 #include <set>
 #include <span>
 #include <sstream>
@@ -139,7 +141,33 @@ struct Runtime::Impl {
     std::span<const int> route() const { return {p2p, p2p_len}; }
   };
   std::vector<PairCache> pairs;  ///< in order of first use
-  FlatIndex pair_index;          ///< by src << 32 | dst; nodes never move
+  /// Up to kDenseGpus GPUs a pair's index in `pairs` is found in a dense n x n table (4 bytes a pair, the
+  /// index + 1, 0 for none; calloc'ed, so a row takes memory once a run uses a pair of it: 4 MB for every
+  /// pair of 1,024 GPUs), above it in `pair_index` (16 bytes a slot at half load: 33 MB for that million).
+  static constexpr std::size_t kDenseGpus = 2048;
+  std::size_t n_gpus = 0;
+  struct FreeDeleter {
+    void operator()(std::uint32_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<std::uint32_t[], FreeDeleter> dense_index;
+  FlatIndex pair_index;  ///< by src << 32 | dst, above kDenseGpus GPUs
+  std::uint32_t find_pair(int src, int dst) const {
+    if (n_gpus > kDenseGpus) return pair_index.find(key(src, dst));
+    if (!dense_index || src < 0 || dst < 0 || static_cast<std::size_t>(src) >= n_gpus ||
+        static_cast<std::size_t>(dst) >= n_gpus) {
+      return FlatIndex::kNone;  // an unknown GPU is reported by entry()
+    }
+    // 0 (none) becomes kNone
+    return dense_index[static_cast<std::size_t>(src) * n_gpus + static_cast<std::size_t>(dst)] - 1;
+  }
+  void add_pair(int src, int dst, std::uint32_t at) {
+    if (n_gpus > kDenseGpus) return pair_index.insert(key(src, dst), at);
+    if (!dense_index) {
+      dense_index.reset(static_cast<std::uint32_t*>(std::calloc(n_gpus * n_gpus, sizeof(std::uint32_t))));
+      if (!dense_index) throw std::bad_alloc();
+    }
+    dense_index[static_cast<std::size_t>(src) * n_gpus + static_cast<std::size_t>(dst)] = at + 1;
+  }
   RouteArena routes;
   std::deque<models::PairInfo> infos;  ///< distinct PairInfos (references to them stay valid)
   std::map<std::tuple<int, int, double, bool, bool, Picoseconds, double>, std::uint32_t> info_index;
@@ -314,6 +342,7 @@ struct Runtime::Impl {
 
 Runtime::Runtime(const topo::Topology& topo, const models::TransferModel& model)
     : topo_(topo), model_(model), impl_(std::make_unique<Impl>()) {
+  impl_->n_gpus = topo.gpus.size();
   const topo::Graph& g = topo.graph();
   impl_->route_graph = &g;
   const bool tcp = tcp_fabric(topo);
@@ -369,8 +398,7 @@ std::uint32_t Runtime::Impl::intern(const models::PairInfo& info) {
 }
 
 Runtime::Impl::PairCache Runtime::Impl::entry(const topo::Topology& topo, int src, int dst) {
-  const std::uint64_t k = key(src, dst);
-  if (const std::uint32_t at = pair_index.find(k); at != FlatIndex::kNone) return pairs[at];
+  if (const std::uint32_t at = find_pair(src, dst); at != FlatIndex::kNone) return pairs[at];
   const topo::GpuInfo& a = topo.gpus.at(src);
   const topo::GpuInfo& b = topo.gpus.at(dst);
   models::PairInfo info;
@@ -400,7 +428,7 @@ Runtime::Impl::PairCache Runtime::Impl::entry(const topo::Topology& topo, int sr
   const std::span<const int> stored = routes.store(p2p);
   PairCache pc{stored.data(), static_cast<std::uint32_t>(stored.size()), intern(info)};
   if (pairs.size() >= FlatIndex::kNone) throw Error("more than 2^32 GPU pairs");
-  pair_index.insert(k, static_cast<std::uint32_t>(pairs.size()));
+  add_pair(src, dst, static_cast<std::uint32_t>(pairs.size()));
   pairs.push_back(pc);
   return pc;
 }
@@ -588,7 +616,7 @@ KernelSpec p2p_kernel(int gpu, int stream, int comm, std::vector<OpSpec> ops, st
 /// does (kernel_op_done), which wakes its GPU's streams.
 class Runtime::Execution {
  public:
-  Execution(Runtime& runtime, const Program& program, Trace* trace);
+  Execution(Runtime& runtime, const Program& program, Trace* trace, const RunOptions& options);
   /// Runs the program to its end; throws UsageError, SimulationError (deadlock, mismatch) or Interrupted.
   RunResult run();
 
@@ -600,7 +628,7 @@ class Runtime::Execution {
   struct TransferState {
     Posted s{}, r{};
     int remaining = 0;                 ///< parts still moving
-    std::uint32_t record = kNoRecord;  ///< its OpRecord in result_.ops, if the iteration is recorded
+    std::uint32_t record = kNoRecord;  ///< its OpRecord in result_.ops, if it is recorded
     Picoseconds start = 0;
     const models::TransferPlan* plan = nullptr;
   };
@@ -695,6 +723,7 @@ class Runtime::Execution {
   const RunHooks& hooks_;
   const Program& program_;
   Trace* trace_;
+  const RunOptions options_;
   EventQueue q_;
   FlowNetwork net_;  ///< after q_, which it schedules on
   const int n_gpus_;
@@ -756,7 +785,8 @@ class Runtime::Execution {
   std::vector<int> free_colls_;
 };
 
-Runtime::Execution::Execution(Runtime& runtime, const Program& program, Trace* trace)
+Runtime::Execution::Execution(Runtime& runtime, const Program& program, Trace* trace,
+                              const RunOptions& options)
     : runtime_(runtime),
       impl_(*runtime.impl_),
       topo_(runtime.topo_),
@@ -764,6 +794,7 @@ Runtime::Execution::Execution(Runtime& runtime, const Program& program, Trace* t
       hooks_(runtime.hooks_),
       program_(program),
       trace_(trace),
+      options_(options),
       net_(q_),
       n_gpus_(static_cast<int>(runtime.topo_.gpus.size())) {}
 
@@ -1320,7 +1351,7 @@ void Runtime::Execution::begin_transfer(Posted s, Posted r) {
   ts.plan = &plan;
   ts.start = q_.now();
   ts.remaining = static_cast<int>(plan.parts.size());
-  if (kernels_[s.kernel].iteration == program_.warmup) {
+  if (kernels_[s.kernel].iteration == program_.warmup && result_.ops.size() < options_.op_records) {
     if (result_.ops.size() >= kNoRecord) throw Error("more than 2^32 - 1 transfers in one iteration");
     ts.record = static_cast<std::uint32_t>(result_.ops.size());
     result_.ops.push_back({src, dst, bytes, plan.transport, plan.protocol, plan.channels, ts.start, 0});
@@ -1634,8 +1665,8 @@ void Runtime::Execution::sum_transfer_busy() {
   }
 }
 
-RunResult Runtime::run(const Program& program, Trace* trace) {
-  return Execution(*this, program, trace).run();
+RunResult Runtime::run(const Program& program, Trace* trace, const RunOptions& options) {
+  return Execution(*this, program, trace, options).run();
 }
 
 }  // namespace commsim::sim

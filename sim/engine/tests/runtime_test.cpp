@@ -25,7 +25,7 @@ TEST_CASE("runtime: under the ideal model one send takes latency + bytes / link 
   Program p = p2p_program(0, 1, 1'000'000'000);
   p.warmup = 0;
   p.iterations = 1;
-  const RunResult r = rt.run(p);
+  const RunResult r = rt.run(p, nullptr, {.op_records = 1});
   const double expected_s = 1e9 / (4 * 14.0625e9) + 0.15e-6;  // NVLink bundle: one hop of 0.15 us
   CHECK(static_cast<double>(r.per_iteration) / 1e12 == doctest::Approx(expected_s).epsilon(1e-9));
   REQUIRE(r.ops.size() == 1);
@@ -101,7 +101,7 @@ TEST_CASE("runtime: posts waiting on one (communicator, src, dst) match oldest f
     p.launches.push_back({1, {p2p_kernel(1, 0, 0, recvs, "recvs")}});
     return p;
   };
-  const RunResult r = rt.run(program({1024, 2048, 4096}));
+  const RunResult r = rt.run(program({1024, 2048, 4096}), nullptr, {.op_records = kAllOpRecords});
   REQUIRE(r.ops.size() == 3);
   CHECK(r.ops[0].bytes == 1024);
   CHECK(r.ops[1].bytes == 2048);
@@ -111,6 +111,44 @@ TEST_CASE("runtime: posts waiting on one (communicator, src, dst) match oldest f
   // Two of them matched, the third waits: the report names it.
   CHECK_THROWS_WITH_AS(rt.run(program({1024, 2048})),
                        doctest::Contains("'sends' (iteration 0) waits for GPU 1"), SimulationError);
+}
+
+TEST_CASE("runtime: transfer records are kept only when asked, the first ones to start") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  const Program p = sendrecv_program({0, 1}, 1 << 20);  // two transfers an iteration, 0 -> 1 and 1 -> 0
+  const RunResult none = rt.run(p);
+  const RunResult first = rt.run(p, nullptr, {.op_records = 1});
+  const RunResult all = rt.run(p, nullptr, {.op_records = kAllOpRecords});
+  CHECK(none.ops.empty());
+  REQUIRE(first.ops.size() == 1);
+  REQUIRE(all.ops.size() == 2);
+  CHECK(first.ops[0].src == all.ops[0].src);
+  CHECK(first.ops[0].dst == all.ops[0].dst);
+  CHECK(first.ops[0].start == all.ops[0].start);
+  CHECK(first.ops[0].end == all.ops[0].end);
+  CHECK(all.ops[0].end > all.ops[0].start);
+  CHECK(all.ops[0].src != all.ops[1].src);
+  // Records change nothing else.
+  CHECK(none.per_iteration == all.per_iteration);
+  CHECK(none.iteration_end == all.iteration_end);
+  CHECK(none.events == all.events);
+}
+
+TEST_CASE("runtime: a pair's facts are found again by its GPUs, an unknown GPU is refused") {
+  const auto t = tiny(kBridge, "A6000");  // a few GPUs: pairs in the dense table
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  const models::PairInfo& a = rt.pair(0, 1);
+  const models::PairInfo& b = rt.pair(1, 0);
+  CHECK(&rt.pair(0, 1) == &a);
+  CHECK(&rt.pair(1, 0) == &b);
+  const int n = static_cast<int>(t.gpus.size());
+  CHECK_THROWS(rt.pair(0, n));
+  CHECK_THROWS(rt.pair(n, 0));
+  CHECK_THROWS(rt.pair(-1, 0));
+  CHECK(&rt.pair(0, 1) == &a);
 }
 
 TEST_CASE("runtime: without P2P and SHM a machine with no NIC has no transport") {
@@ -204,7 +242,7 @@ Picoseconds one_send(const topo::Topology& t, int src, int dst, std::uint64_t by
   Program p = p2p_program(src, dst, bytes);
   p.warmup = 0;
   p.iterations = 1;
-  const RunResult r = rt.run(p);
+  const RunResult r = rt.run(p, nullptr, {.op_records = 1});
   if (transport) *transport = r.ops.at(0).transport;
   return r.per_iteration;
 }

@@ -392,7 +392,7 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
         }
         Program prog = point_program(spec, p, topology, r.ngpus);
         const workloads::WorkloadSpec& spec_w = workloads::find_workload(r.workload);
-        const RunResult res = loaded.runtime->run(prog);
+        const RunResult res = loaded.runtime->run(prog, nullptr, {.op_records = 1});  // the first transfer
         r.time_us = static_cast<double>(res.per_iteration) / 1e6;
         r.algbw_gbps = r.time_us > 0 ? static_cast<double>(r.bytes) / (r.time_us * 1e3) : 0;
         r.busbw_gbps = r.algbw_gbps * spec_w.busbw_factor(r.ngpus);

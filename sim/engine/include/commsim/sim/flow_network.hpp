@@ -219,6 +219,13 @@ class FlowNetwork {
   std::vector<int> rates_;                              ///< classes in freezing order
   std::vector<std::pair<std::size_t, double>> levels_;  ///< per round: end in rates_, level
   std::vector<Due> later_;
+  /// Entries of completion scratch (done_, finished_, later_, a bucket) kept for reuse after an instant;
+  /// larger vectors are freed.
+  static constexpr std::size_t kKeepScratch = std::size_t{1} << 16;
+  template <typename T>
+  static void release_if_large(std::vector<T>& v) {
+    if (v.capacity() > kKeepScratch) std::vector<T>().swap(v);
+  }
   std::vector<std::vector<Due>> spare_buckets_;  ///< emptied bucket vectors, reused
   std::vector<std::pair<std::uint64_t, FlowId>> done_;
   std::vector<std::pair<std::uint64_t, FlowId>> done_scratch_;  ///< for sorting an instant's callbacks

@@ -122,7 +122,8 @@ struct Program {
   bool cuda_graph = false;
 };
 
-/// How the first measured iteration moved one operation.
+/// How the first measured iteration moved one operation (40 bytes; RunOptions::op_records says how many a run
+/// keeps).
 struct OpRecord {
   int src = 0;
   int dst = 0;
@@ -159,11 +160,24 @@ struct ComputeSpan {
   Picoseconds end = 0;
 };
 
+/// RunOptions::op_records: keep a record of every transfer.
+inline constexpr std::size_t kAllOpRecords = static_cast<std::size_t>(-1);
+
+/// What a run keeps beyond its timings.
+struct RunOptions {
+  /// How many transfers of the first measured iteration RunResult::ops records, the first ones to start: 0
+  /// (none), 1 (what a table row reports), or kAllOpRecords (40 bytes a transfer: 40 MB for the million
+  /// transfers of an all-to-all over 1,024 GPUs).
+  std::size_t op_records = 0;
+};
+
 struct RunResult {
   Picoseconds per_iteration = 0;  ///< mean time per measured iteration (what nccl-tests reports)
   std::vector<Picoseconds> iteration_end;
   std::vector<Picoseconds> issue_end;  ///< per iteration, when the last host thread had issued all of it
-  std::vector<OpRecord> ops;           ///< of the first measured iteration
+  /// The first RunOptions::op_records transfers of the first measured iteration, in the order they started
+  /// (none unless asked for).
+  std::vector<OpRecord> ops;
   std::vector<CollectiveRecord> collectives;  ///< of the first measured iteration
   std::map<int, GpuBusy> busy;                ///< per GPU, over the measured iterations
   std::vector<ComputeSpan> compute;           ///< compute kernels of the first measured iteration
@@ -184,8 +198,9 @@ class Runtime {
   Runtime(const topo::Topology& topo, const models::TransferModel& model);
   ~Runtime();
 
-  /// Runs `program`; with `trace`, records kernels, transfers and link utilisation of every iteration.
-  RunResult run(const Program& program, Trace* trace = nullptr);
+  /// Runs `program`; with `trace`, records kernels, transfers and link utilisation of every iteration;
+  /// `options` says which transfer records the result keeps.
+  RunResult run(const Program& program, Trace* trace = nullptr, const RunOptions& options = {});
 
   /// Hooks for every later run (cancellation, progress).
   void set_hooks(RunHooks hooks) { hooks_ = std::move(hooks); }
