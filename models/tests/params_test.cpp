@@ -51,7 +51,8 @@ TEST_CASE("params: the ring's receive-only step is a ratio of 0 or more, located
             .coll_ring_recv_step == doctest::Approx(0.25));
   CHECK_THROWS_WITH_AS(
       ModelParams::parse("[collective]\nring_recv_step = -0.1\n", "r.toml", ModelParams::defaults()),
-      doctest::Contains("r.toml:2:18: error: [collective]: 'ring_recv_step': must be a ratio of 0 or more"), InputError);
+      doctest::Contains("r.toml:2:18: error: [collective]: 'ring_recv_step': must be a ratio of 0 or more"),
+      InputError);
   CHECK_THROWS_WITH_AS(
       ModelParams::parse("[collective]\nring_recv_step = \"0.2us\"\n", "r.toml", ModelParams::defaults()),
       doctest::Contains("expected a plain number"), InputError);

@@ -82,7 +82,8 @@ def main():
                 if s != d:
                     misses.append(f"  {FUNCS[func]} {nbytes} B: NCCL {d[0]}/{d[1]}/{d[2]} ch, commsim {s[0]}/{s[1]}/{s[2]} ch")
         print(f"{path}{' (' + env + ')' if env else ''}: {len(misses)} of {len(decisions)} decisions differ")
-        print("\n".join(misses)) if misses else None
+        if misses:
+            print("\n".join(misses))
     if total == 0:
         sys.exit("error: no logged size was simulated")
     choice, full = 100.0 * same_choice / total, 100.0 * same_all / total

@@ -308,14 +308,11 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
   if (!std::isfinite(result.condition) || result.condition > 1e8) {
     result.degenerate = true;
     // Name what is missing: parameters no fitted row depends on; otherwise the trade-off itself.
-    std::string unused;
     const double largest = j.colwise().norm().maxCoeff();
     for (Eigen::Index k = 0; k < n; ++k) {
-      if (j.col(k).norm() <= 1e-9 * largest) {
-        unused += (unused.empty() ? "" : ", ") + ps[static_cast<std::size_t>(k)].name;
-        result.unused.push_back(ps[static_cast<std::size_t>(k)].name);
-      }
+      if (j.col(k).norm() <= 1e-9 * largest) result.unused.push_back(ps[static_cast<std::size_t>(k)].name);
     }
+    const std::string unused = join(result.unused, ", ");
     char cond[32];
     std::snprintf(cond, sizeof cond, "%.3g", result.condition);
     // The direction the data cannot see: the right singular vector of the smallest singular value.

@@ -31,6 +31,12 @@ std::string manifest(const std::string& name, const std::string& body) {
   return path;
 }
 
+/// A manifest of one nccl-tests sendrecv run on GPUs 0,1 and one on GPUs 0,2 (start s1).
+std::string two_pairs(const std::string& name) {
+  return manifest(name, kData + "sendrecv_g2_d01_r1.json,s1,sendrecv,\"0,1\",single-thread,,1\n" + kData +
+                            "sendrecv_g2_d02.json,s1,sendrecv,\"0,2\",single-thread,,1\n");
+}
+
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
@@ -183,8 +189,7 @@ TEST_CASE("crossval: a parameter no fitted row depends on keeps its start value,
   // As a user predicting an unmeasured knob would: here sendrecv rows cannot see the collective latency, so
   // each fold fits simple.base_latency alone and keeps collective.ll_base_latency at h200.toml's value.
   const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
-  const auto m = manifest("kept", kData + "sendrecv_g2_d01_r1.json,s1,sendrecv,\"0,1\",single-thread,,1\n" +
-                                      kData + "sendrecv_g2_d02.json,s1,sendrecv,\"0,2\",single-thread,,1\n");
+  const auto m = two_pairs("kept");
   const auto topology = load("h200x4.topo");
   const auto data = load_manifest_data({m}, topology, h200);
   CalibrateOptions o;
@@ -206,8 +211,7 @@ TEST_CASE("crossval: a parameter no fitted row depends on keeps its start value,
 
 TEST_CASE("crossval: a fold fits on the other pair and predicts the held-out one with a band") {
   const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
-  const auto m = manifest("pairs", kData + "sendrecv_g2_d01_r1.json,s1,sendrecv,\"0,1\",single-thread,,1\n" +
-                                       kData + "sendrecv_g2_d02.json,s1,sendrecv,\"0,2\",single-thread,,1\n");
+  const auto m = two_pairs("pairs");
   const auto topology = load("h200x4.topo");
   const auto data = load_manifest_data({m}, topology, h200);
   CalibrateOptions o;

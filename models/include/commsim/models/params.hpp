@@ -103,9 +103,9 @@ struct ModelParams {
   /// reduce-then-broadcast pipeline inside a machine (NCCL's tuner also rates Tree below Ring there).
   double coll_tree_efficiency = 1;
   /// Ring all_reduce, all_gather and reduce_scatter end each loop iteration with a receive-only step (NCCL's
-  /// runRing: the final recv, or recvReduceCopy) in which the rank sends nothing. Its time as a fraction of one
-  /// sending step (dimensionless): the links carry data k / (k + this) of the time, k = n - 1 sending steps
-  /// (2 (n - 1) for all_reduce) on a ring of n ranks. It is why 2 GPUs reach less link rate than 4.
+  /// runRing: the final recv, or recvReduceCopy) in which the rank sends nothing. Its time as a fraction of
+  /// one sending step (dimensionless): the links carry data k / (k + this) of the time, k = n - 1 sending
+  /// steps (2 (n - 1) for all_reduce) on a ring of n ranks. It is why 2 GPUs reach less link rate than 4.
   double coll_ring_recv_step = 0;
   BandParams band;
 

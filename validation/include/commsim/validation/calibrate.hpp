@@ -82,7 +82,7 @@ struct CalibrateResult {
   std::string why_degenerate;  ///< which parameters the data cannot pin down
   /// Fitted parameters no fitted row depends on (a zero Jacobian column).
   std::vector<std::string> unused;
-  bool band_fitted = false;    ///< params.band was computed from the data (written as [band])
+  bool band_fitted = false;  ///< params.band was computed from the data (written as [band])
 };
 
 /// The names of the parameters a fit with `o` fits: o.parameters, or the defaults. Throws UsageError for an

@@ -101,8 +101,8 @@ struct CrossValidation {
 
 /// The parameters cross_validate fits when CalibrateOptions::parameters is empty: the eleven that nccl-tests
 /// runs exercise (host launch per GPU, the send/recv protocols' base latencies and channel rates, NVLink
-/// efficiency, the collectives' LL, LL128 and Simple base latencies, the Simple ring channel rate and the ring's
-/// receive-only step). A fold whose rows do not depend on one keeps its start value (Fold::kept).
+/// efficiency, the collectives' LL, LL128 and Simple base latencies, the Simple ring channel rate and the
+/// ring's receive-only step). A fold whose rows do not depend on one keeps its start value (Fold::kept).
 const std::vector<std::string>& default_cross_validation_parameters();
 
 /// Leave-one-family-out cross-validation: for each family in `families` and each of its values, fits the
