@@ -88,6 +88,8 @@ const std::vector<Field>& fields() {
       {"p2p", "nvlink_efficiency", Kind::Ratio, to(&P::nvlink_efficiency)},
       {"p2p", "pcie_efficiency", Kind::Ratio, to(&P::pcie_efficiency)},
       {"p2p", "solo_speedup", Kind::Ratio, to(&P::solo_speedup)},
+      {"p2p", "self_copy_bandwidth", Kind::Bandwidth, to(&P::self_copy_bandwidth)},
+      {"p2p", "split_rate", Kind::Ratio, to(&P::split_rate)},
       {"p2p", "nvlink_saturation", Kind::Sharpness, to(&P::nvlink_saturation)},
       {"p2p", "pcie_saturation", Kind::Sharpness, to(&P::pcie_saturation)},
       {"shm", "base_latency", Kind::Duration, to(&P::shm_base_latency)},

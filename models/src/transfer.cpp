@@ -19,6 +19,73 @@ int pow2_up(int v) {
   while (p < v) p <<= 1;
   return p;
 }
+int log2_up(int v) {
+  int b = 0;
+  while ((1 << b) < v) ++b;
+  return b;
+}
+/// The low `bits` bits of `v` in reverse order (NCCL's reverseBits).
+int reverse_bits(int v, int bits) {
+  int r = 0;
+  for (int i = 0; i < bits; ++i) r |= ((v >> i) & 1) << (bits - 1 - i);
+  return r;
+}
+
+/// NCCL's p2p schedule (src/init.cc): round k's (send rank, receive rank) for `rank`, whose communicator rank
+/// r lives on machine `rank_node[r]`. Machine deltas, and within them local deltas, run through (x^2 + x) / 2
+/// modulo the next power of two, skipping values out of range; with unequal machines the ranks are taken
+/// flat.
+std::vector<std::pair<int, int>> p2p_schedule(int rank, std::span<const int> rank_node) {
+  const int n = static_cast<int>(rank_node.size());
+  std::vector<int> node_order;  // machines in order of their first rank
+  std::vector<std::vector<int>> members;
+  std::vector<int> node_index(n);
+  for (int r = 0; r < n; ++r) {
+    auto it = std::find(node_order.begin(), node_order.end(), rank_node[r]);
+    int idx = static_cast<int>(it - node_order.begin());
+    if (it == node_order.end()) {
+      node_order.push_back(rank_node[r]);
+      members.emplace_back();
+    }
+    members[idx].push_back(r);
+    node_index[r] = idx;
+  }
+  int nnodes = static_cast<int>(members.size());
+  int nlocals = static_cast<int>(members[0].size());
+  bool flat = false;
+  for (const auto& m : members) flat = flat || static_cast<int>(m.size()) != nlocals;
+  int node = node_index[rank];
+  int local =
+      static_cast<int>(std::find(members[node].begin(), members[node].end(), rank) - members[node].begin());
+  if (flat) {
+    nnodes = 1;
+    node = 0;
+    nlocals = n;
+    local = rank;
+  }
+  const auto to_rank = [&](int nd, int lc) { return flat ? lc : members[nd][lc]; };
+  std::vector<std::pair<int, int>> sched;
+  sched.reserve(n);
+  const int nodes_pow2 = pow2_up(nnodes), locals_pow2 = pow2_up(nlocals);
+  int node_round = 0, node_delta = 0;
+  do {
+    if (node_delta < nnodes) {
+      const int send_node = (node + node_delta) % nnodes, recv_node = (node - node_delta + nnodes) % nnodes;
+      int local_round = 0, local_delta = 0;
+      do {
+        if (local_delta < nlocals) {
+          sched.emplace_back(to_rank(send_node, (local + local_delta) % nlocals),
+                             to_rank(recv_node, (local - local_delta + nlocals) % nlocals));
+        }
+        ++local_round;
+        local_delta = (local_delta + local_round) & (locals_pow2 - 1);
+      } while (local_round != locals_pow2);
+    }
+    ++node_round;
+    node_delta = (node_delta + node_round) & (nodes_pow2 - 1);
+  } while (node_round != nodes_pow2);
+  return sched;
+}
 
 /// NCCL's behaviour, as read from src/enqueue.cc (addP2pToPlan, scheduleP2pTasksToPlan), src/init.cc and
 /// src/graph/paths.cc (ncclTopoComputeP2pChannels, ncclTopoGetNchannels, ncclTopoCheckP2p).
@@ -109,41 +176,76 @@ class NcclModel final : public TransferModel {
     return env_.shm_disable ? Transport::Net : Transport::Shm;
   }
 
-  TransferPlan plan(std::uint64_t bytes, const PairInfo& pair, const CommInfo& comm,
-                    bool shared_channel) const override {
-    TransferPlan t;
-    t.transport = transport(pair);
+  /// How addP2pToPlan splits one direction of `bytes`: its protocol, step size and channel count.
+  struct Split {
+    bool ll = false;
+    std::uint64_t step = 0;
+    int channels = 1;
+  };
+  Split split(std::uint64_t bytes, const CommInfo& comm, bool self = false) const {
+    Split sp;
     const int max_ch = std::max(1, comm.p2p_channels_per_peer);
     int min_ch = max_ch;
     while (min_ch * comm.nranks > comm.p2p_channels && min_ch > 1) min_ch /= 2;
-
-    const bool ll = env_.proto_ll && bytes <= static_cast<std::uint64_t>(max_ch) * comm.ll_threshold;
-    t.protocol = ll ? Protocol::Ll : Protocol::Simple;
-    const ProtocolParams& proto = ll ? p_.ll : p_.simple;
-    const std::uint64_t step =
-        ll ? p_.ll_buffsize / static_cast<std::uint64_t>(p_.steps) : comm.p2p_chunksize;
-    const std::uint64_t chunk_data = ll ? step / 2 : step;
-    t.chunk = std::max<std::uint64_t>(chunk_data, 1);
-
-    // Channels for this operation (addP2pToPlan).
-    int n = 1;
+    // A send to oneself is a copy inside the kernel: never LL.
+    sp.ll = !self && env_.proto_ll && bytes <= static_cast<std::uint64_t>(max_ch) * comm.ll_threshold;
+    sp.step = sp.ll ? p_.ll_buffsize / static_cast<std::uint64_t>(p_.steps) : comm.p2p_chunksize;
     if (bytes > 0) {
       const bool multi = comm.nnodes > 1;
-      const std::uint64_t min_part = std::max<std::uint64_t>(multi ? step / 2 : step / 8, 1);
-      const std::uint64_t max_part = multi ? step : step * 32;
-      n = static_cast<int>(
+      const std::uint64_t min_part = std::max<std::uint64_t>(multi ? sp.step / 2 : sp.step / 8, 1);
+      const std::uint64_t max_part = multi ? sp.step : sp.step * 32;
+      int n = static_cast<int>(
           std::min<std::uint64_t>(static_cast<std::uint64_t>(min_ch), div_up(bytes, min_part)));
       std::uint64_t part = std::max(min_part, div_up(bytes, static_cast<std::uint64_t>(n)));
       while (part > max_part && n <= max_ch / 2) {
         n *= 2;
         part = div_up(bytes, static_cast<std::uint64_t>(n));
       }
+      sp.channels = n;
     }
+    return sp;
+  }
+
+  /// A channel part's rate relative to one that both sends and receives (10 + 9 warps): the direction's
+  /// warps e (the receive side's counted as 10/9 of a send warp) over 10, to the power that makes a lone
+  /// direction's 19 warps p2p.solo_speedup times as fast above 10, and a two-work channel's 5 + 4
+  /// p2p.split_rate times as fast below.
+  double warp_factor(PartWarps w) const {
+    const double e = std::min(static_cast<double>(w.send), static_cast<double>(w.recv) * 10.0 / 9.0);
+    if (e <= 0 || e == 10.0) return 1.0;
+    const double gamma = e > 10.0 ? std::log(std::max(p_.solo_speedup, 1e-9)) / std::log(1.9)
+                                  : std::log(std::max(p_.split_rate, 1e-9)) / std::log(4.0 / 9.0);
+    return std::pow(e / 10.0, gamma);
+  }
+
+  using TransferModel::plan;
+  TransferPlan plan(std::uint64_t bytes, const PairInfo& pair, const CommInfo& comm,
+                    std::span<const PartWarps> warps) const override {
+    TransferPlan t;
+    t.transport = transport(pair);
+    const Split sp = split(bytes, comm);
+    const bool ll = sp.ll;
+    t.protocol = ll ? Protocol::Ll : Protocol::Simple;
+    const ProtocolParams& proto = ll ? p_.ll : p_.simple;
+    const std::uint64_t step = sp.step;
+    const std::uint64_t chunk_data = ll ? step / 2 : step;
+    t.chunk = std::max<std::uint64_t>(chunk_data, 1);
+
+    // Channels for this operation (addP2pToPlan).
+    const int n = sp.channels;
     t.channels = n;
     const Picoseconds channel_cost = n * proto.channel_latency;
+    if (warps.empty() || (warps.size() != 1 && warps.size() != static_cast<std::size_t>(n))) {
+      throw Error("p2p plan: " + std::to_string(warps.size()) + " warp entries for " + std::to_string(n) +
+                  " channel parts");
+    }
+    const auto factor_of = [&](int part) { return warp_factor(warps[warps.size() == 1 ? 0 : part]); };
+    // The part whose warps are most plentiful sets the plan's rate; the others carry their own.
+    double best = 0;
+    for (int i = 0; i < static_cast<int>(warps.size()); ++i) best = std::max(best, factor_of(i));
 
     // Per-channel data rate, and the transport's own costs.
-    double rate = proto.channel_bandwidth * (shared_channel ? 1.0 : p_.solo_speedup);
+    double rate = proto.channel_bandwidth * best;
     t.base_latency = proto.base_latency + channel_cost;
     if (t.transport == Transport::Shm) {
       rate = std::min(rate, p_.shm_channel_bandwidth);
@@ -174,10 +276,12 @@ class NcclModel final : public TransferModel {
       cp.bytes = end - beg;
       cp.wire_bytes = static_cast<double>(cp.bytes) * wire;
       cp.steps = cp.bytes == 0 ? (i == 0 ? 1 : 0) : static_cast<int>(div_up(cp.bytes, t.chunk));
+      const double factor = factor_of(i);
+      if (factor != best && t.channel_rate > 0) cp.rate = t.channel_rate * factor / best;
       if (!ll && cp.steps > 0) {
         const double first = static_cast<double>(std::min<std::uint64_t>(t.chunk, cp.bytes));
-        // The receiver's copy speeds up like the sender's when the channel carries one direction only.
-        const double fill_rate = proto.fill_bandwidth * (shared_channel ? 1.0 : p_.solo_speedup);
+        // The receiver's copy speeds up like the sender's with the warps it has.
+        const double fill_rate = proto.fill_bandwidth * factor;
         const double fill = proto.fill_bandwidth > 0 ? first / fill_rate : 0.0;
         // Over the network the proxy keeps `steps` sends in flight, so per-step costs overlap the transfer
         // (published NDR figures, 46-48 GB/s per NIC, leave no room for them); between GPUs they add up.
@@ -187,6 +291,127 @@ class NcclModel final : public TransferModel {
       if (cp.steps > 0) t.parts.push_back(cp);
     }
     return t;
+  }
+
+  std::vector<std::vector<std::uint8_t>> p2p_warps(const CommInfo& comm, int rank,
+                                                   std::span<const int> rank_node,
+                                                   std::span<const GroupOp> ops) const override {
+    std::vector<std::vector<std::uint8_t>> out(ops.size());
+    const int n = comm.nranks;
+    if (n < 1 || rank < 0 || rank >= n || rank_node.size() != static_cast<std::size_t>(n)) return out;
+    const std::vector<std::pair<int, int>> sched = p2p_schedule(rank, rank_node);
+    std::vector<int> send_round(n, -1), recv_round(n, -1);
+    for (int r = 0; r < n; ++r) {
+      send_round[sched[r].first] = r;
+      recv_round[sched[r].second] = r;
+    }
+    // Per round, the sends and receives in issue order; pass j of the planner takes the j-th of each.
+    std::vector<std::vector<int>> sends(n), recvs(n);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const GroupOp& op = ops[i];
+      if (op.peer < 0 || op.peer >= n) return out;
+      if (op.dir == GroupOp::Dir::Recv) {
+        recvs[recv_round[op.peer]].push_back(static_cast<int>(i));
+      } else {
+        sends[send_round[op.peer]].push_back(static_cast<int>(i));
+      }
+    }
+    const int nch = std::max(1, comm.p2p_channels);
+    const int bits = log2_up(nch);
+    int max_local = 1;
+    {
+      std::vector<int> count;
+      for (int node : rank_node) {
+        if (node >= static_cast<int>(count.size())) count.resize(node + 1, 0);
+        max_local = std::max(max_local, ++count[node]);
+      }
+    }
+    // A channel's batches: up to 8 works of distinct rounds each (addWorkBatchToPlan).
+    struct Batch {
+      std::vector<int> rounds;
+    };
+    std::vector<std::vector<Batch>> batches(nch);
+    struct Work {
+      int send = -1, recv = -1;  // op indices (a Self op is both)
+      int nsend = 0, nrecv = 0;  // parts of each direction
+      int base = 0;
+      std::vector<std::pair<int, int>> slots;  // per part: (channel, batch)
+    };
+    std::vector<Work> works;
+    for (std::size_t pass = 0;; ++pass) {
+      bool any = false;
+      for (int r = 0; r < n; ++r) {
+        Work w;
+        if (pass < sends[r].size()) w.send = sends[r][pass];
+        if (pass < recvs[r].size()) w.recv = recvs[r][pass];
+        if (w.send >= 0 && ops[w.send].dir == GroupOp::Dir::Self) w.recv = w.send;
+        if (w.send < 0 && w.recv < 0) continue;
+        any = true;
+        const bool self = w.send >= 0 && ops[w.send].dir == GroupOp::Dir::Self;
+        if (w.send >= 0) w.nsend = split(ops[w.send].bytes, comm, self).channels;
+        if (w.recv >= 0) w.nrecv = split(ops[w.recv].bytes, comm, self).channels;
+        int base = r;
+        if (comm.nnodes > 1) {
+          base = (r / max_local) * static_cast<int>(div_up(max_local, 8)) + (r % max_local) / 8;
+        }
+        w.base = reverse_bits(base, bits);
+        for (int part = 0; part < std::max(w.nsend, w.nrecv); ++part) {
+          const int ch = (w.base + part) & (nch - 1);
+          std::vector<Batch>& q = batches[ch];
+          if (q.empty() || q.back().rounds.size() == 8 ||
+              std::find(q.back().rounds.begin(), q.back().rounds.end(), r) != q.back().rounds.end()) {
+            q.emplace_back();
+          }
+          q.back().rounds.push_back(r);
+          w.slots.emplace_back(ch, static_cast<int>(q.size()) - 1);
+        }
+        works.push_back(std::move(w));
+      }
+      if (!any) break;
+    }
+    // The kernel's split (src/device/sendrecv.h): 20 warps over the batch's works; a work's send gets one
+    // warp more than its receive; a lone direction (or a copy) gets both shares.
+    for (const Work& w : works) {
+      const bool self = w.send >= 0 && w.send == w.recv;
+      if (w.send >= 0) out[w.send].resize(w.nsend);
+      if (w.recv >= 0 && !self) out[w.recv].resize(w.nrecv);
+      for (std::size_t part = 0; part < w.slots.size(); ++part) {
+        const auto [ch, b] = w.slots[part];
+        const int k = static_cast<int>(batches[ch][b].rounds.size());
+        const int per_work = std::min(32, 20 / k);
+        const int recv_w = per_work <= 4 ? per_work / 2 : (per_work - 1) / 2;
+        const int send_w = per_work <= 4 ? recv_w : recv_w + 1;
+        const bool has_send = static_cast<int>(part) < w.nsend;
+        const bool has_recv = static_cast<int>(part) < w.nrecv;
+        const int lone = send_w + recv_w;
+        if (self) {
+          out[w.send][part] = static_cast<std::uint8_t>(lone);
+          continue;
+        }
+        if (has_send) out[w.send][part] = static_cast<std::uint8_t>(has_recv ? send_w : lone);
+        if (has_recv) out[w.recv][part] = static_cast<std::uint8_t>(has_send ? recv_w : lone);
+      }
+    }
+    return out;
+  }
+
+  Picoseconds self_copy_time(std::uint64_t bytes, const CommInfo& comm,
+                             std::span<const std::uint8_t> warps) const override {
+    const Split sp = split(bytes, comm, true);
+    const int n = sp.channels;
+    if (bytes == 0 || p_.self_copy_bandwidth <= 0) return p_.simple.base_latency;
+    const std::uint64_t part_bytes = ((div_up(bytes, static_cast<std::uint64_t>(n)) + 4095) / 4096) * 4096;
+    double worst = 0;
+    for (int i = 0; i < n; ++i) {
+      const std::uint64_t beg = std::min<std::uint64_t>(static_cast<std::uint64_t>(i) * part_bytes, bytes);
+      const std::uint64_t end =
+          std::min<std::uint64_t>(static_cast<std::uint64_t>(i + 1) * part_bytes, bytes);
+      const std::uint8_t w =
+          warps.empty() ? 19 : warps[warps.size() == 1 ? 0 : std::min<std::size_t>(i, warps.size() - 1)];
+      const double rate = p_.self_copy_bandwidth * std::max<int>(w, 1) / 19.0;
+      worst = std::max(worst, static_cast<double>(end - beg) / rate);
+    }
+    return p_.simple.base_latency + static_cast<Picoseconds>(std::llround(worst * 1e12));
   }
 
   CollectivePlan collective(CollOp op, std::uint64_t bytes, int root, const CommInfo& comm,
@@ -251,7 +476,9 @@ class IdealModel final : public TransferModel {
     return nccl_.comm_info(nranks, nnodes, pairs);
   }
   Transport transport(const PairInfo& pair) const override { return nccl_.transport(pair); }
-  TransferPlan plan(std::uint64_t bytes, const PairInfo& pair, const CommInfo&, bool) const override {
+  using TransferModel::plan;
+  TransferPlan plan(std::uint64_t bytes, const PairInfo& pair, const CommInfo&,
+                    std::span<const PartWarps>) const override {
     TransferPlan t;
     t.transport = transport(pair);
     t.protocol = Protocol::Simple;

@@ -181,3 +181,91 @@ TEST_CASE("transfer: with P2P disabled NCCL's graph runs through host memory, an
   p.route_bandwidth = 5e9;
   CHECK(comm(*nccl({"NCCL_P2P_DISABLE=1"}), 4, p).nccl_intra_bandwidth == doctest::Approx(5e9));
 }
+
+namespace {
+
+/// nccl-tests alltoall on one rank of `n`: the copy to self, then a send and a receive for every other rank.
+std::vector<GroupOp> alltoall_group(int n, int rank, std::uint64_t per_peer) {
+  std::vector<GroupOp> ops{{GroupOp::Dir::Self, rank, per_peer}};
+  for (int s = 1; s < n; ++s) {
+    ops.push_back({GroupOp::Dir::Send, (rank + s) % n, per_peer});
+    ops.push_back({GroupOp::Dir::Recv, (rank + n - s) % n, per_peer});
+  }
+  return ops;
+}
+
+}  // namespace
+
+TEST_CASE("transfer: a group's rounds share a channel's warps only where NCCL's channel bases overlap") {
+  const auto m = nccl();
+  const PairInfo p = nvswitch_pair();
+  const CommInfo c4 = comm(*m, 4, p);
+  const std::vector<int> one_node(4, 0);
+  // 64 MiB over 4 ranks (16 MiB a peer): 8 parts a round from bases 0, 16, 8, 24 of 32 channels, disjoint, so
+  // every work has a channel to itself: 10 send and 9 receive warps, a copy to self 19.
+  auto w = m->p2p_warps(c4, 0, one_node, alltoall_group(4, 0, 16u << 20));
+  REQUIRE(w.size() == 7);
+  CHECK(w[0] == std::vector<std::uint8_t>(8, 19));
+  for (std::size_t i = 1; i < 7; ++i) CHECK(w[i] == std::vector<std::uint8_t>(8, i % 2 == 1 ? 10 : 9));
+  // 1 GiB (256 MiB a peer): 16 parts a round, so every channel carries two rounds: 20 / 2 = 10 warps a work,
+  // 5 send and 4 receive.
+  w = m->p2p_warps(c4, 0, one_node, alltoall_group(4, 0, 256u << 20));
+  CHECK(w[0] == std::vector<std::uint8_t>(16, 9));
+  CHECK(w[1] == std::vector<std::uint8_t>(16, 5));
+  CHECK(w[2] == std::vector<std::uint8_t>(16, 4));
+  // A send to one peer and a receive from another are different rounds (deltas 1 and 3 on 4 ranks): two
+  // one-direction works on disjoint channels, 19 warps each.
+  w = m->p2p_warps(
+      c4, 1, one_node,
+      std::vector<GroupOp>{{GroupOp::Dir::Send, 2, 1u << 20}, {GroupOp::Dir::Recv, 2, 1u << 20}});
+  CHECK(w[0] == std::vector<std::uint8_t>(8, 19));
+  CHECK(w[1] == std::vector<std::uint8_t>(8, 19));
+  // Send to the next rank and receive from the previous: one round, one work, 10 + 9.
+  w = m->p2p_warps(
+      c4, 1, one_node,
+      std::vector<GroupOp>{{GroupOp::Dir::Send, 2, 1u << 20}, {GroupOp::Dir::Recv, 0, 1u << 20}});
+  CHECK(w[0] == std::vector<std::uint8_t>(8, 10));
+  CHECK(w[1] == std::vector<std::uint8_t>(8, 9));
+}
+
+TEST_CASE("transfer: a part's rate follows its warps: solo_speedup above one work's 10, split_rate below") {
+  ModelParams params = ModelParams::defaults();
+  params.solo_speedup = 1.5;
+  params.split_rate = 0.7;
+  const auto m = make_transfer_model("nccl", params, NcclEnv::parse({}));
+  const PairInfo p = nvswitch_pair();
+  const CommInfo c2 = comm(*m, 2, p);
+  const double shared = m->plan(64u << 20, p, c2, true).channel_rate;
+  // 19 warps: (19 / 10)^(ln 1.5 / ln 1.9) = 1.5.
+  CHECK(m->plan(64u << 20, p, c2, false).channel_rate == doctest::Approx(1.5 * shared));
+  // 5 send and 4 receive warps: the receive's 4 x 10/9 = 4.44 binds, (4.44 / 10)^(ln 0.7 / ln 0.444) = 0.7.
+  const PartWarps half{5, 4};
+  const auto t = m->plan(64u << 20, p, c2, std::span<const PartWarps>(&half, 1));
+  CHECK(t.channel_rate == doctest::Approx(0.7 * shared));
+  // Parts with different warps: the best sets the plan's rate, the others carry their own.
+  std::vector<PartWarps> mixed(static_cast<std::size_t>(t.channels), kSharedWarps);
+  mixed[0] = half;
+  const auto tm = m->plan(64u << 20, p, c2, mixed);
+  CHECK(tm.channel_rate == doctest::Approx(shared));
+  CHECK(tm.parts[0].rate == doctest::Approx(0.7 * shared));
+  CHECK(tm.parts[1].rate == 0);
+  // A warp list that matches neither one entry nor the parts is a caller's error.
+  std::vector<PartWarps> wrong(3, kSharedWarps);
+  CHECK_THROWS_AS(m->plan(64u << 20, p, c2, wrong), Error);
+}
+
+TEST_CASE("transfer: a copy to self takes its slowest part's time at self_copy_bandwidth per 19 warps") {
+  ModelParams params = ModelParams::defaults();
+  params.self_copy_bandwidth = 100e9;
+  const auto m = make_transfer_model("nccl", params, NcclEnv::parse({}));
+  const CommInfo c2 = comm(*m, 2, nvswitch_pair());
+  const std::uint8_t lone = 19, half = 9;
+  // 32 MiB in 16 parts of 2 MiB: 2 MiB / 100 GB/s = 20.97 us, plus Simple's base latency; half the warps,
+  // about twice the time.
+  const double t19 =
+      static_cast<double>(m->self_copy_time(32u << 20, c2, std::span(&lone, 1)) - params.simple.base_latency);
+  const double t9 =
+      static_cast<double>(m->self_copy_time(32u << 20, c2, std::span(&half, 1)) - params.simple.base_latency);
+  CHECK(t19 == doctest::Approx(2.0 * 1024 * 1024 / 100e9 * 1e12).epsilon(0.001));
+  CHECK(t9 == doctest::Approx(t19 * 19.0 / 9.0).epsilon(0.001));
+}

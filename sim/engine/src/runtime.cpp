@@ -653,8 +653,10 @@ class Runtime::Execution {
     const models::CollectivePlan* plan = nullptr;
     int comm = 0;
   };
-  /// What a transfer plan depends on: communicator, bytes, shared, and the pair as the model sees it.
-  using PlanKey = std::tuple<int, std::uint64_t, bool, int, int, double, bool, bool, Picoseconds, double>;
+  /// What a transfer plan depends on: communicator, bytes, shared, the two ends' warp lists (op_warps), and
+  /// the pair as the model sees it.
+  using PlanKey =
+      std::tuple<int, std::uint64_t, bool, int, int, int, int, double, bool, bool, Picoseconds, double>;
   /// (communicator, op, bytes, root)
   using CollPlanKey = std::tuple<int, int, std::uint64_t, int>;
   static constexpr Picoseconds kNever = std::numeric_limits<Picoseconds>::min();
@@ -695,7 +697,13 @@ class Runtime::Execution {
   void post(int k, int op_index);
   void begin_transfer(Posted s, Posted r);
   const models::TransferPlan& transfer_plan(int comm, std::uint64_t bytes, const models::PairInfo& info,
-                                            bool shared);
+                                            bool shared, int send_warps, int recv_warps);
+  /// The warps NCCL's kernel gives operation `op` of kernel `ki` on each of its channel parts (the model's
+  /// p2p_warps over the kernel's whole group): an index into warp_lists_, or -1 for the plan's default (a
+  /// kernel of one operation, or a model without such a split).
+  int op_warps(const KernelInstance& ki, int op);
+  int comm_rank(int comm, int gpu);
+  void start_self_copy(int k, int op_index);
   void start_parts(int t);
   void part_done(int t, int part);
   void finish_transfer(int t);
@@ -774,6 +782,13 @@ class Runtime::Execution {
   PostTable sends_, recvs_;
   // Plans depend on the pair only through what the model sees of it (PairInfo): pairs alike share a plan.
   std::map<PlanKey, models::TransferPlan> plans_;
+  // Warp splits, computed once per kernel spec of two or more operations and shared by equal ones.
+  std::unordered_map<const KernelSpec*, int> spec_layout_;  ///< -> layouts_
+  std::vector<std::vector<int>> layouts_;                   ///< per op: index into warp_lists_, or -1
+  std::map<std::vector<int>, int> layout_ids_;
+  std::vector<std::vector<std::uint8_t>> warp_lists_;     ///< warps per channel part
+  std::map<std::string, int> warp_list_ids_;              ///< a list's bytes -> its index
+  std::vector<std::unordered_map<int, int>> comm_ranks_;  ///< per communicator, GPU -> rank (filled on use)
   std::vector<TransferState> transfers_;
   std::vector<int> free_transfers_;
 
@@ -1002,6 +1017,8 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration, std::s
     }
     if (k.compute > 0) compute_kernel = true;
     ops += static_cast<int>(k.ops.size());
+    // A copy to self is two calls, ncclSend and ncclRecv to the calling rank.
+    for (const OpSpec& op : k.ops) ops += op.kind == OpSpec::Kind::SelfCopy ? 1 : 0;
     colls += k.collective ? 1 : 0;
   }
   std::sort(gpus.begin(), gpus.end());
@@ -1081,6 +1098,13 @@ bool Runtime::Execution::check_ops(const KernelSpec& k) const {
   bool has_send = false, has_recv = false;
   for (const OpSpec& op : k.ops) {
     check_gpu(op.peer, "an operation");
+    if (op.kind == OpSpec::Kind::SelfCopy) {
+      if (op.peer != k.gpu) {
+        throw UsageError("a copy to self on GPU " + std::to_string(k.gpu) + " names GPU " +
+                         std::to_string(op.peer));
+      }
+      continue;
+    }
     if (op.peer == k.gpu) throw UsageError("GPU " + std::to_string(k.gpu) + " sends to itself");
     has_send = has_send || op.kind == OpSpec::Kind::Send;
     has_recv = has_recv || op.kind == OpSpec::Kind::Recv;
@@ -1210,6 +1234,8 @@ void Runtime::Execution::kernel_start(int k) {
   for (std::size_t i = 0; i < ki.spec->ops.size(); ++i) {
     if (ki.spec->ops[i].kind == OpSpec::Kind::Copy) {
       start_copy(k, static_cast<int>(i));
+    } else if (ki.spec->ops[i].kind == OpSpec::Kind::SelfCopy) {
+      start_self_copy(k, static_cast<int>(i));
     } else {
       post(k, static_cast<int>(i));
     }
@@ -1344,7 +1370,10 @@ void Runtime::Execution::begin_transfer(Posted s, Posted r) {
   const Impl::PairCache pc = impl_.entry(topo_, src, dst);
   const models::PairInfo& info = impl_.info(pc);
   const bool shared = sk.shared || kernels_[r.kernel].shared;
-  const models::TransferPlan& plan = transfer_plan(sk.spec->comm, bytes, info, shared);
+  const int send_warps = op_warps(sk, s.op);
+  const int recv_warps = op_warps(kernels_[r.kernel], r.op);
+  const models::TransferPlan& plan =
+      transfer_plan(sk.spec->comm, bytes, info, shared, send_warps, recv_warps);
   TransferState ts;
   ts.s = s;
   ts.r = r;
@@ -1370,13 +1399,96 @@ void Runtime::Execution::begin_transfer(Posted s, Posted r) {
 
 /// The model's plan for a transfer, shared by every pair the model sees alike.
 const models::TransferPlan& Runtime::Execution::transfer_plan(int comm, std::uint64_t bytes,
-                                                              const models::PairInfo& info, bool shared) {
-  auto pk =
-      std::make_tuple(comm, bytes, shared, static_cast<int>(info.path), info.nvlinks, info.nvlink_bandwidth,
-                      info.same_node, info.tcp, info.path_latency, info.route_bandwidth);
+                                                              const models::PairInfo& info, bool shared,
+                                                              int send_warps, int recv_warps) {
+  auto pk = std::make_tuple(comm, bytes, shared, send_warps, recv_warps, static_cast<int>(info.path),
+                            info.nvlinks, info.nvlink_bandwidth, info.same_node, info.tcp, info.path_latency,
+                            info.route_bandwidth);
   auto pit = plans_.find(pk);
-  if (pit == plans_.end()) pit = plans_.emplace(pk, model_.plan(bytes, info, comms_[comm], shared)).first;
-  return pit->second;
+  if (pit != plans_.end()) return pit->second;
+  if (send_warps < 0 && recv_warps < 0)
+    return plans_.emplace(pk, model_.plan(bytes, info, comms_[comm], shared)).first->second;
+  // Each end's warps per part; an end without a list gives what its kernel's default would.
+  const models::PartWarps fallback = shared ? models::kSharedWarps : models::kSoloWarps;
+  const std::vector<std::uint8_t> none;
+  const auto& sl = send_warps >= 0 ? warp_lists_[static_cast<std::size_t>(send_warps)] : none;
+  const auto& rl = recv_warps >= 0 ? warp_lists_[static_cast<std::size_t>(recv_warps)] : none;
+  const std::size_t parts = std::max<std::size_t>({sl.size(), rl.size(), 1});
+  std::vector<models::PartWarps> warps(parts, fallback);
+  for (std::size_t p = 0; p < parts; ++p) {
+    if (!sl.empty()) warps[p].send = sl[std::min(p, sl.size() - 1)];
+    if (!rl.empty()) warps[p].recv = rl[std::min(p, rl.size() - 1)];
+  }
+  return plans_.emplace(pk, model_.plan(bytes, info, comms_[comm], warps)).first->second;
+}
+
+int Runtime::Execution::comm_rank(int comm, int gpu) {
+  if (comm_ranks_.size() < program_.comms.size()) comm_ranks_.resize(program_.comms.size());
+  auto& ranks = comm_ranks_[static_cast<std::size_t>(comm)];
+  if (ranks.empty()) {
+    const auto& gpus = program_.comms[static_cast<std::size_t>(comm)].gpus;
+    for (std::size_t r = 0; r < gpus.size(); ++r) ranks.emplace(gpus[r], static_cast<int>(r));
+  }
+  const auto it = ranks.find(gpu);
+  return it == ranks.end() ? -1 : it->second;
+}
+
+int Runtime::Execution::op_warps(const KernelInstance& ki, int op) {
+  const KernelSpec& k = *ki.spec;
+  if (k.ops.size() < 2) return -1;
+  auto it = spec_layout_.find(&k);
+  if (it == spec_layout_.end()) {
+    std::vector<int> layout(k.ops.size(), -1);
+    const int me = comm_rank(k.comm, ki.gpu);
+    std::vector<models::GroupOp> group;
+    std::vector<std::size_t> index;  // group entry -> op
+    bool members = me >= 0;
+    for (std::size_t i = 0; i < k.ops.size() && members; ++i) {
+      const OpSpec& o = k.ops[i];
+      if (o.kind == OpSpec::Kind::Copy) continue;
+      models::GroupOp g;
+      g.dir = o.kind == OpSpec::Kind::Send   ? models::GroupOp::Dir::Send
+              : o.kind == OpSpec::Kind::Recv ? models::GroupOp::Dir::Recv
+                                             : models::GroupOp::Dir::Self;
+      g.peer = g.dir == models::GroupOp::Dir::Self ? me : comm_rank(k.comm, o.peer);
+      g.bytes = o.bytes;
+      members = g.peer >= 0;
+      group.push_back(g);
+      index.push_back(i);
+    }
+    if (members) {
+      const auto lists = model_.p2p_warps(comms_[static_cast<std::size_t>(k.comm)], me,
+                                          comm_nodes_[static_cast<std::size_t>(k.comm)], group);
+      for (std::size_t g = 0; g < lists.size() && g < index.size(); ++g) {
+        if (lists[g].empty()) continue;
+        auto [w, added] = warp_list_ids_.emplace(std::string(lists[g].begin(), lists[g].end()),
+                                                 static_cast<int>(warp_lists_.size()));
+        if (added) warp_lists_.push_back(lists[g]);
+        layout[index[g]] = w->second;
+      }
+    }
+    auto [l, added] = layout_ids_.emplace(layout, static_cast<int>(layouts_.size()));
+    if (added) layouts_.push_back(std::move(layout));
+    it = spec_layout_.emplace(&k, l->second).first;
+  }
+  return layouts_[static_cast<std::size_t>(it->second)][static_cast<std::size_t>(op)];
+}
+
+/// NCCL's copy to self: the kernel's warps copy inside the GPU; the operation ends after the model's time.
+void Runtime::Execution::start_self_copy(int k, int op_index) {
+  const KernelInstance& ki = kernels_[k];
+  const OpSpec& op = ki.spec->ops[static_cast<std::size_t>(op_index)];
+  const int w = op_warps(ki, op_index);
+  const std::uint8_t lone = models::kSoloWarps.send;
+  const std::span<const std::uint8_t> warps =
+      w >= 0 ? std::span<const std::uint8_t>(warp_lists_[static_cast<std::size_t>(w)])
+             : std::span<const std::uint8_t>(&lone, 1);
+  const Picoseconds t =
+      model_.self_copy_time(op.bytes, comms_[static_cast<std::size_t>(ki.spec->comm)], warps);
+  if (trace_) {
+    trace_->span(ki.gpu, "copy to self", "copy " + format_size(op.bytes), q_.now(), q_.now() + t);
+  }
+  q_.after_tagged(t, event_tag(Ev::KernelOpDone, k));
 }
 
 /// Transfer `t` starts one flow per channel part on its path.
@@ -1388,12 +1500,11 @@ void Runtime::Execution::start_parts(int t) {
   for (std::size_t i = 0; i < plan.parts.size(); ++i) {
     ++result_.flows;
     const int part = static_cast<int>(i);
+    const double rate = plan.parts[i].rate > 0 ? plan.parts[i].rate : plan.channel_rate;
     if (i < kPartLimit) {
-      net_.start_tagged(path, plan.parts[i].wire_bytes, plan.channel_rate,
-                        static_cast<std::uint64_t>(t) << kPartBits | i);
+      net_.start_tagged(path, plan.parts[i].wire_bytes, rate, static_cast<std::uint64_t>(t) << kPartBits | i);
     } else {
-      net_.start_on(path, plan.parts[i].wire_bytes, plan.channel_rate,
-                    [this, t, part] { part_done(t, part); });
+      net_.start_on(path, plan.parts[i].wire_bytes, rate, [this, t, part] { part_done(t, part); });
     }
   }
 }

@@ -87,6 +87,8 @@ Program alltoall_program(const std::vector<int>& gpus, std::uint64_t bytes, bool
   std::vector<KernelSpec> kernels;
   for (std::size_t r = 0; r < n; ++r) {
     KernelSpec k = p2p_kernel(gpus[r], 0, 0, {}, "alltoall");
+    // nccl-tests (out of place) sends to itself too: a copy inside the GPU that takes channel warps.
+    k.ops.push_back({OpSpec::Kind::SelfCopy, gpus[r], per_peer});
     for (std::size_t step = 1; step < n; ++step) {  // NCCL's p2p schedule: peer r+step, from r-step
       k.ops.push_back(send(gpus[(r + step) % n], per_peer));
       k.ops.push_back(recv(gpus[(r + n - step) % n], per_peer));

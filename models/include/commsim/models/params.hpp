@@ -114,7 +114,15 @@ struct ModelParams {
   double pcie_efficiency = 1.0;
   double nvlink_saturation = 0;  ///< 0: hard limit; k > 0: smooth saturation (FlowNetwork::add_resource)
   double pcie_saturation = 0;
+  /// Rate of a channel part whose work sends or receives only (19 warps) over one that does both (10 + 9):
+  /// more warps than 10 scale the rate by (warps / 10)^g, g = ln(solo_speedup) / ln(1.9).
   double solo_speedup = 1.0;
+  /// Rate of a channel part whose channel carries two works (5 + 4 warps each) over one work's (10 + 9):
+  /// fewer warps than 10 scale the rate by (warps / 10)^g, g = ln(split_rate) / ln(4.44 / 10), the receive's
+  /// warps counted as 10/9 of a send's. 0.444 is proportional to the warps.
+  double split_rate = 1.0;
+  /// Bytes/s one channel's 19 warps copy within a GPU: a send to oneself with its receive (out of place).
+  double self_copy_bandwidth = 0;
   Picoseconds shm_base_latency = 0;
   double shm_channel_bandwidth = 0;
   double shm_bandwidth = 0;

@@ -99,6 +99,7 @@ struct ChannelPart {
   double wire_bytes = 0;     ///< bytes on the links (LL doubles them)
   int steps = 0;             ///< chunk steps
   Picoseconds overhead = 0;  ///< per-channel fixed time (step handshakes, pipeline fill)
+  double rate = 0;  ///< wire bytes/s this part can move, when it differs from the plan's channel_rate
 };
 
 /// How one send/recv moves: the simulator starts one flow per non-empty part, each capped at `channel_rate`.
@@ -112,6 +113,29 @@ struct TransferPlan {
   std::vector<ChannelPart> parts;
 };
 
+/// The warps NCCL's p2p kernel (src/device/sendrecv.h, 640 threads: 20 warps a channel) gives one channel
+/// part of a send/recv at each end. A channel's warps are split evenly over the works (group rounds) its
+/// batch carries; a work that both sends and receives on the channel gives its send one warp more than its
+/// receive. The default is one work that sends and receives: 10 + 9.
+struct PartWarps {
+  std::uint8_t send = 10;  ///< the sender's warps on this part's channel
+  std::uint8_t recv = 9;   ///< the receiver's warps on this part's channel
+  bool operator==(const PartWarps&) const = default;
+};
+inline constexpr PartWarps kSharedWarps{10, 9};  ///< one work that sends and receives on the channel
+/// One work that only sends (or only receives): the kernel rounds a work's warps down to its send and receive
+/// split (10 + 9), so a lone direction gets 19.
+inline constexpr PartWarps kSoloWarps{19, 19};
+
+/// One operation of one GPU's group of send/recv calls (ncclGroupStart .. ncclGroupEnd), as NCCL's planner
+/// sees it (src/enqueue.cc scheduleP2pTasksToPlan).
+struct GroupOp {
+  enum class Dir { Send, Recv, Self };  ///< Self: a send to this rank and its matching receive, out of place
+  Dir dir = Dir::Send;
+  int peer = 0;  ///< communicator rank of the other side (this rank for Self)
+  std::uint64_t bytes = 0;
+};
+
 class TransferModel {
  public:
   virtual ~TransferModel() = default;
@@ -119,9 +143,37 @@ class TransferModel {
   /// communicator's ranks as seen from one rank (NCCL takes minima over all of them).
   virtual CommInfo comm_info(int nranks, int nnodes, std::span<const PairInfo> pairs) const = 0;
   virtual Transport transport(const PairInfo& pair) const = 0;
-  /// `shared_channel`: the channel also carries the opposite direction (send and recv in one group round).
+  /// How a send/recv of `bytes` moves. `warps`: what each end gives each channel part (p2p_warps), one entry
+  /// for every part, or a single entry that applies to all of them.
   virtual TransferPlan plan(std::uint64_t bytes, const PairInfo& pair, const CommInfo& comm,
-                            bool shared_channel) const = 0;
+                            std::span<const PartWarps> warps) const = 0;
+  /// The same with every part alike: `shared_channel`, one work that sends and receives (kSharedWarps), else
+  /// one that only sends or only receives (kSoloWarps).
+  TransferPlan plan(std::uint64_t bytes, const PairInfo& pair, const CommInfo& comm,
+                    bool shared_channel) const {
+    const PartWarps w = shared_channel ? kSharedWarps : kSoloWarps;
+    return plan(bytes, pair, comm, std::span<const PartWarps>(&w, 1));
+  }
+  /// For one rank's group of operations (`ops`, in the order they were issued; `rank_node[r]` the machine of
+  /// communicator rank r), the warps NCCL's kernel gives each operation's direction on each of its channel
+  /// parts: result[i][p]. NCCL orders the group by its p2p schedule (rounds of peer deltas), stripes round
+  /// k's parts over channels from a base that reverses k's bits, and lets a channel's works share its warps.
+  /// An empty list for an operation means the default of plan(bool). The base model (no such kernel) returns
+  /// empty lists.
+  virtual std::vector<std::vector<std::uint8_t>> p2p_warps(const CommInfo& comm, int rank,
+                                                           std::span<const int> rank_node,
+                                                           std::span<const GroupOp> ops) const {
+    (void)comm, (void)rank, (void)rank_node;
+    return std::vector<std::vector<std::uint8_t>>(ops.size());
+  }
+  /// A send to oneself with its receive (out of place): the kernel's warps copy `bytes` within the GPU, in
+  /// the parts plan() would cut, `warps[p]` warps on part p (one entry: every part). Time from the kernel
+  /// reaching the work to the last part copied (ps).
+  virtual Picoseconds self_copy_time(std::uint64_t bytes, const CommInfo& comm,
+                                     std::span<const std::uint8_t> warps) const {
+    (void)bytes, (void)comm, (void)warps;
+    return 0;
+  }
   /// A copy-engine transfer (cudaMemcpyPeerAsync) of `bytes` over `pair`: one part, its latency and rate cap.
   virtual TransferPlan copy_plan(std::uint64_t bytes, const PairInfo& pair) const = 0;
   /// How NCCL runs collective `op` of `bytes` (nccl-tests' size column) rooted at communicator rank `root`

@@ -55,8 +55,10 @@ struct RunHooks {
 
 struct OpSpec {
   /// Send and Recv pair up as NCCL send/recv. Copy is a copy-engine transfer (cudaMemcpyPeerAsync issued on
-  /// the kernel's GPU) that pulls `bytes` from `peer`; it needs no partner.
-  enum class Kind { Send, Recv, Copy };
+  /// the kernel's GPU) that pulls `bytes` from `peer`; it needs no partner. SelfCopy is NCCL's send to the
+  /// kernel's own rank with its receive, out of place (`peer` is the kernel's GPU): the kernel's warps copy
+  /// `bytes` inside the GPU, on the channels NCCL's schedule gives it.
+  enum class Kind { Send, Recv, Copy, SelfCopy };
   Kind kind = Kind::Send;
   int peer = 0;  ///< global GPU index of the other side
   std::uint64_t bytes = 0;
