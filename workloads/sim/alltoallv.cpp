@@ -16,6 +16,8 @@ Program program(const RowRequest& row) {
   std::vector<KernelSpec> kernels;
   for (std::size_t r = 0; r < nn; ++r) {
     KernelSpec k = p2p_kernel(row.gpus[r], 0, 0, {}, "alltoallv");
+    // The rank's own row and column meet in a copy to self, as commsim-measure's send and receive to itself.
+    if (m[r * nn + r] > 0) k.ops.push_back({OpSpec::Kind::SelfCopy, row.gpus[r], m[r * nn + r]});
     for (std::size_t step = 1; step < nn; ++step) {
       const std::size_t to = (r + step) % nn, from = (r + nn - step) % nn;
       if (m[r * nn + to] > 0) k.ops.push_back(send(row.gpus[to], m[r * nn + to]));
