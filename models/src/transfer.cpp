@@ -24,6 +24,15 @@ int log2_up(int v) {
   while ((1 << b) < v) ++b;
   return b;
 }
+/// Bytes of part `i` when `bytes` are split over `n` channels as NCCL does (ncclP2pPartBounds: parts 4 KiB
+/// aligned, the last ones possibly short or empty).
+std::uint64_t part_size(std::uint64_t bytes, int n, int i) {
+  if (bytes == 0) return 0;
+  const std::uint64_t part = ((div_up(bytes, static_cast<std::uint64_t>(n)) + 4095) / 4096) * 4096;
+  const std::uint64_t beg = std::min<std::uint64_t>(static_cast<std::uint64_t>(i) * part, bytes);
+  const std::uint64_t end = std::min<std::uint64_t>(static_cast<std::uint64_t>(i + 1) * part, bytes);
+  return end - beg;
+}
 /// The low `bits` bits of `v` in reverse order (NCCL's reverseBits).
 int reverse_bits(int v, int bits) {
   int r = 0;
@@ -265,15 +274,9 @@ class NcclModel final : public TransferModel {
     const double wire = ll ? 1.0 / proto.wire_efficiency : 1.0;
     t.channel_rate = rate * wire;
 
-    // Parts as NCCL splits them (ncclP2pPartBounds: 4 KiB aligned).
-    const std::uint64_t part_bytes =
-        bytes == 0 ? 0 : ((div_up(bytes, static_cast<std::uint64_t>(n)) + 4095) / 4096) * 4096;
     for (int i = 0; i < n; ++i) {
       ChannelPart cp;
-      const std::uint64_t beg = std::min<std::uint64_t>(static_cast<std::uint64_t>(i) * part_bytes, bytes);
-      const std::uint64_t end =
-          std::min<std::uint64_t>(static_cast<std::uint64_t>(i + 1) * part_bytes, bytes);
-      cp.bytes = end - beg;
+      cp.bytes = part_size(bytes, n, i);
       cp.wire_bytes = static_cast<double>(cp.bytes) * wire;
       cp.steps = cp.bytes == 0 ? (i == 0 ? 1 : 0) : static_cast<int>(div_up(cp.bytes, t.chunk));
       const double factor = factor_of(i);
@@ -332,9 +335,8 @@ class NcclModel final : public TransferModel {
     };
     std::vector<std::vector<Batch>> batches(nch);
     struct Work {
-      int send = -1, recv = -1;  // op indices (a Self op is both)
-      int nsend = 0, nrecv = 0;  // parts of each direction
-      int base = 0;
+      int send = -1, recv = -1;                // op indices (a Self op is both)
+      int nsend = 0, nrecv = 0;                // parts of each direction
       std::vector<std::pair<int, int>> slots;  // per part: (channel, batch)
     };
     std::vector<Work> works;
@@ -354,9 +356,9 @@ class NcclModel final : public TransferModel {
         if (comm.nnodes > 1) {
           base = (r / max_local) * static_cast<int>(div_up(max_local, 8)) + (r % max_local) / 8;
         }
-        w.base = reverse_bits(base, bits);
+        base = reverse_bits(base, bits);
         for (int part = 0; part < std::max(w.nsend, w.nrecv); ++part) {
-          const int ch = (w.base + part) & (nch - 1);
+          const int ch = (base + part) & (nch - 1);
           std::vector<Batch>& q = batches[ch];
           if (q.empty() || q.back().rounds.size() == 8 ||
               std::find(q.back().rounds.begin(), q.back().rounds.end(), r) != q.back().rounds.end()) {
@@ -400,16 +402,12 @@ class NcclModel final : public TransferModel {
     const Split sp = split(bytes, comm, true);
     const int n = sp.channels;
     if (bytes == 0 || p_.self_copy_bandwidth <= 0) return p_.simple.base_latency;
-    const std::uint64_t part_bytes = ((div_up(bytes, static_cast<std::uint64_t>(n)) + 4095) / 4096) * 4096;
     double worst = 0;
     for (int i = 0; i < n; ++i) {
-      const std::uint64_t beg = std::min<std::uint64_t>(static_cast<std::uint64_t>(i) * part_bytes, bytes);
-      const std::uint64_t end =
-          std::min<std::uint64_t>(static_cast<std::uint64_t>(i + 1) * part_bytes, bytes);
       const std::uint8_t w =
           warps.empty() ? 19 : warps[warps.size() == 1 ? 0 : std::min<std::size_t>(i, warps.size() - 1)];
       const double rate = p_.self_copy_bandwidth * std::max<int>(w, 1) / 19.0;
-      worst = std::max(worst, static_cast<double>(end - beg) / rate);
+      worst = std::max(worst, static_cast<double>(part_size(bytes, n, i)) / rate);
     }
     return p_.simple.base_latency + static_cast<Picoseconds>(std::llround(worst * 1e12));
   }

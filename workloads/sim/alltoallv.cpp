@@ -1,6 +1,6 @@
 // alltoallv on the simulator's side: the uneven all-to-all of MoE token dispatch, grouped sends and receives.
-#include "commsim/sim/sim_workload.hpp"
 #include "commsim/workloads/alltoallv.hpp"
+#include "commsim/sim/sim_workload.hpp"
 
 namespace commsim::sim {
 namespace {
@@ -9,9 +9,9 @@ namespace {
 /// (peer r+step, from r-step), in one group.
 Program program(const RowRequest& row) {
   const int n = static_cast<int>(row.gpus.size());
-  const std::vector<std::uint64_t> m =
-      workloads::alltoallv_matrix(n, row.bytes, row.args.number("--skew"),
-                                  static_cast<std::uint64_t>(row.args.integer("--skew-seed")), row.args.str("--counts"));
+  const std::vector<std::uint64_t> m = workloads::alltoallv_matrix(
+      n, row.bytes, row.args.number("--skew"), static_cast<std::uint64_t>(row.args.integer("--skew-seed")),
+      row.args.str("--counts"));
   const auto nn = static_cast<std::size_t>(n);
   std::vector<KernelSpec> kernels;
   for (std::size_t r = 0; r < nn; ++r) {

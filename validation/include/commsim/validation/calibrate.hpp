@@ -44,10 +44,10 @@ class FitSelection {
 };
 
 struct CalibrateOptions {
-  std::vector<std::string> measured;          ///< commsim-measure output directories
-  std::vector<std::string> nccl_tests;        ///< nccl-tests logs (workload = the nccl-tests op)
-  std::string gpu_map;                        ///< index,pci.bus_id CSV for the nccl-tests logs (optional)
-  std::vector<std::string> manifests;         ///< manifest.csv files (calibrate_manifest)
+  std::vector<std::string> measured;    ///< commsim-measure output directories
+  std::vector<std::string> nccl_tests;  ///< nccl-tests logs (workload = the nccl-tests op)
+  std::string gpu_map;                  ///< index,pci.bus_id CSV for the nccl-tests logs (optional)
+  std::vector<std::string> manifests;   ///< manifest.csv files (calibrate_manifest)
   /// The rows fitted (FitSelection: workloads or configuration labels, with an optional smallest size); the
   /// rest are held out.
   std::vector<std::string> workloads{"p2p"};
