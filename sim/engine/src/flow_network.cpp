@@ -149,7 +149,7 @@ FlowNetwork::FlowId FlowNetwork::start_flow(std::span<const ResourceId> path, co
     c.weight = 0;
     c.head = c.tail = -1;
     c.active = true;
-    for (ResourceId r : path) resources_[r].classes.emplace_back(cls, c.incarnation);
+    for (ResourceId r : path) resources_[r].classes.push_back(cls);
     slot = Recent{key, path.size(), cap, bytes, now, cls, c.incarnation};
     ++active_classes_;
     ++created_classes_;
@@ -212,12 +212,17 @@ void FlowNetwork::settle() {
     // Lazily: only once ended entries are half of the list (iteration skips them), so a resource that many
     // flows cross and leave one by one costs amortised O(1) per flow, not its list's length.
     if (res.dead == 0 || 2 * static_cast<std::size_t>(res.dead) < res.classes.size()) continue;
-    res.classes.erase(std::remove_if(res.classes.begin(), res.classes.end(),
-                                     [&](const std::pair<int, std::uint32_t>& e) {
-                                       const Class& c = classes_[e.first];
-                                       return !c.active || c.incarnation != e.second;
-                                     }),
-                      res.classes.end());
+    // An ended class's slot is freed once the last list naming it has dropped it.
+    std::size_t kept = 0;
+    for (const int ci : res.classes) {
+      Class& c = classes_[ci];
+      if (c.active) {
+        res.classes[kept++] = ci;
+      } else if (--c.weight == 0) {
+        free_class(ci);
+      }
+    }
+    res.classes.resize(kept);
     res.dead = 0;
     if (res.classes.capacity() > 4 * res.classes.size() + 16) res.classes.shrink_to_fit();
   }
@@ -260,9 +265,7 @@ void FlowNetwork::settle() {
         stack.pop_back();
         comp_res.push_back(r);
         const Resource& res = resources_[r];
-        for (const auto& [ci, inc] : res.classes) {
-          if (classes_[ci].incarnation == inc) add_class(ci);  // not an ended flow's entry
-        }
+        for (const int ci : res.classes) add_class(ci);  // skips ended flows' entries
       }
       // Search order is deterministic (start order through the resource lists): no sort needed.
       if (!comp.empty()) solve(comp, comp_res);
@@ -376,7 +379,7 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     res.unfrozen = 0;
     res.initial = 0;  // offered load, first
   }
-  std::vector<std::pair<double, int>>& caps = caps_;
+  std::vector<int>& caps = caps_;
   caps.clear();
   for (int ci : comp) {
     Class& c = classes_[ci];
@@ -387,10 +390,14 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
       res.unfrozen += c.weight;
       res.initial += c.cap > 0 ? w * c.cap : kInf;
     }
-    if (c.cap > 0) caps.emplace_back(c.cap, ci);
+    if (c.cap > 0) caps.push_back(ci);
   }
-  // Caps as a min-heap: only those that freeze a flow are popped.
-  std::make_heap(caps.begin(), caps.end(), std::greater<>());
+  // Caps as a min-heap by (cap, slot): only those that freeze a flow are popped.
+  const auto cap_later = [&](int a, int b) {
+    const double ca = classes_[a].cap, cb = classes_[b].cap;
+    return ca != cb ? ca > cb : a > b;
+  };
+  std::make_heap(caps.begin(), caps.end(), cap_later);
   std::vector<Share>& heap = shares_;
   heap.clear();
   for (ResourceId r : comp_res) {
@@ -418,7 +425,7 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
   rates.clear();
   levels.clear();
   auto pop_cap = [&] {
-    std::pop_heap(caps.begin(), caps.end(), std::greater<>());
+    std::pop_heap(caps.begin(), caps.end(), cap_later);
     caps.pop_back();
   };
   while (pending > 0) {
@@ -426,9 +433,9 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
       std::pop_heap(heap.begin(), heap.end(), std::greater<>());
       heap.pop_back();
     }
-    while (!caps.empty() && classes_[caps.front().second].frozen) pop_cap();
+    while (!caps.empty() && classes_[caps.front()].frozen) pop_cap();
     double level = heap.empty() ? kInf : heap.front().share;
-    if (!caps.empty()) level = std::min(level, caps.front().first);
+    if (!caps.empty()) level = std::min(level, classes_[caps.front()].cap);
     if (level == kInf) throw Error("flow with unbounded rate");
     const double limit = level * (1 + 1e-12);
     const std::size_t round_start = rates.size();  // this round's frozen classes: rates[round_start..]
@@ -445,13 +452,12 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
       if (!valid(s)) continue;
       Resource& res = resources_[s.resource];
       ++res.version;
-      for (const auto& [ci, inc] : res.classes) {
-        const Class& c = classes_[ci];
-        if (c.active && c.incarnation == inc) freeze(ci);
+      for (const int ci : res.classes) {
+        if (classes_[ci].active) freeze(ci);
       }
     }
-    while (!caps.empty() && caps.front().first <= limit) {
-      freeze(caps.front().second);
+    while (!caps.empty() && classes_[caps.front()].cap <= limit) {
+      freeze(caps.front());
       pop_cap();
     }
     if (rates.size() == round_start) throw Error("water-filling made no progress");
@@ -584,9 +590,14 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
       ++it;
     }
   }
-  std::vector<std::pair<std::uint64_t, FlowId>> done;
+  std::vector<FlowId> done;
   done.swap(done_);  // callbacks may end flows re-entrantly: this instant keeps its own list
   done.clear();
+  {
+    std::size_t ending = 0;
+    for (int ci : finished) ending += classes_[ci].weight;
+    done.reserve(ending);
+  }
   for (int ci : finished) {
     Class& c = classes_[ci];
     c.active = false;
@@ -601,14 +612,17 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
         dirty_resources_.push_back(r);
       }
     }
-    for (int m = c.head; m >= 0; m = members_[m].next) done.emplace_back(members_[m].seq, m);
-    free_class(ci);
+    for (int m = c.head; m >= 0; m = members_[m].next) done.push_back(m);
+    // The slot waits until the resource lists have dropped it (settle), unless no list names it.
+    c.weight = c.path_len;
+    if (c.weight == 0) free_class(ci);
   }
   mark_stale();
-  if (!std::is_sorted(done.begin(), done.end())) {
-    sort_by_key(done, done_scratch_, [](const std::pair<std::uint64_t, FlowId>& e) { return e.first; });
+  const auto seq_of = [&](FlowId m) { return members_[m].seq; };
+  if (!std::is_sorted(done.begin(), done.end(), [&](FlowId a, FlowId b) { return seq_of(a) < seq_of(b); })) {
+    sort_by_key(done, done_scratch_, seq_of);
   }
-  for (const auto& [seq, id] : done) {
+  for (const FlowId id : done) {
     const Tag tag = members_[id].tag;
     free_members_.push_back(id);
     if (tag & kDoneTag) {

@@ -91,9 +91,9 @@ class FlowNetwork {
   /// Hot fields first, within one cache line (a resource is touched once per flow start and per solve);
   /// names live apart (names_).
   struct Resource {
-    /// Active weighted flows crossing it, as (class, incarnation); entries of ended classes are dropped
-    /// lazily.
-    std::vector<std::pair<int, std::uint32_t>> classes;
+    /// Weighted flows crossing it (class slots). Entries of ended classes are dropped lazily; an ended
+    /// class's slot is not reused until every list has dropped it, so an entry names one class only.
+    std::vector<int> classes;
     std::uint64_t visit = 0;  ///< scratch: component search stamp
     double capacity = 0;
     double saturation = 0;
@@ -118,6 +118,8 @@ class FlowNetwork {
     std::uint32_t frozen : 1 = 0;   ///< scratch for water-filling
     std::uint32_t incarnation = 0;  ///< bumped when the slot is reused
     std::uint64_t visit = 0;
+    /// Active: the identical flows it stands for. Ended: its entries still in resource lists; the slot is
+    /// freed when that reaches 0.
     std::uint32_t weight = 0;
     std::uint32_t version = 0;  ///< completion entry validity
     int head = -1, tail = -1;   ///< its members, in start order (the first's seq is the class's start order)
@@ -214,7 +216,7 @@ class FlowNetwork {
   // Scratch, reused by every solve (no allocation per instant).
   std::vector<int> comp_, finished_;
   std::vector<ResourceId> comp_res_, stack_;
-  std::vector<std::pair<double, int>> caps_;
+  std::vector<int> caps_;  ///< capped classes, a min-heap by (cap, slot)
   std::vector<Share> shares_;
   std::vector<int> rates_;                              ///< classes in freezing order
   std::vector<std::pair<std::size_t, double>> levels_;  ///< per round: end in rates_, level
@@ -227,8 +229,8 @@ class FlowNetwork {
     if (v.capacity() > kKeepScratch) std::vector<T>().swap(v);
   }
   std::vector<std::vector<Due>> spare_buckets_;  ///< emptied bucket vectors, reused
-  std::vector<std::pair<std::uint64_t, FlowId>> done_;
-  std::vector<std::pair<std::uint64_t, FlowId>> done_scratch_;  ///< for sorting an instant's callbacks
+  std::vector<FlowId> done_;          ///< an instant's ended flows, run in start order (members' seq)
+  std::vector<FlowId> done_scratch_;  ///< for sorting them
   Buckets due_;                      ///< completions by instant (stale entries skipped)
   std::size_t due_count_ = 0;        ///< entries in due_, stale ones included
   Buckets::iterator last_bucket_{};  ///< where the last completion went (valid if has_last_bucket_)
