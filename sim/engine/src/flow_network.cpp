@@ -147,7 +147,7 @@ FlowNetwork::FlowId FlowNetwork::start_flow(std::span<const ResourceId> path, co
     c.rate = 0;
     c.since = now;
     c.weight = 0;
-    c.head = c.tail = -1;
+    c.tail = -1;
     c.active = true;
     for (ResourceId r : path) resources_[r].classes.push_back(cls);
     slot = Recent{key, path.size(), cap, bytes, now, cls, c.incarnation};
@@ -166,14 +166,14 @@ FlowNetwork::FlowId FlowNetwork::start_flow(std::span<const ResourceId> path, co
   }
   Member& m = members_[id];
   m.cls = cls;
-  m.next = -1;
   m.seq = next_seq_++;
   m.tag = tag;
   Class& c = classes_[cls];
   if (c.tail >= 0) {
+    m.next = members_[c.tail].next;  // the first
     members_[c.tail].next = id;
   } else {
-    c.head = id;
+    m.next = id;
   }
   c.tail = id;
   ++c.weight;
@@ -233,7 +233,9 @@ void FlowNetwork::settle() {
       if (classes_[i].active) comp.push_back(static_cast<int>(i));
     }
     std::sort(comp.begin(), comp.end(),
-              [&](int a, int b) { return members_[classes_[a].head].seq < members_[classes_[b].head].seq; });
+              [&](int a, int b) {
+                return members_[head_of(classes_[a])].seq < members_[head_of(classes_[b])].seq;
+              });
     for (int ci : comp) {
       for (ResourceId r : classes_[ci].route()) {
         if (resources_[r].visit != visit) {
@@ -247,10 +249,15 @@ void FlowNetwork::settle() {
     // flow), grown through shared resources and solved one by one: a component alone on its links is one
     // small solve, not part of a big one.
     std::vector<ResourceId>& stack = stack_;
+    if (++class_visit_ == 0) {  // wrapped: no stale stamp may equal a new one
+      for (Class& c : classes_) c.visit = 0;
+      class_visit_ = 1;
+    }
+    const std::uint32_t cvisit = class_visit_;
     auto add_class = [&](int ci) {
       Class& c = classes_[ci];
-      if (!c.active || c.visit == visit) return;
-      c.visit = visit;
+      if (!c.active || c.visit == cvisit) return;
+      c.visit = cvisit;
       comp.push_back(ci);
       for (ResourceId r : c.route()) {
         if (resources_[r].visit != visit) {
@@ -612,7 +619,11 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
         dirty_resources_.push_back(r);
       }
     }
-    for (int m = c.head; m >= 0; m = members_[m].next) done.push_back(m);
+    for (int m = head_of(c), first = m; m >= 0;) {
+      done.push_back(m);
+      m = members_[m].next;
+      if (m == first) break;
+    }
     // The slot waits until the resource lists have dropped it (settle), unless no list names it.
     c.weight = c.path_len;
     if (c.weight == 0) free_class(ci);

@@ -108,7 +108,7 @@ class FlowNetwork {
     double sat_demand = -1;     ///< the last offered load (bytes/s) saturated_usable() was asked for
     double sat_usable = 0;      ///< and its answer (bytes/s)
   };
-  /// A weighted flow: `weight` identical flows that started together. 72 bytes: an all-to-all over 1,024
+  /// A weighted flow: `weight` identical flows that started together. 64 bytes: an all-to-all over 1,024
   /// GPUs keeps a million of them.
   struct Class {
     // What the component search reads first, together.
@@ -117,22 +117,26 @@ class FlowNetwork {
     std::uint32_t active : 1 = 0;
     std::uint32_t frozen : 1 = 0;   ///< scratch for water-filling
     std::uint32_t incarnation = 0;  ///< bumped when the slot is reused
-    std::uint64_t visit = 0;
+    std::uint32_t visit = 0;        ///< scratch: component search stamp (class_visit_)
     /// Active: the identical flows it stands for. Ended: its entries still in resource lists; the slot is
     /// freed when that reaches 0.
     std::uint32_t weight = 0;
     std::uint32_t version = 0;  ///< completion entry validity
-    int head = -1, tail = -1;   ///< its members, in start order (the first's seq is the class's start order)
+    /// Its last member; members form a ring in start order (the last's next is the first, whose seq is the
+    /// class's start order).
+    int tail = -1;
     double cap = 0;
     double remaining = 0;  ///< bytes each member still has to move at time `since`
     double rate = 0;       ///< bytes/s of each member
     Picoseconds since = 0;
     std::span<const ResourceId> route() const { return {path, path_len}; }
   };
-  static_assert(sizeof(Class) <= 72);
+  static_assert(sizeof(Class) <= 64);
+  /// The first member of a class, -1 for none.
+  int head_of(const Class& c) const { return c.tail < 0 ? -1 : members_[c.tail].next; }
   struct Member {  ///< 24 bytes
     int cls = -1;
-    int next = -1;
+    int next = -1;  ///< the next member of its class (the ring closes at the class's last member)
     std::uint64_t seq = 0;
     Tag tag = 0;
   };
@@ -240,6 +244,7 @@ class FlowNetwork {
   std::vector<ResourceId> loaded_;  ///< resources with load after the last recomputation (observer mode)
   std::uint64_t next_seq_ = 0;
   std::uint64_t visit_ = 0;
+  std::uint32_t class_visit_ = 0;  ///< classes' search stamp (32 bits: on wrap every stamp is cleared)
   std::uint64_t generation_ = 0;
   std::uint64_t recomputations_ = 0;
   std::uint64_t solved_classes_ = 0;
