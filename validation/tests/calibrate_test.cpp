@@ -107,3 +107,22 @@ TEST_CASE("calibrate: --fit selects workloads, single configurations and a small
   CHECK(FitSelection({}).empty());
   CHECK_THROWS_WITH_AS(FitSelection({"p2p >=lots"}), doctest::Contains("--fit 'p2p >=lots'"), UsageError);
 }
+
+TEST_CASE("calibrate: host.launch_per_op is fitted from the latency floor of a grouped alltoall") {
+  // 4-GPU alltoall issues 8 ncclSend/ncclRecv calls per GPU (the copy to self included) where sendrecv issues
+  // 2: its floor pins the per-call enqueue cost. Start from 1 us (the committed set says 0.25 us).
+  const auto fitted = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  const auto start = models::ModelParams::parse("[host]\nlaunch_per_op = \"1us\"\n", "<test>", fitted);
+  CalibrateOptions o;
+  o.nccl_tests = {kSrc + "/validation/data/h200x4/nccl-tests/alltoall_g4.log"};
+  o.gpu_map = kSrc + "/validation/data/h200x4/meta/gpus.csv";
+  o.workloads = {"alltoall"};
+  o.parameters = {"host.launch_per_op"};
+  const auto r = calibrate(h200x4(), start, {}, o);
+  CHECK(!r.degenerate);
+  CHECK(r.cost < 0.2 * r.start_cost);
+  const double v = value_of(r, "host.launch_per_op");
+  CHECK(v > 0.1);
+  CHECK(v < 0.5);
+  CHECK(std::abs(v - 1e-6 * static_cast<double>(fitted.launch_per_op)) < 3 * r.values.front().std_error + 0.05);
+}
