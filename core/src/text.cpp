@@ -186,6 +186,15 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
   return out;
 }
 
+std::string join_ints(const std::vector<int>& parts, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += separator;
+    out += std::to_string(parts[i]);
+  }
+  return out;
+}
+
 std::string html_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -50,6 +50,12 @@ TEST_CASE("text: join puts the separator between each two parts") {
   CHECK(join({"NCCL_ALGO=Ring", "NCCL_PROTO=LL"}, " ") == "NCCL_ALGO=Ring NCCL_PROTO=LL");
 }
 
+TEST_CASE("text: join_ints writes integers with the separator between each two") {
+  CHECK(join_ints({}, " ") == "");
+  CHECK(join_ints({3}, ",") == "3");
+  CHECK(join_ints({0, 1, 12}, " ") == "0 1 12");
+}
+
 TEST_CASE("text: shell_quote keeps plain words and makes everything else one literal word") {
   CHECK(shell_quote("validation/data/h200x4/p2p_all") == "validation/data/h200x4/p2p_all");
   CHECK(shell_quote("NCCL_PROTO=Simple") == "NCCL_PROTO=Simple");

@@ -367,15 +367,15 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
   // Ring Simple moves each channel's share in chunks of 4 steps, 2 slices each (src/enqueue.cc chunk and
   // slice steps): the last slice out of the pipeline adds one slice time after the data has streamed. It is
   // what makes ring all-reduce/all-gather/reduce-scatter approach their peak rate slowly between 4 MiB and
-  // 1 GiB (measured on 4x H200: ~60 us on top at 1 GiB). Chains (broadcast, reduce) use one-step chunks.
+  // 1 GiB. Chains (broadcast, reduce) use one-step chunks. The last slice moves at a channel's own rate, not
+  // its share of the links: channels do not finish in lockstep, so the last ones drain with the links to
+  // themselves (on shared host memory, 4 SHM channels would otherwise drain a 1 MiB slice at 8 GB/s, ~130 us,
+  // where the measured times extrapolate to ~30 us; held out, session 13, models/README.md).
   if (c.proto == kSimple && c.algo == kRing && op != CollOp::Broadcast && op != CollOp::Reduce) {
     const double step = static_cast<double>(p.buffsize) / p.steps;
     const double per_channel = static_cast<double>(bytes) / plan.channels / n;
     const double slice = std::min(2 * step, per_channel / 2);
-    const double share = comm.nccl_intra_bandwidth > 0 ? comm.nccl_intra_bandwidth / plan.channels : 0;
-    const double rate =
-        share > 0 ? std::min(k.channel_bandwidth[c.proto], share) : k.channel_bandwidth[c.proto];
-    plan.latency += static_cast<Picoseconds>(std::llround(slice / rate * 1e12));
+    plan.latency += static_cast<Picoseconds>(std::llround(slice / k.channel_bandwidth[c.proto] * 1e12));
   }
   return plan;
 }

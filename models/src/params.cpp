@@ -95,6 +95,7 @@ const std::vector<Field>& fields() {
       {"shm", "base_latency", Kind::Duration, to(&P::shm_base_latency)},
       {"shm", "channel_bandwidth", Kind::Bandwidth, to(&P::shm_channel_bandwidth)},
       {"shm", "bandwidth", Kind::Bandwidth, to(&P::shm_bandwidth)},
+      {"shm", "host_memory_bandwidth", Kind::Bandwidth, to(&P::shm_host_memory_bandwidth)},
       {"net", "base_latency", Kind::Duration, to(&P::net_base_latency)},
       {"net", "channel_bandwidth", Kind::Bandwidth, to(&P::net_channel_bandwidth)},
       {"net", "nic_efficiency", Kind::Ratio, to(&P::net_nic_efficiency)},
@@ -275,6 +276,8 @@ ModelParams ModelParams::parse(std::string_view toml_text, const std::string& fi
           "[band] latency_below and bandwidth_below must be below 1 (a band reaching zero time)");
   require(p.shm_bandwidth > 0 && p.shm_channel_bandwidth > 0 && p.net_channel_bandwidth > 0,
           "transport bandwidths must be > 0");
+  require(p.shm_host_memory_bandwidth >= 0,
+          "shm.host_memory_bandwidth must be >= 0 (leave the key out: not limited)");
   return p;
 }
 

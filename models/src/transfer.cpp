@@ -460,6 +460,7 @@ class NcclModel final : public TransferModel {
   Picoseconds graph_kernel_gap() const override { return p_.graph_gap; }
   Picoseconds graph_join_time() const override { return p_.graph_join; }
   double shm_bandwidth() const override { return p_.shm_bandwidth; }
+  double shm_host_memory_bandwidth() const override { return p_.shm_host_memory_bandwidth; }
 
  private:
   ModelParams p_;

@@ -94,6 +94,7 @@ void run_cross_validation(const ValidateOptions& o, const SimSetup& setup,
   const std::string cmd = validate_command_line(o);
   if (!o.markdown.empty()) write_file_atomic(o.markdown, validation::cross_validation_markdown(cv, cmd));
   if (!o.json.empty()) write_file_atomic(o.json, validation::cross_validation_json(cv, cmd).dump(2) + "\n");
+  if (!o.csv.empty()) write_file_atomic(o.csv, validation::cross_validation_csv(cv));
 }
 
 /// Refuses, before any work, an output path that is one of the inputs (or another output).
@@ -199,10 +200,8 @@ void run_validate(const ValidateOptions& o) {
     csv.header({"workload", "mode", "gpus", "bytes", "measured_us", "predicted_us", "predicted_lo_us",
                 "predicted_hi_us", "error_pct", "runs", "spread_pct", "regime", "source"});
     for (const auto& c : rows) {
-      std::string gpus;
-      for (std::size_t i = 0; i < c.gpus.size(); ++i) gpus += (i ? " " : "") + std::to_string(c.gpus[i]);
-      csv.row(c.workload, c.mode, gpus, c.bytes, c.measured_us, c.predicted_us, c.predicted_lo_us,
-              c.predicted_hi_us, 100 * c.error(), c.runs, 100 * c.spread,
+      csv.row(c.workload, c.mode, join_ints(c.gpus, " "), c.bytes, c.measured_us, c.predicted_us,
+              c.predicted_lo_us, c.predicted_hi_us, 100 * c.error(), c.runs, 100 * c.spread,
               validation::regime_name(validation::regime_of(c.bytes)), c.source);
     }
     write_file_atomic(o.csv, csv.str());
@@ -265,7 +264,9 @@ void add_validate_command(CLI::App& app) {
       "--gpu-map", o->gpu_map,
       "CSV from `nvidia-smi --query-gpu=index,pci.bus_id --format=csv`: maps\nthe logs' PCI bus ids to "
       "topology GPUs (else CUDA device numbers are used)");
-  v->add_option("--csv", o->csv, "Write every joined row to this CSV file");
+  v->add_option("--csv", o->csv,
+                "Write every joined row to this CSV file (--cross-validate: every held-out prediction,\nwith "
+                "the family and value its fold left out)");
   v->add_option(
       "--report", o->report,
       "Write a self-contained HTML report (plots, error heatmap, worst cases,\nmetadata) to this file");

@@ -94,6 +94,16 @@ const std::vector<Accessor>& accessors() {
                    [](const P& p) { return p.copy_nvlink_efficiency; },
                    false});
     out.push_back({{"copy.latency", "us", 0, 20}, [](const P& p) { return us(p.copy_latency); }, false});
+    out.push_back(
+        {{"shm.base_latency", "us", 0, 20}, [](const P& p) { return us(p.shm_base_latency); }, false});
+    out.push_back({{"shm.channel_bandwidth", "GBps", 1, 60},
+                   [](const P& p) { return gbps(p.shm_channel_bandwidth); },
+                   false});
+    out.push_back(
+        {{"shm.bandwidth", "GBps", 4, 100}, [](const P& p) { return gbps(p.shm_bandwidth); }, false});
+    out.push_back({{"shm.host_memory_bandwidth", "GBps", 10, 1000},
+                   [](const P& p) { return gbps(p.shm_host_memory_bandwidth); },
+                   false});
     out.push_back({{"torch.call_overhead", "us", 0, 50}, [](const P& p) { return us(p.torch_call); }, false});
     return out;
   }();

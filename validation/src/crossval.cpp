@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "commsim/core/csv.hpp"
 #include "commsim/core/enum_names.hpp"
 #include "commsim/core/error.hpp"
 #include "commsim/core/limits.hpp"
@@ -32,12 +33,7 @@ std::vector<std::string> split_words(const std::string& s) {
 }
 
 std::string gpu_text(const std::vector<int>& gpus) {
-  std::string s;
-  for (std::size_t i = 0; i < gpus.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(gpus[i]);
-  }
-  return s;
+  return join_ints(gpus, ",");
 }
 
 /// The q-quantile (0..1) of `v` by linear interpolation; 0 for an empty vector.
@@ -418,7 +414,9 @@ const std::vector<std::string>& default_cross_validation_parameters() {
                                                 "collective.ll128_base_latency",
                                                 "collective.simple_base_latency",
                                                 "collective.simple_channel_bandwidth",
-                                                "collective.ring_recv_step"};
+                                                "collective.ring_recv_step",
+                                                "shm.bandwidth",
+                                                "shm.channel_bandwidth"};
   return list;
 }
 
@@ -677,6 +675,20 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
     j["families"].push_back(std::move(fam));
   }
   return j;
+}
+
+std::string cross_validation_csv(const CrossValidation& cv) {
+  CsvWriter csv;
+  csv.header({"family", "held_out", "workload", "mode", "gpus", "bytes", "measured_us", "predicted_us",
+              "predicted_lo_us", "predicted_hi_us", "error_pct", "runs", "spread_pct", "bound", "source"});
+  for (const Fold& fold : cv.folds) {
+    for (const Comparison& c : fold.held_out) {
+      csv.row(family_name(fold.family), fold.value, c.workload, c.mode, join_ints(c.gpus, " "), c.bytes,
+              c.measured_us, c.predicted_us, c.predicted_lo_us, c.predicted_hi_us, 100 * c.error(), c.runs,
+              100 * c.spread, bound_of(c.bytes) == Bound::Latency ? "latency" : "bandwidth", c.source);
+    }
+  }
+  return csv.str();
 }
 
 }  // namespace commsim::validation

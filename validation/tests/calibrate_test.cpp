@@ -124,5 +124,6 @@ TEST_CASE("calibrate: host.launch_per_op is fitted from the latency floor of a g
   const double v = value_of(r, "host.launch_per_op");
   CHECK(v > 0.1);
   CHECK(v < 0.5);
-  CHECK(std::abs(v - 1e-6 * static_cast<double>(fitted.launch_per_op)) < 3 * r.values.front().std_error + 0.05);
+  CHECK(std::abs(v - 1e-6 * static_cast<double>(fitted.launch_per_op)) <
+        3 * r.values.front().std_error + 0.05);
 }

@@ -235,6 +235,17 @@ TEST_CASE("crossval: a fold fits on the other pair and predicts the held-out one
   CHECK(json["families"][0]["family"] == "pair");
   CHECK(json["families"][0]["held_out"]["all"]["sizes"] == 56);
   CHECK(cross_validation_markdown(cv, "cmd").find("| pair | gpus 0,1 | 28 | 28 |") != std::string::npos);
+  // The CSV: a header and one row per held-out prediction, naming the fold that made it.
+  const std::string csv = cross_validation_csv(cv);
+  std::vector<std::string> lines;
+  for (std::size_t at = 0, nl; (nl = csv.find('\n', at)) != std::string::npos; at = nl + 1)
+    lines.push_back(csv.substr(at, nl - at));
+  REQUIRE(lines.size() == 57);
+  CHECK(lines[0].rfind("family,held_out,workload,mode,gpus,bytes,measured_us,predicted_us,", 0) == 0);
+  CHECK(lines[1].rfind("pair,\"gpus 0,1\",sendrecv,,0 1,", 0) == 0);
+  CHECK(lines[56].rfind("pair,\"gpus 0,2\",sendrecv,,0 2,", 0) == 0);
+  CHECK(lines[56].find(",bandwidth,") != std::string::npos);
+  CHECK(lines[1].find(",latency,") != std::string::npos);
 }
 
 TEST_CASE(

@@ -232,10 +232,9 @@ void FlowNetwork::settle() {
     for (std::size_t i = 0; i < classes_.size(); ++i) {
       if (classes_[i].active) comp.push_back(static_cast<int>(i));
     }
-    std::sort(comp.begin(), comp.end(),
-              [&](int a, int b) {
-                return members_[head_of(classes_[a])].seq < members_[head_of(classes_[b])].seq;
-              });
+    std::sort(comp.begin(), comp.end(), [&](int a, int b) {
+      return members_[head_of(classes_[a])].seq < members_[head_of(classes_[b])].seq;
+    });
     for (int ci : comp) {
       for (ResourceId r : classes_[ci].route()) {
         if (resources_[r].visit != visit) {

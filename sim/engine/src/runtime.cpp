@@ -28,14 +28,16 @@ bool tcp_fabric(const topo::Topology& topo) {
   return topo.fabric && topo.fabric->kind == topo::FabricKind::Tcp;
 }
 
-/// A link direction (from -> to) or a GPU's host-memory copy limit (gpu >= 0). Its name is made when asked
-/// for (traces, errors): a 16,384-GPU cluster has hundreds of thousands of links.
+/// A link direction (from -> to), a GPU's host-memory copy limit (gpu >= 0) or a CPU's memory shared by the
+/// SHM transfers through it (memory). Its name is made when asked for (traces, errors): a 16,384-GPU
+/// cluster has hundreds of thousands of links.
 struct ResourceDef {
   double capacity;
   double saturation = 0;
   topo::Vertex from = 0, to = 0;
   int gpu = -1;
-  bool out = false;  ///< for a GPU: "shm out", else "shm in"
+  bool out = false;     ///< for a GPU: "shm out", else "shm in"
+  bool memory = false;  ///< the host memory of CPU `from`
 };
 
 /// A map from 64-bit keys (never ~0) to 32-bit values, open addressing with linear probing at most half full:
@@ -121,12 +123,14 @@ struct Runtime::Impl {
     if (n.empty()) {
       const ResourceDef& d = resources[static_cast<std::size_t>(r)];
       n = d.gpu >= 0 ? topo.gpus[static_cast<std::size_t>(d.gpu)].name + (d.out ? " shm out" : " shm in")
+          : d.memory ? topo.vertex(d.from).name + " memory (shm)"
                      : topo.vertex(d.from).name + "->" + topo.vertex(d.to).name;
     }
     return n;
   }
   std::unordered_map<const topo::LinkInfo*, int> edge_resource;
-  std::vector<int> shm_out, shm_in;  ///< virtual host-memory copy limits per GPU
+  std::vector<int> shm_out, shm_in;                ///< virtual host-memory copy limits per GPU
+  std::unordered_map<topo::Vertex, int> shm_host;  ///< CPU vertex -> its memory, shared by SHM transfers
   /// One per GPU pair that a run used (an all-to-all over 1,024 GPUs: a million), 16 bytes: its P2P route in
   /// the arena and its PairInfo, interned (pairs the model sees alike share one). The routes over host memory
   /// and through a NIC inside the machine (rare) are kept apart, in `other`.
@@ -359,11 +363,20 @@ Runtime::Runtime(const topo::Topology& topo, const models::TransferModel& model)
     impl_->shm_in.push_back(shm > 0 ? static_cast<int>(impl_->resources.size()) : -1);
     if (shm > 0) impl_->resources.push_back({shm, 0, 0, 0, gpu.index, false});
   }
+  // One host memory per CPU (NUMA domain) that SHM transfers cross, shared by every GPU copying through it.
+  if (const double host = model.shm_host_memory_bandwidth(); host > 0) {
+    for (auto [v, end] = boost::vertices(g); v != end; ++v) {
+      if (g[*v].kind != topo::VertexKind::Cpu) continue;
+      impl_->shm_host.emplace(*v, static_cast<int>(impl_->resources.size()));
+      impl_->resources.push_back({host, 0, *v, *v, -1, false, true});
+    }
+  }
 }
 
 Runtime::~Runtime() = default;
 
-std::vector<int> Runtime::via_nearest(int src, int dst, topo::VertexKind kind, const std::string& none) {
+std::vector<int> Runtime::via_nearest(int src, int dst, topo::VertexKind kind, const std::string& none,
+                                      topo::Vertex* via) {
   const topo::GpuInfo& a = topo_.gpus.at(src);
   const topo::Graph& g = topo_.graph();
   const topo::RouteTree from_a = topo_.route_tree(a.vertex);
@@ -380,6 +393,7 @@ std::vector<int> Runtime::via_nearest(int src, int dst, topo::VertexKind kind, c
   if (best < 0) throw SimulationError(a.name + " -> " + topo_.gpus.at(dst).name + ": " + none);
   std::vector<int> path = impl_->resources_of(from_a.to(g, static_cast<topo::Vertex>(best)));
   const topo::Vertex via_vertex = static_cast<topo::Vertex>(best);
+  if (via) *via = via_vertex;
   const auto rest = impl_->resources_of(topo_.route(via_vertex, topo_.gpus.at(dst).vertex));
   path.insert(path.end(), rest.begin(), rest.end());
   return path;
@@ -1316,9 +1330,11 @@ std::span<const int> Runtime::Execution::route(const Impl::PairCache& pc, int sr
   if (transport == Transport::Shm) {
     if (!o.shm_done) {
       // Through host memory: up to the sender's CPU, then (across the socket link if need be) down to dst.
-      o.shm = runtime_.via_nearest(src, dst, topo::VertexKind::Cpu, "no CPU is reachable");
+      topo::Vertex cpu = 0;
+      o.shm = runtime_.via_nearest(src, dst, topo::VertexKind::Cpu, "no CPU is reachable", &cpu);
       if (impl_.shm_out[src] >= 0) o.shm.push_back(impl_.shm_out[src]);
       if (impl_.shm_in[dst] >= 0) o.shm.push_back(impl_.shm_in[dst]);
+      if (const auto m = impl_.shm_host.find(cpu); m != impl_.shm_host.end()) o.shm.push_back(m->second);
       o.shm_done = true;
     }
     return o.shm;

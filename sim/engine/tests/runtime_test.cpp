@@ -280,6 +280,31 @@ TEST_CASE("runtime: a GPU with every NVLink inactive is reached through host mem
   }
 }
 
+TEST_CASE("runtime: SHM transfers through one CPU share its host memory, a GPU's own limit still applies") {
+  // Every pair through host memory (NCCL_P2P_DISABLE=1). Channels fast enough that only the per-GPU SHM
+  // limit (30 GB/s) and the CPU's memory (60 GB/s of SHM data) can bind: a 4-GPU ring moves 4 flows through
+  // that memory, 15 GB/s each, half the per-GPU rate; 2 GPUs (2 flows, 30 GB/s each) are not limited by it.
+  const topo::Topology t = h200x4(-1);
+  const auto env = models::NcclEnv::parse({"NCCL_P2P_DISABLE=1"});
+  auto period = [&](std::vector<int> gpus, double host) {
+    models::ModelParams p = models::ModelParams::defaults();
+    p.shm_bandwidth = 30e9;
+    p.shm_channel_bandwidth = 100e9;
+    p.shm_host_memory_bandwidth = host;
+    const auto model = models::make_transfer_model("nccl", p, env);
+    Runtime rt(t, *model);
+    Program prog = sendrecv_program(gpus, std::uint64_t{1} << 30);
+    prog.warmup = 0;
+    prog.iterations = 1;
+    return static_cast<double>(rt.run(prog).per_iteration) / 1e12;
+  };
+  const double gib = static_cast<double>(std::uint64_t{1} << 30);
+  const double free4 = period({0, 1, 2, 3}, 0), shared4 = period({0, 1, 2, 3}, 60e9);
+  CHECK(free4 == doctest::Approx(gib / 30e9).epsilon(0.02));
+  CHECK(shared4 == doctest::Approx(gib / 15e9).epsilon(0.02));
+  CHECK(period({0, 1}, 60e9) == period({0, 1}, 0));
+}
+
 TEST_CASE(
     "runtime: inside a CUDA graph the host paces nothing, kernels follow at the graph gap, one thread "
     "joins") {

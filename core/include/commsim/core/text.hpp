@@ -35,6 +35,8 @@ std::vector<Line> split_lines(std::string_view text);
 
 /// `parts` with `separator` between each two: join({"a", "b"}, ", ") is "a, b".
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
+/// The same for integers (GPU lists): join_ints({0, 1}, " ") is "0 1".
+std::string join_ints(const std::vector<int>& parts, std::string_view separator);
 
 /// Escapes &, <, >, " and ' for HTML text and attribute values (the one escaper of every HTML and SVG page
 /// commsim writes).

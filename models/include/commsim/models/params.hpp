@@ -126,6 +126,10 @@ struct ModelParams {
   Picoseconds shm_base_latency = 0;
   double shm_channel_bandwidth = 0;
   double shm_bandwidth = 0;
+  /// Bytes/s of SHM data one CPU's (NUMA domain's) memory passes, all GPUs copying through it together: each
+  /// byte is written by the sender and read by the receiver, so this is half the DRAM traffic it allows.
+  /// 0 (the key left out): not limited.
+  double shm_host_memory_bandwidth = 0;
   Picoseconds net_base_latency = 0;
   double net_channel_bandwidth = 0;
   double net_nic_efficiency = 1.0;

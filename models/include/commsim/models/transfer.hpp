@@ -206,6 +206,8 @@ class TransferModel {
   virtual Picoseconds graph_join_time() const { return 0; }
   /// SHM transfers are also limited by this host-memory rate per GPU and direction (bytes/s).
   virtual double shm_bandwidth() const = 0;
+  /// SHM transfers through one CPU together are limited by its memory's rate (bytes/s; 0: no limit).
+  virtual double shm_host_memory_bandwidth() const { return 0; }
 };
 
 /// The registry: every transfer model by name, with a one-line description, in one list.

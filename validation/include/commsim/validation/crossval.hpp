@@ -99,10 +99,11 @@ struct CrossValidation {
   int rows = 0;
 };
 
-/// The parameters cross_validate fits when CalibrateOptions::parameters is empty: the eleven that nccl-tests
-/// runs exercise (host launch per GPU, the send/recv protocols' base latencies and channel rates, NVLink
-/// efficiency, the collectives' LL, LL128 and Simple base latencies, the Simple ring channel rate and the
-/// ring's receive-only step). A fold whose rows do not depend on one keeps its start value (Fold::kept).
+/// The parameters cross_validate fits when CalibrateOptions::parameters is empty: the thirteen that
+/// nccl-tests runs exercise (host launch per GPU, the send/recv protocols' base latencies and channel rates,
+/// NVLink efficiency, the collectives' LL, LL128 and Simple base latencies, the Simple ring channel rate, the
+/// ring's receive-only step, and SHM's rate per GPU and per channel). A fold whose rows do not depend on one
+/// keeps its start value (Fold::kept).
 const std::vector<std::string>& default_cross_validation_parameters();
 
 /// Leave-one-family-out cross-validation: for each family in `families` and each of its values, fits the
@@ -122,6 +123,10 @@ std::vector<Comparison> held_out_rows(const CrossValidation& cv, Family f);
 std::string cross_validation_text(const CrossValidation& cv);
 std::string cross_validation_markdown(const CrossValidation& cv, const std::string& command);
 nlohmann::json cross_validation_json(const CrossValidation& cv, const std::string& command);
+/// Every held-out prediction, one CSV row each: the fold's family and held-out value, the configuration, size
+/// (B), measured and predicted times and band (us), signed error (%), runs, measured spread (%), and bound
+/// ("latency" below 1 MiB, else "bandwidth").
+std::string cross_validation_csv(const CrossValidation& cv);
 
 /// `start` unchanged but for its band: band_from_rows over every row of `data` predicted with `start` (no
 /// fit, so no standard errors). The result's fitted_rows are those predictions, band attached.

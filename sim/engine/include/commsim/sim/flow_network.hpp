@@ -235,9 +235,9 @@ class FlowNetwork {
   std::vector<std::vector<Due>> spare_buckets_;  ///< emptied bucket vectors, reused
   std::vector<FlowId> done_;          ///< an instant's ended flows, run in start order (members' seq)
   std::vector<FlowId> done_scratch_;  ///< for sorting them
-  Buckets due_;                      ///< completions by instant (stale entries skipped)
-  std::size_t due_count_ = 0;        ///< entries in due_, stale ones included
-  Buckets::iterator last_bucket_{};  ///< where the last completion went (valid if has_last_bucket_)
+  Buckets due_;                       ///< completions by instant (stale entries skipped)
+  std::size_t due_count_ = 0;         ///< entries in due_, stale ones included
+  Buckets::iterator last_bucket_{};   ///< where the last completion went (valid if has_last_bucket_)
   bool has_last_bucket_ = false;
   void add_due(Picoseconds when, int cls, std::uint32_t version);
   Buckets::iterator erase_bucket(Buckets::iterator it);

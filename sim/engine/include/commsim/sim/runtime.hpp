@@ -214,8 +214,9 @@ class Runtime {
 
  private:
   /// Resources of the route src -> (nearest vertex of `kind` on src's machine) -> dst; throws `none` if there
-  /// is no such vertex.
-  std::vector<int> via_nearest(int src, int dst, topo::VertexKind kind, const std::string& none);
+  /// is no such vertex. `via`, when given, receives that vertex.
+  std::vector<int> via_nearest(int src, int dst, topo::VertexKind kind, const std::string& none,
+                               topo::Vertex* via = nullptr);
 
   struct Impl;
   class Execution;  ///< one run of one program (runtime.cpp)
