@@ -90,6 +90,7 @@ const std::vector<Field>& fields() {
       {"p2p", "solo_speedup", Kind::Ratio, to(&P::solo_speedup)},
       {"p2p", "self_copy_bandwidth", Kind::Bandwidth, to(&P::self_copy_bandwidth)},
       {"p2p", "split_rate", Kind::Ratio, to(&P::split_rate)},
+      {"p2p", "channel_budget", Kind::Ratio, to(&P::channel_budget)},
       {"p2p", "nvlink_saturation", Kind::Sharpness, to(&P::nvlink_saturation)},
       {"p2p", "pcie_saturation", Kind::Sharpness, to(&P::pcie_saturation)},
       {"shm", "base_latency", Kind::Duration, to(&P::shm_base_latency)},
@@ -276,6 +277,7 @@ ModelParams ModelParams::parse(std::string_view toml_text, const std::string& fi
           "[band] latency_below and bandwidth_below must be below 1 (a band reaching zero time)");
   require(p.shm_bandwidth > 0 && p.shm_channel_bandwidth > 0 && p.net_channel_bandwidth > 0,
           "transport bandwidths must be > 0");
+  require(p.channel_budget >= 0, "p2p.channel_budget must be >= 0 (leave the key out: no budget)");
   require(p.shm_host_memory_bandwidth >= 0,
           "shm.host_memory_bandwidth must be >= 0 (leave the key out: not limited)");
   return p;

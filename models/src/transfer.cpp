@@ -248,7 +248,14 @@ class NcclModel final : public TransferModel {
       throw Error("p2p plan: " + std::to_string(warps.size()) + " warp entries for " + std::to_string(n) +
                   " channel parts");
     }
-    const auto factor_of = [&](int part) { return warp_factor(warps[warps.size() == 1 ? 0 : part]); };
+    const auto factor_of = [&](int part) {
+      const PartWarps& w = warps[warps.size() == 1 ? 0 : part];
+      double f = warp_factor(w);
+      // The channel's budget, shared by every direction to or from another GPU on its batch at either end.
+      const int load = std::max(w.send_load, w.recv_load);
+      if (p_.channel_budget > 0 && load > 0) f = std::min(f, 2 * p_.channel_budget / load);
+      return f;
+    };
     // The part whose warps are most plentiful sets the plan's rate; the others carry their own.
     double best = 0;
     for (int i = 0; i < static_cast<int>(warps.size()); ++i) best = std::max(best, factor_of(i));
@@ -296,10 +303,9 @@ class NcclModel final : public TransferModel {
     return t;
   }
 
-  std::vector<std::vector<std::uint8_t>> p2p_warps(const CommInfo& comm, int rank,
-                                                   std::span<const int> rank_node,
-                                                   std::span<const GroupOp> ops) const override {
-    std::vector<std::vector<std::uint8_t>> out(ops.size());
+  std::vector<std::vector<PartSlot>> p2p_warps(const CommInfo& comm, int rank, std::span<const int> rank_node,
+                                               std::span<const GroupOp> ops) const override {
+    std::vector<std::vector<PartSlot>> out(ops.size());
     const int n = comm.nranks;
     if (n < 1 || rank < 0 || rank >= n || rank_node.size() != static_cast<std::size_t>(n)) return out;
     const std::vector<std::pair<int, int>> sched = p2p_schedule(rank, rank_node);
@@ -332,6 +338,7 @@ class NcclModel final : public TransferModel {
     // A channel's batches: up to 8 works of distinct rounds each (addWorkBatchToPlan).
     struct Batch {
       std::vector<int> rounds;
+      int load = 0;  // directions to or from other GPUs
     };
     std::vector<std::vector<Batch>> batches(nch);
     struct Work {
@@ -365,6 +372,7 @@ class NcclModel final : public TransferModel {
             q.emplace_back();
           }
           q.back().rounds.push_back(r);
+          if (!self) q.back().load += (part < w.nsend ? 1 : 0) + (part < w.nrecv ? 1 : 0);
           w.slots.emplace_back(ch, static_cast<int>(q.size()) - 1);
         }
         works.push_back(std::move(w));
@@ -386,12 +394,13 @@ class NcclModel final : public TransferModel {
         const bool has_send = static_cast<int>(part) < w.nsend;
         const bool has_recv = static_cast<int>(part) < w.nrecv;
         const int lone = send_w + recv_w;
+        const auto load = static_cast<std::uint8_t>(std::min(batches[ch][b].load, 255));
         if (self) {
-          out[w.send][part] = static_cast<std::uint8_t>(lone);
+          out[w.send][part] = {static_cast<std::uint8_t>(lone), 0};
           continue;
         }
-        if (has_send) out[w.send][part] = static_cast<std::uint8_t>(has_recv ? send_w : lone);
-        if (has_recv) out[w.recv][part] = static_cast<std::uint8_t>(has_send ? recv_w : lone);
+        if (has_send) out[w.send][part] = {static_cast<std::uint8_t>(has_recv ? send_w : lone), load};
+        if (has_recv) out[w.recv][part] = {static_cast<std::uint8_t>(has_send ? recv_w : lone), load};
       }
     }
     return out;

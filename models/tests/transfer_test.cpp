@@ -203,27 +203,32 @@ TEST_CASE("transfer: a group's rounds share a channel's warps only where NCCL's 
   const std::vector<int> one_node(4, 0);
   // 64 MiB over 4 ranks (16 MiB a peer): 8 parts a round from bases 0, 16, 8, 24 of 32 channels, disjoint, so
   // every work has a channel to itself: 10 send and 9 receive warps, a copy to self 19.
-  auto w = m->p2p_warps(c4, 0, one_node, alltoall_group(4, 0, 16u << 20));
+  // The warps of each op's parts (PartSlot::warps).
+  const auto warps_of = [&](const std::vector<GroupOp>& g, int rank = 0) {
+    std::vector<std::vector<std::uint8_t>> out;
+    for (const auto& parts : m->p2p_warps(c4, rank, one_node, g)) {
+      out.emplace_back();
+      for (const PartSlot& s : parts) out.back().push_back(s.warps);
+    }
+    return out;
+  };
+  auto w = warps_of(alltoall_group(4, 0, 16u << 20));
   REQUIRE(w.size() == 7);
   CHECK(w[0] == std::vector<std::uint8_t>(8, 19));
   for (std::size_t i = 1; i < 7; ++i) CHECK(w[i] == std::vector<std::uint8_t>(8, i % 2 == 1 ? 10 : 9));
   // 1 GiB (256 MiB a peer): 16 parts a round, so every channel carries two rounds: 20 / 2 = 10 warps a work,
   // 5 send and 4 receive.
-  w = m->p2p_warps(c4, 0, one_node, alltoall_group(4, 0, 256u << 20));
+  w = warps_of(alltoall_group(4, 0, 256u << 20));
   CHECK(w[0] == std::vector<std::uint8_t>(16, 9));
   CHECK(w[1] == std::vector<std::uint8_t>(16, 5));
   CHECK(w[2] == std::vector<std::uint8_t>(16, 4));
   // A send to one peer and a receive from another are different rounds (deltas 1 and 3 on 4 ranks): two
   // one-direction works on disjoint channels, 19 warps each.
-  w = m->p2p_warps(
-      c4, 1, one_node,
-      std::vector<GroupOp>{{GroupOp::Dir::Send, 2, 1u << 20}, {GroupOp::Dir::Recv, 2, 1u << 20}});
+  w = warps_of(std::vector<GroupOp>{{GroupOp::Dir::Send, 2, 1u << 20}, {GroupOp::Dir::Recv, 2, 1u << 20}}, 1);
   CHECK(w[0] == std::vector<std::uint8_t>(8, 19));
   CHECK(w[1] == std::vector<std::uint8_t>(8, 19));
   // Send to the next rank and receive from the previous: one round, one work, 10 + 9.
-  w = m->p2p_warps(
-      c4, 1, one_node,
-      std::vector<GroupOp>{{GroupOp::Dir::Send, 2, 1u << 20}, {GroupOp::Dir::Recv, 0, 1u << 20}});
+  w = warps_of(std::vector<GroupOp>{{GroupOp::Dir::Send, 2, 1u << 20}, {GroupOp::Dir::Recv, 0, 1u << 20}}, 1);
   CHECK(w[0] == std::vector<std::uint8_t>(8, 10));
   CHECK(w[1] == std::vector<std::uint8_t>(8, 9));
 }
@@ -252,6 +257,54 @@ TEST_CASE("transfer: a part's rate follows its warps: solo_speedup above one wor
   // A warp list that matches neither one entry nor the parts is a caller's error.
   std::vector<PartWarps> wrong(3, kSharedWarps);
   CHECK_THROWS_AS(m->plan(64u << 20, p, c2, wrong), Error);
+}
+
+TEST_CASE("transfer: works with other GPUs on one channel share its budget, a copy to self does not count") {
+  ModelParams params = ModelParams::defaults();
+  params.solo_speedup = 1.5;
+  params.split_rate = 0.7;
+  params.channel_budget = 1.1;
+  const auto m = make_transfer_model("nccl", params, NcclEnv::parse({}));
+  const PairInfo p = nvswitch_pair();
+  const CommInfo c2 = comm(*m, 2, p);
+  const double shared = m->plan(64u << 20, p, c2, true).channel_rate;  // one work, 10 + 9, load 2
+  auto rate = [&](PartWarps w) { return m->plan(64u << 20, p, c2, std::span<const PartWarps>(&w, 1)).channel_rate; };
+  // One work that sends and receives (load 2): 2 x 1.1 / 2 = 1.1 does not bind.
+  CHECK(rate({10, 9, 2, 2}) == doctest::Approx(shared));
+  // Two such works (load 4 at both ends): 2 x 1.1 / 4 = 0.55 binds below split_rate's 0.7.
+  CHECK(rate({5, 4, 4, 4}) == doctest::Approx(0.55 * shared));
+  // Sharing with a copy to self (load 2): split_rate's 0.7 alone.
+  CHECK(rate({5, 4, 2, 2}) == doctest::Approx(0.7 * shared));
+  // The busier end binds.
+  CHECK(rate({5, 4, 2, 4}) == doctest::Approx(0.55 * shared));
+  // A lone direction (load 1): 2.2 does not bind its 1.5.
+  CHECK(rate({19, 19, 1, 1}) == doctest::Approx(1.5 * shared));
+  // Load not known (0), or no budget: warps alone.
+  CHECK(rate({5, 4, 0, 0}) == doctest::Approx(0.7 * shared));
+  params.channel_budget = 0;
+  const auto free = make_transfer_model("nccl", params, NcclEnv::parse({}));
+  const PartWarps busy{5, 4, 8, 8};
+  CHECK(free->plan(64u << 20, p, c2, std::span<const PartWarps>(&busy, 1)).channel_rate ==
+        doctest::Approx(0.7 * shared));
+
+  // What p2p_warps reports: alltoall on 4 ranks at 1 GiB, 16 parts a round from bases 0, 16, 8, 24 of 32
+  // channels. Round 0 (the copy to self) shares channels 0-15 with rounds 3 (0-7) and 2 (8-15): load 2 there;
+  // rounds 1 and 2 share 16-23, 1 and 3 share 24-31: load 4.
+  const CommInfo c4 = comm(*m, 4, p);
+  const std::vector<int> one_node(4, 0);
+  const auto slots = m->p2p_warps(c4, 0, one_node, alltoall_group(4, 0, 256u << 20));
+  REQUIRE(slots.size() == 7);
+  for (const PartSlot& s : slots[0]) CHECK(s.load == 0);  // the copy to self
+  // Op 1, the send to rank 1, is round 1 (channels 16-31): load 4 on every part.
+  for (const PartSlot& s : slots[1]) CHECK(s.load == 4);
+  // Op 5, the send to rank 3, is round 2 (delta 3, base 8): parts 0-7 on channels 8-15 (with the copy, load
+  // 2), parts 8-15 on 16-23 (with round 1, load 4).
+  const auto& r2 = slots[5];
+  REQUIRE(r2.size() == 16);
+  CHECK(r2[0].load == 2);
+  CHECK(r2[7].load == 2);
+  CHECK(r2[8].load == 4);
+  CHECK(r2[15].load == 4);
 }
 
 TEST_CASE("transfer: a copy to self takes its slowest part's time at self_copy_bandwidth per 19 warps") {

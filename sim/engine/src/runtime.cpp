@@ -800,7 +800,7 @@ class Runtime::Execution {
   std::unordered_map<const KernelSpec*, int> spec_layout_;  ///< -> layouts_
   std::vector<std::vector<int>> layouts_;                   ///< per op: index into warp_lists_, or -1
   std::map<std::vector<int>, int> layout_ids_;
-  std::vector<std::vector<std::uint8_t>> warp_lists_;     ///< warps per channel part
+  std::vector<std::vector<models::PartSlot>> warp_lists_;  ///< warps and channel load per channel part
   std::map<std::string, int> warp_list_ids_;              ///< a list's bytes -> its index
   std::vector<std::unordered_map<int, int>> comm_ranks_;  ///< per communicator, GPU -> rank (filled on use)
   std::vector<TransferState> transfers_;
@@ -1426,14 +1426,22 @@ const models::TransferPlan& Runtime::Execution::transfer_plan(int comm, std::uin
     return plans_.emplace(pk, model_.plan(bytes, info, comms_[comm], shared)).first->second;
   // Each end's warps per part; an end without a list gives what its kernel's default would.
   const models::PartWarps fallback = shared ? models::kSharedWarps : models::kSoloWarps;
-  const std::vector<std::uint8_t> none;
+  const std::vector<models::PartSlot> none;
   const auto& sl = send_warps >= 0 ? warp_lists_[static_cast<std::size_t>(send_warps)] : none;
   const auto& rl = recv_warps >= 0 ? warp_lists_[static_cast<std::size_t>(recv_warps)] : none;
   const std::size_t parts = std::max<std::size_t>({sl.size(), rl.size(), 1});
   std::vector<models::PartWarps> warps(parts, fallback);
   for (std::size_t p = 0; p < parts; ++p) {
-    if (!sl.empty()) warps[p].send = sl[std::min(p, sl.size() - 1)];
-    if (!rl.empty()) warps[p].recv = rl[std::min(p, rl.size() - 1)];
+    if (!sl.empty()) {
+      const models::PartSlot& s = sl[std::min(p, sl.size() - 1)];
+      warps[p].send = s.warps;
+      warps[p].send_load = s.load;
+    }
+    if (!rl.empty()) {
+      const models::PartSlot& r = rl[std::min(p, rl.size() - 1)];
+      warps[p].recv = r.warps;
+      warps[p].recv_load = r.load;
+    }
   }
   return plans_.emplace(pk, model_.plan(bytes, info, comms_[comm], warps)).first->second;
 }
@@ -1477,8 +1485,13 @@ int Runtime::Execution::op_warps(const KernelInstance& ki, int op) {
                                           comm_nodes_[static_cast<std::size_t>(k.comm)], group);
       for (std::size_t g = 0; g < lists.size() && g < index.size(); ++g) {
         if (lists[g].empty()) continue;
-        auto [w, added] = warp_list_ids_.emplace(std::string(lists[g].begin(), lists[g].end()),
-                                                 static_cast<int>(warp_lists_.size()));
+        std::string key;  // the list's bytes: warps and load of each part
+        key.reserve(2 * lists[g].size());
+        for (const models::PartSlot& s : lists[g]) {
+          key += static_cast<char>(s.warps);
+          key += static_cast<char>(s.load);
+        }
+        auto [w, added] = warp_list_ids_.emplace(std::move(key), static_cast<int>(warp_lists_.size()));
         if (added) warp_lists_.push_back(lists[g]);
         layout[index[g]] = w->second;
       }
@@ -1495,10 +1508,12 @@ void Runtime::Execution::start_self_copy(int k, int op_index) {
   const KernelInstance& ki = kernels_[k];
   const OpSpec& op = ki.spec->ops[static_cast<std::size_t>(op_index)];
   const int w = op_warps(ki, op_index);
-  const std::uint8_t lone = models::kSoloWarps.send;
-  const std::span<const std::uint8_t> warps =
-      w >= 0 ? std::span<const std::uint8_t>(warp_lists_[static_cast<std::size_t>(w)])
-             : std::span<const std::uint8_t>(&lone, 1);
+  std::vector<std::uint8_t> warps;
+  if (w >= 0) {
+    for (const models::PartSlot& s : warp_lists_[static_cast<std::size_t>(w)]) warps.push_back(s.warps);
+  } else {
+    warps.push_back(models::kSoloWarps.send);
+  }
   const Picoseconds t =
       model_.self_copy_time(op.bytes, comms_[static_cast<std::size_t>(ki.spec->comm)], warps);
   if (trace_) {

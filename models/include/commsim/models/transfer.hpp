@@ -120,7 +120,20 @@ struct TransferPlan {
 struct PartWarps {
   std::uint8_t send = 10;  ///< the sender's warps on this part's channel
   std::uint8_t recv = 9;   ///< the receiver's warps on this part's channel
+  /// Directions moving data to or from another GPU on this part's channel batch at each end, this part's
+  /// included (a work that sends and receives counts 2, a copy to self 0): they share the channel's budget
+  /// (p2p.channel_budget). 0: not known (no budget applies).
+  std::uint8_t send_load = 0;
+  std::uint8_t recv_load = 0;
   bool operator==(const PartWarps&) const = default;
+};
+
+/// One end's view of one channel part of a grouped operation (TransferModel::p2p_warps): the warps the
+/// kernel gives it and the directions to or from other GPUs its channel batch carries (PartWarps::send_load).
+struct PartSlot {
+  std::uint8_t warps = 0;
+  std::uint8_t load = 0;
+  bool operator==(const PartSlot&) const = default;
 };
 inline constexpr PartWarps kSharedWarps{10, 9};  ///< one work that sends and receives on the channel
 /// One work that only sends (or only receives): the kernel rounds a work's warps down to its send and receive
@@ -159,12 +172,12 @@ class TransferModel {
   /// parts: result[i][p]. NCCL orders the group by its p2p schedule (rounds of peer deltas), stripes round
   /// k's parts over channels from a base that reverses k's bits, and lets a channel's works share its warps.
   /// An empty list for an operation means the default of plan(bool). The base model (no such kernel) returns
-  /// empty lists.
-  virtual std::vector<std::vector<std::uint8_t>> p2p_warps(const CommInfo& comm, int rank,
-                                                           std::span<const int> rank_node,
-                                                           std::span<const GroupOp> ops) const {
+  /// empty lists. Each part also says how many directions to or from other GPUs its channel batch carries.
+  virtual std::vector<std::vector<PartSlot>> p2p_warps(const CommInfo& comm, int rank,
+                                                       std::span<const int> rank_node,
+                                                       std::span<const GroupOp> ops) const {
     (void)comm, (void)rank, (void)rank_node;
-    return std::vector<std::vector<std::uint8_t>>(ops.size());
+    return std::vector<std::vector<PartSlot>>(ops.size());
   }
   /// A send to oneself with its receive (out of place): the kernel's warps copy `bytes` within the GPU, in
   /// the parts plan() would cut, `warps[p]` warps on part p (one entry: every part). Time from the kernel
