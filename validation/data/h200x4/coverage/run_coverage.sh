@@ -3,7 +3,7 @@
 # Usage (on the GPU machine, from the repository root, nccl-tests binaries in .ext/nccl-tests):
 #   validation/data/h200x4/coverage/run_coverage.sh START_ID BUDGET_S PHASE...
 # START_ID names this machine start (h200x4-2026-11-22a); BUDGET_S stops launching new runs once that many seconds
-# have passed; PHASE is one or more of: base-g base-t pairs knobs. Writes /tmp/cov/START_ID/ with one nccl-tests
+# have passed; PHASE is one or more of: base-g base-t pairs knobs knobs2 a2a. Writes /tmp/cov/START_ID/ with one nccl-tests
 # text log and JSON (-J) per run, manifest.csv (file,start,workload,gpus,launch,nccl_env,repeat) and meta/.
 set -u
 START=$1; BUDGET=$2; shift 2
@@ -45,7 +45,8 @@ run() {
     > "$D/$name.log" 2>&1
   local rc=$?
   echo "$name rc=$rc $(( $(date +%s) - T0 ))s"
-  [ $rc -eq 0 ] && echo "$name.json,$START,$wl,$gpus,$launch,$env,$rep" >> "$M"
+  local cell=$gpus; case $gpus in *,*) cell="\"$gpus\"" ;; esac  # a GPU list with commas is quoted
+  [ $rc -eq 0 ] && echo "$name.json,$START,$wl,$cell,$launch,$env,$rep" >> "$M"
 }
 FULL="-b 8 -e 1G -f 2 -w 5 -n 20"
 KNOB="-b 8 -e 1G -f 4 -w 5 -n 20"
@@ -70,9 +71,11 @@ for phase in "$@"; do
       done ;;
     pairs)  # other pairs and subsets
       for rep in 1 2 3; do
-        for g in 0,2 1,3 2,3 1-3; do
-          run "sendrecv_g${g//[,-]/}_st_r$rep" sendrecv $g single-thread "" $rep $FULL
+        # Pairs are named p02 and subsets by every GPU (g123): base-g's g02 is GPUs 0-2.
+        for g in 0,2 1,3 2,3; do
+          run "sendrecv_p${g//,/}_st_r$rep" sendrecv $g single-thread "" $rep $FULL
         done
+        run "sendrecv_g123_st_r$rep" sendrecv 1-3 single-thread "" $rep $FULL
         run "all_reduce_g123_st_r$rep" all_reduce 1-3 single-thread "" $rep $FULL
       done ;;
     knobs2)  # the same knobs on GPUs 0,1 (a 2-GPU machine)
@@ -114,6 +117,14 @@ for phase in "$@"; do
           run "${wl}_g0123_shmdisable_r$rep" $wl 0-3 single-thread "NCCL_SHM_DISABLE=1" $rep $KNOB
           run "${wl}_g0123_buff1M_r$rep" $wl 0-3 single-thread "NCCL_BUFFSIZE=1048576" $rep $KNOB
           run "${wl}_g0123_buff16M_r$rep" $wl 0-3 single-thread "NCCL_BUFFSIZE=16777216" $rep $KNOB
+        done
+      done ;;
+    a2a)  # alltoall's channels on 3 and 4 GPUs (4-GPU alltoall was predicted 10-20% fast from 8 MiB)
+      for rep in 1 2; do
+        for c in 4 8 16; do
+          for g in 0-2 0-3; do
+            run "alltoall_g${g/-/}_maxch${c}_r$rep" alltoall $g single-thread "NCCL_MAX_NCHANNELS=$c" $rep $FULL
+          done
         done
       done ;;
     *) echo "unknown phase $phase" >&2 ;;
