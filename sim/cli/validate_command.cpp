@@ -30,6 +30,9 @@ struct ValidateOptions {
   std::vector<std::string> families;
   std::vector<std::string> parameters;
   std::string json;
+  std::string band = "cross-validated";  ///< --cross-validate: where a fold's band takes its model error
+  std::string band_out;                  ///< --cross-validate: write --band-set with the pooled held-out band
+  std::string band_set;                  ///< the set --band-out copies (default: --params)
   std::string topology;
   std::string gpu;
   std::string params;
@@ -67,6 +70,9 @@ std::string validate_command_line(const ValidateOptions& o) {
   if (o.cross_validate) cmd += " --cross-validate";
   for (const auto& f : o.families) add("--family", f);
   for (const auto& p : o.parameters) add("--param", p);
+  if (o.band != "cross-validated") add("--band", o.band);
+  add("--band-set", o.band_set);
+  add("--band-out", o.band_out);
   add("--json", o.json);
   add("--csv", o.csv);
   add("--report", o.report);
@@ -86,6 +92,7 @@ void run_cross_validation(const ValidateOptions& o, const SimSetup& setup,
   if (families.empty()) families = validation::all_families();
   validation::CalibrateOptions fit;
   fit.parameters = o.parameters;
+  fit.cross_validated_band = o.band == "cross-validated";
   const auto cv = validation::cross_validate(data, setup.topology, setup.params, families, fit);
   std::printf(
       "commsim validate --cross-validate: %zu manifest(s), %zu machine start(s), parameters start from %s\n",
@@ -95,6 +102,29 @@ void run_cross_validation(const ValidateOptions& o, const SimSetup& setup,
   if (!o.markdown.empty()) write_file_atomic(o.markdown, validation::cross_validation_markdown(cv, cmd));
   if (!o.json.empty()) write_file_atomic(o.json, validation::cross_validation_json(cv, cmd).dump(2) + "\n");
   if (!o.csv.empty()) write_file_atomic(o.csv, validation::cross_validation_csv(cv));
+  if (!o.band_out.empty()) {
+    const std::string set = o.band_set.empty() ? o.params : o.band_set;
+    const models::BandParams band = validation::cross_validated_band(cv, data, setup.params.band);
+    std::size_t held = 0;
+    for (const auto& fold : cv.folds) held += fold.held_out.size();
+    char values[200];
+    std::snprintf(values, sizeof values,
+                  "[band] from %zu held-out predictions: -%.1f%%/+%.1f%% below 1 MiB, -%.1f%%/+%.1f%% from 1 MiB",
+                  held, 100 * band.latency_below, 100 * band.latency_above, 100 * band.bandwidth_below,
+                  100 * band.bandwidth_above);
+    write_file_atomic(
+        o.band_out,
+        validation::params_with_band_toml(
+            set, band,
+            {"Parameter set " + set + " with the band cross-validation measured (commsim validate "
+             "--cross-validate --band-out).",
+             values,
+             "Each bound's band: the 90th percentile of |log(measured / predicted)| over every held-out "
+             "prediction (a fit that never saw the row), the same factor below and above, and the 90th "
+             "percentile of the runs' deviation below and above their median, in quadrature (log space).",
+             "Reproduce: " + validate_command_line(o)}));
+    std::printf("\n%s; written with %s's values to %s\n", values, set.c_str(), o.band_out.c_str());
+  }
 }
 
 /// Refuses, before any work, an output path that is one of the inputs (or another output).
@@ -115,6 +145,8 @@ void guard_validate_paths(const ValidateOptions& o) {
   guard.output("--report", o.report);
   guard.output("--markdown", o.markdown);
   guard.output("--json", o.json);
+  guard.input("--band-set", o.band_set);
+  guard.output("--band-out", o.band_out);
   guard.check();
 }
 
@@ -126,6 +158,11 @@ void run_validate(const ValidateOptions& o) {
   if (o.cross_validate && o.manifests.empty()) throw UsageError("--cross-validate needs --manifest CSV...");
   if (!o.cross_validate && (!o.families.empty() || !o.parameters.empty()))
     throw UsageError("--family and --param belong to --cross-validate");
+  if (!o.cross_validate && (!o.band_out.empty() || !o.band_set.empty() || o.band != "cross-validated"))
+    throw UsageError("--band, --band-out and --band-set belong to --cross-validate");
+  if (!o.band_set.empty() && o.band_out.empty()) throw UsageError("--band-set needs --band-out FILE");
+  if (!o.band_out.empty() && o.band_set.empty() && o.params.empty())
+    throw UsageError("--band-out needs --band-set SET or --params SET: the set to write the band into");
   const auto setup = load_setup(o.topology, o.gpu, o.params, o.model, o.nccl_env);
   const models::NcclEnv& env = setup->env;
   const models::ModelParams& params = setup->params;
@@ -295,6 +332,17 @@ void add_validate_command(CLI::App& app) {
         return list;
       }());
   v->add_option("--json", o->json, "--cross-validate: write the per-family tables as JSON to this file");
+  v->add_option("--band", o->band,
+                "--cross-validate: a fold's band takes its model error from the held-out\nrows of its "
+                "family's other folds (cross-validated) or from its own fit's\nresiduals (in-sample)")
+      ->check(CLI::IsMember({"cross-validated", "in-sample"}))
+      ->capture_default_str();
+  v->add_option("--band-out", o->band_out,
+                "--cross-validate: write --band-set (default --params) with [band] set from\nevery held-out "
+                "prediction of every family, pooled: the band of a set fitted as the\nfolds were (the same "
+                "--param on all the data, e.g. by calibrate --manifest)");
+  v->add_option("--band-set", o->band_set,
+                "The parameter set --band-out copies (its values are kept; only [band] is\nreplaced)");
   v->footer(R"(
 OUTPUT
   Per configuration: MAPE and worst error per size regime (latency-bound < 256 KiB, transition, bandwidth-bound
@@ -305,8 +353,9 @@ OUTPUT
 CROSS-VALIDATION (--cross-validate)
   Leave one family out: for each value of each family (ring size, GPU pair, NCCL knob, collective, launch,
   machine start) the parameters (--param, as calibrate) are fitted on every other row of the --manifest data
-  and the held-out rows are predicted, with a band from the other rows' residuals, measured spread and the
-  fit's standard errors. Reported per family value: MAPE latency-bound (< 1 MiB) and bandwidth-bound (>= 1 MiB),
+  and the held-out rows are predicted, each with a band whose model error comes from the held-out rows of
+  the family's other folds (errors made on values their fits never saw; --band in-sample: from the fold's own
+  fit residuals and standard errors), with the measured spread in quadrature. Reported per family value: MAPE latency-bound (< 1 MiB) and bandwidth-bound (>= 1 MiB),
   coverage and the worst size. A family with one value, or a fold whose fit is degenerate, is refused with
   the reason.
 

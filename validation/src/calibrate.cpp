@@ -409,6 +409,35 @@ CalibrateResult calibrate(const topo::Topology& topology, const models::ModelPar
   return result;
 }
 
+namespace {
+
+/// A [band] table, each value to 4 significant digits.
+toml::table band_table(const models::BandParams& b) {
+  toml::table band;
+  auto put = [&](const char* key, double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+    band.insert_or_assign(key, std::stod(buf));
+  };
+  put("latency_below", b.latency_below);
+  put("latency_above", b.latency_above);
+  put("bandwidth_below", b.bandwidth_below);
+  put("bandwidth_above", b.bandwidth_above);
+  return band;
+}
+
+}  // namespace
+
+std::string params_with_band_toml(const std::string& set_file, const models::BandParams& band,
+                                  const std::vector<std::string>& comment) {
+  toml::table root = parse_toml(read_file(set_file), set_file);
+  root.insert_or_assign("band", band_table(band));
+  std::ostringstream out;
+  for (const auto& line : comment) out << "# " << line << "\n";
+  out << toml::toml_formatter{root} << "\n";
+  return out.str();
+}
+
 std::string fitted_params_toml(const CalibrateResult& res, const std::string& start_file,
                                const std::string& name, const CalibrateOptions& o) {
   toml::table root;
@@ -435,19 +464,7 @@ std::string fitted_params_toml(const CalibrateResult& res, const std::string& st
       root[section].as_table()->insert_or_assign(key, std::string(buf) + f.parameter.unit);
     }
   }
-  if (res.band_fitted) {
-    toml::table band;
-    auto put = [&](const char* key, double v) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.4g", v);
-      band.insert_or_assign(key, std::stod(buf));
-    };
-    put("latency_below", res.params.band.latency_below);
-    put("latency_above", res.params.band.latency_above);
-    put("bandwidth_below", res.params.band.bandwidth_below);
-    put("bandwidth_above", res.params.band.bandwidth_above);
-    root.insert_or_assign("band", band);
-  }
+  if (res.band_fitted) root.insert_or_assign("band", band_table(res.params.band));
   std::ostringstream out;
   out << "# Transfer-model parameters written by `commsim calibrate`"
       << (start_file.empty() ? "" : " over " + start_file) << ".\n";

@@ -327,27 +327,69 @@ std::vector<Comparison> predict_rows(const ManifestData& data, const std::vector
   return out;
 }
 
-models::BandParams band_from_rows(const ManifestData& data, const std::vector<std::size_t>& rows,
-                                  const std::vector<Comparison>& fitted, const std::vector<double>& rel_se,
-                                  const models::BandParams& fallback) {
-  // Every run's deviation from its configuration's median over all the rows' starts; configurations with a
-  // single run say nothing about spread and are left out.
+namespace {
+
+/// The runs' spread per bound (0: latency, 1: bandwidth): every run's deviation below and above its
+/// configuration's median over all the rows' starts, as fractions of the median; configurations with a single
+/// run say nothing about spread and are left out.
+struct RunSpread {
+  std::vector<double> below[2], above[2];
+};
+
+RunSpread run_spread(const ManifestData& data, const std::vector<std::size_t>& rows) {
   std::map<std::pair<std::size_t, std::uint64_t>, std::vector<double>> runs;
   for (std::size_t i : rows) {
     const ManifestRow& r = data.rows[i];
     auto& ts = runs[{r.config, r.c.bytes}];
     ts.insert(ts.end(), r.times.begin(), r.times.end());
   }
-  std::vector<double> below[2], above[2], residual[2], se2[2];
+  RunSpread s;
   for (const auto& [key, ts] : runs) {
     if (ts.size() < 2) continue;
     const double med = median_of(ts);
     const int b = static_cast<int>(bound_of(key.second));
     for (double t : ts) {
-      below[b].push_back(std::max(0.0, 1 - t / med));
-      above[b].push_back(std::max(0.0, t / med - 1));
+      s.below[b].push_back(std::max(0.0, 1 - t / med));
+      s.above[b].push_back(std::max(0.0, t / med - 1));
     }
   }
+  return s;
+}
+
+}  // namespace
+
+models::BandParams band_from_held_out(const ManifestData& data, const std::vector<std::size_t>& rows,
+                                      const std::vector<Comparison>& held_out,
+                                      const models::BandParams& fallback) {
+  const RunSpread spread = run_spread(data, rows);
+  std::vector<double> error[2];
+  for (const Comparison& c : held_out) {
+    if (c.measured_us > 0 && c.predicted_us > 0)
+      error[static_cast<int>(bound_of(c.bytes))].push_back(std::abs(std::log(c.measured_us / c.predicted_us)));
+  }
+  models::BandParams band = fallback;
+  for (int b = 0; b < 2; ++b) {
+    if (error[b].empty()) continue;  // no held-out row in this bound: keep the fallback's band
+    const double model = quantile(error[b], 0.9);
+    // In log space: the spread below as -log(1 - s), above as log(1 + s).
+    const double lo_spread = -std::log(1 - std::min(quantile(spread.below[b], 0.9), 0.95));
+    const double hi_spread = std::log1p(quantile(spread.above[b], 0.9));
+    const double lo = 1 - std::exp(-std::hypot(model, lo_spread));
+    const double hi = std::expm1(std::hypot(model, hi_spread));
+    // A band of zero width cannot be written (and would claim certainty no measurement has).
+    (b == 0 ? band.latency_below : band.bandwidth_below) = std::clamp(lo, 1e-3, 0.95);
+    (b == 0 ? band.latency_above : band.bandwidth_above) = std::max(hi, 1e-3);
+  }
+  return band;
+}
+
+models::BandParams band_from_rows(const ManifestData& data, const std::vector<std::size_t>& rows,
+                                  const std::vector<Comparison>& fitted, const std::vector<double>& rel_se,
+                                  const models::BandParams& fallback) {
+  const RunSpread runs = run_spread(data, rows);
+  const auto& below = runs.below;
+  const auto& above = runs.above;
+  std::vector<double> residual[2], se2[2];
   for (std::size_t k = 0; k < fitted.size(); ++k) {
     const int b = static_cast<int>(bound_of(fitted[k].bytes));
     residual[b].push_back(fitted[k].measured_us / fitted[k].predicted_us - 1);
@@ -416,7 +458,8 @@ const std::vector<std::string>& default_cross_validation_parameters() {
                                                 "collective.simple_channel_bandwidth",
                                                 "collective.ring_recv_step",
                                                 "shm.bandwidth",
-                                                "shm.channel_bandwidth"};
+                                                "shm.channel_bandwidth",
+                                                "p2p.split_rate"};
   return list;
 }
 
@@ -443,8 +486,15 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
       cv.skipped.push_back(why);
       continue;
     }
+    // What each fitted fold of this family needs again once all of them have predicted (cross_validated_band).
+    struct Fitted {
+      std::size_t fold;
+      std::vector<std::size_t> train;
+      models::ModelParams params;
+    };
+    std::vector<Fitted> fitted;
     for (const std::string& value : values) {
-      Fold fold{f, value, 0, {}, {}, {}, {}};
+      Fold fold{f, value, 0, {}, {}, {}, {}, {}, false};
       std::vector<std::size_t> train, held;
       for (std::size_t i = 0; i < data.rows.size(); ++i)
         (data.rows[i].family_value(f, data.configs) == value ? held : train).push_back(i);
@@ -471,12 +521,32 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
           models::ModelParams p = r.params;
           p.band = band_from_rows(data, train, r.fitted_rows, r.prediction_rel_se, start.band);
           fold.held_out = predict_rows(data, held, topology, p);
+          fold.band = p.band;
           with_band(fold.held_out, p);
+          fitted.push_back({cv.folds.size(), std::move(train), std::move(p)});
         }
       } catch (const UsageError& e) {
         fold.refused = e.what();
       }
       cv.folds.push_back(std::move(fold));
+    }
+    // The band from errors made out of sample: each fold's band takes its model error from the held-out rows
+    // of the family's other folds (fits that never saw those rows), not from its own fit's residuals, which
+    // understate how far a prediction for an unmeasured value can be off.
+    if (options.cross_validated_band && fitted.size() > 1) {
+      for (Fitted& fi : fitted) {
+        std::vector<Comparison> others;
+        for (const Fitted& fj : fitted) {
+          if (fj.fold == fi.fold) continue;
+          const auto& h = cv.folds[fj.fold].held_out;
+          others.insert(others.end(), h.begin(), h.end());
+        }
+        Fold& fold = cv.folds[fi.fold];
+        fi.params.band = band_from_held_out(data, fi.train, others, fold.band);
+        fold.band = fi.params.band;
+        fold.band_cross_validated = true;
+        with_band(fold.held_out, fi.params);
+      }
     }
   }
   if (cv.folds.empty()) {
@@ -485,6 +555,15 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
     throw UsageError("cannot cross-validate: every family has a single value (" + why + ")");
   }
   return cv;
+}
+
+models::BandParams cross_validated_band(const CrossValidation& cv, const ManifestData& data,
+                                        const models::BandParams& fallback) {
+  std::vector<Comparison> held;
+  for (const Fold& fold : cv.folds) held.insert(held.end(), fold.held_out.begin(), fold.held_out.end());
+  std::vector<std::size_t> all(data.rows.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return band_from_held_out(data, all, held, fallback);
 }
 
 std::vector<Comparison> held_out_rows(const CrossValidation& cv, Family f) {
@@ -547,6 +626,23 @@ std::string pct(const std::vector<Comparison>& rows, double ErrorStats::*field) 
   return buf;
 }
 
+/// How the folds' bands were made, in words.
+std::string band_source(const CrossValidation& cv) {
+  bool any = false, all = true;
+  for (const Fold& fold : cv.folds) {
+    if (!fold.refused.empty()) continue;
+    any = any || fold.band_cross_validated;
+    all = all && fold.band_cross_validated;
+  }
+  if (all && any)
+    return "the held-out errors of the family's other folds, symmetric in log space, and the measured spread";
+  if (any)
+    return "the held-out errors of the family's other folds, symmetric in log space, and the measured "
+           "spread; a family with one "
+           "fitted fold: that fold's residuals, measured spread and standard errors";
+  return "the fold's own residuals, measured spread and standard errors";
+}
+
 }  // namespace
 
 std::string cross_validation_text(const CrossValidation& cv) {
@@ -554,8 +650,8 @@ std::string cross_validation_text(const CrossValidation& cv) {
   char line[512];
   o << "Leave-one-family-out cross-validation over " << cv.rows << " measured sizes; each fold fits "
     << (cv.parameters.empty() ? std::string("calibrate's default parameters") : join(cv.parameters, ", "))
-    << " on the other families' rows and predicts the held-out one (band: the fold's residuals, measured "
-       "spread and standard errors).\n";
+    << " on the other families' rows and predicts the held-out one (band: "
+    << band_source(cv) << ").\n";
   for (Family f : validated_families(cv)) {
     o << "\nfamily " << family_name(f) << "\n";
     std::snprintf(line, sizeof line, "  %-34s %6s %6s %9s %9s %9s %9s  %s\n", "held out", "fitted", "sizes",
@@ -614,7 +710,8 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
                               : markdown_escape(join(cv.parameters, ", ")))
     << " on every other family value and predicts the one left out; nothing in a row below was fitted to it. "
     << "Latency-bound: < 1 MiB; bandwidth-bound: >= 1 MiB. Coverage: share of measured medians inside the "
-       "prediction band. Reproduce with:\n\n"
+       "prediction band (band: "
+    << band_source(cv) << "). Reproduce with:\n\n"
     << markdown_code_block(command, "sh") << "\n";
   o << "| family | held out | fitted sizes | held-out sizes | latency MAPE | bandwidth MAPE | all MAPE | "
        "coverage | "
@@ -666,6 +763,11 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
         fj["worst"] = worst_text(fold.held_out);
         for (const auto& v : fold.values) fj["fitted"][v.parameter.name] = v.value;
         if (!fold.kept.empty()) fj["kept"] = fold.kept;
+        fj["band"] = {{"latency_below", fold.band.latency_below},
+                      {"latency_above", fold.band.latency_above},
+                      {"bandwidth_below", fold.band.bandwidth_below},
+                      {"bandwidth_above", fold.band.bandwidth_above},
+                      {"source", fold.band_cross_validated ? "other folds' held-out errors" : "own fit"}};
       }
       fam["folds"].push_back(std::move(fj));
     }

@@ -1,6 +1,7 @@
 // Manifests, prediction bands and leave-one-family-out cross-validation: parsing, refusals, closed forms.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -159,6 +160,45 @@ TEST_CASE("band: measured spread, fit residuals and standard errors add in quadr
   const auto band = models::band_of(p, 1024, 20);
   CHECK(band.lo_us == doctest::Approx(18.4));
   CHECK(band.hi_us == doctest::Approx(23.2));
+}
+
+TEST_CASE("band: out of sample, the 90th percentile of |log error| is symmetric, with the spread in quadrature") {
+  ManifestData d;
+  d.configs.push_back({"sendrecv", {0, 1}, false, {}, "defaults"});
+  ManifestRow small;
+  small.c.bytes = 1024;
+  small.times = {9, 10, 12};  // median 10: below 0.08, above 0.16 at the 90th percentile
+  ManifestRow large;
+  large.c.bytes = 64ULL << 20;
+  large.times = {100, 100, 100};  // no spread from 1 MiB
+  d.rows = {small, large};
+  auto held = [](std::uint64_t bytes, double measured, double predicted) {
+    Comparison c;
+    c.bytes = bytes;
+    c.measured_us = measured;
+    c.predicted_us = predicted;
+    return c;
+  };
+  const models::BandParams fallback{0.5, 0.5, 0.25, 0.25};
+  // Ten latency-bound errors, |log| = 0.01 .. 0.10 (half of them misses below, half above): the 90th percentile
+  // is 0.091; one bandwidth-bound miss of 20% above.
+  std::vector<Comparison> rows;
+  for (int k = 1; k <= 10; ++k) {
+    const double e = 0.01 * k;
+    rows.push_back(held(1024, 10 * std::exp(k % 2 ? e : -e), 10));
+  }
+  rows.push_back(held(64ULL << 20, 120, 100));
+  const auto b = band_from_held_out(d, {0, 1}, rows, fallback);
+  const double model = 0.091;
+  CHECK(b.latency_below == doctest::Approx(1 - std::exp(-std::hypot(model, -std::log(1 - 0.08)))));
+  CHECK(b.latency_above == doctest::Approx(std::expm1(std::hypot(model, std::log(1.16)))));
+  // No spread: the band is the error alone, the same factor either way.
+  CHECK(b.bandwidth_above == doctest::Approx(0.2));
+  CHECK(b.bandwidth_below == doctest::Approx(1 - 1 / 1.2));
+  // Nothing held out in a bound: the fallback stays.
+  const auto only_small = band_from_held_out(d, {0, 1}, {rows.front()}, fallback);
+  CHECK(only_small.bandwidth_below == 0.25);
+  CHECK(only_small.bandwidth_above == 0.25);
 }
 
 TEST_CASE("crossval: a family with a single value, or parameters the data cannot pin, are refused") {
@@ -325,4 +365,69 @@ TEST_CASE("manifest: CUDA graph runs (nccl-tests -G) are their own launch, and m
         }).find("ran without CUDA graphs, the manifest's launch says -graph") != std::string::npos);
   const auto bad = manifest("graph-bad", "a.log,s1,sendrecv,0-1,graph,,1\n");
   CHECK(error_of([&] { load_manifest(bad); }).find("launch must be single-thread") != std::string::npos);
+}
+
+TEST_CASE("crossval: a fold's band takes its model error from the other folds' held-out errors") {
+  const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  const auto m = two_pairs("cvband");
+  const auto topology = load("h200x4.topo");
+  const auto data = load_manifest_data({m}, topology, h200);
+  CalibrateOptions o;
+  o.parameters = {"simple.base_latency", "p2p.nvlink_efficiency"};
+  o.cross_validated_band = false;
+  const auto own = cross_validate(data, topology, h200, {Family::Pair}, o);
+  o.cross_validated_band = true;
+  const auto cv = cross_validate(data, topology, h200, {Family::Pair}, o);
+  REQUIRE(cv.folds.size() == 2);
+  REQUIRE(own.folds.size() == 2);
+  for (int i = 0; i < 2; ++i) {
+    const Fold& f = cv.folds[i];
+    const Fold& other = cv.folds[1 - i];
+    CHECK(f.band_cross_validated);
+    CHECK(!own.folds[i].band_cross_validated);
+    // The fold's fitted rows are the other pair's; its model error is the other fold's held-out rows.
+    std::vector<std::size_t> train;
+    for (std::size_t r = 0; r < data.rows.size(); ++r) {
+      if (data.rows[r].family_value(Family::Pair, data.configs) != f.value) train.push_back(r);
+    }
+    const auto want = band_from_held_out(data, train, other.held_out, own.folds[i].band);
+    // Out of sample the band is symmetric in log space: (1 - below) (1 + above) = 1 where no spread differs.
+    CHECK(f.band.latency_above > 0.001);
+    CHECK(f.band.latency_below == doctest::Approx(want.latency_below));
+    CHECK(f.band.latency_above == doctest::Approx(want.latency_above));
+    CHECK(f.band.bandwidth_below == doctest::Approx(want.bandwidth_below));
+    CHECK(f.band.bandwidth_above == doctest::Approx(want.bandwidth_above));
+    // Same fits and predictions either way: only the bands differ.
+    REQUIRE(f.held_out.size() == own.folds[i].held_out.size());
+    for (std::size_t k = 0; k < f.held_out.size(); ++k) {
+      CHECK(f.held_out[k].predicted_us == own.folds[i].held_out[k].predicted_us);
+      models::ModelParams with;
+      with.band = f.band;
+      const models::Band b = models::band_of(with, f.held_out[k].bytes, f.held_out[k].predicted_us);
+      CHECK(f.held_out[k].predicted_lo_us == doctest::Approx(b.lo_us));
+      CHECK(f.held_out[k].predicted_hi_us == doctest::Approx(b.hi_us));
+    }
+  }
+  CHECK(cross_validation_text(cv).find("band: the held-out errors of the family's other folds") !=
+        std::string::npos);
+  CHECK(cross_validation_text(own).find("band: the fold's own residuals") != std::string::npos);
+  CHECK(cross_validation_json(cv, "cmd")["families"][0]["folds"][0]["band"]["source"] ==
+        "other folds' held-out errors");
+
+  // The pooled band: every held-out row as residuals, every row for the spread; written into a set.
+  std::vector<Comparison> held = cv.folds[0].held_out;
+  held.insert(held.end(), cv.folds[1].held_out.begin(), cv.folds[1].held_out.end());
+  std::vector<std::size_t> all(data.rows.size());
+  for (std::size_t r = 0; r < all.size(); ++r) all[r] = r;
+  const auto pooled = cross_validated_band(cv, data, h200.band);
+  const auto want = band_from_held_out(data, all, held, h200.band);
+  CHECK(pooled.latency_above == doctest::Approx(want.latency_above));
+  CHECK(pooled.bandwidth_below == doctest::Approx(want.bandwidth_below));
+  const std::string text =
+      params_with_band_toml(kSrc + "/models/params/h200.toml", pooled, {"first line", "second line"});
+  CHECK(text.rfind("# first line\n# second line\n", 0) == 0);
+  const auto back = models::ModelParams::parse(text, "band.toml", models::ModelParams::defaults());
+  CHECK(back.band.latency_below == doctest::Approx(pooled.latency_below).epsilon(1e-3));
+  CHECK(back.band.bandwidth_above == doctest::Approx(pooled.bandwidth_above).epsilon(1e-3));
+  CHECK(back.simple.channel_bandwidth == h200.simple.channel_bandwidth);  // the set's values are kept
 }

@@ -56,6 +56,9 @@ struct CalibrateOptions {
   double sigma_small = 0.08;            ///< below 1 MiB, where run-to-run spread is larger
   int max_iterations = 40;
   double max_relative_std_error = 0.5;  ///< a fitted value less certain than this is degenerate
+  /// cross_validate only: a fold's band takes its model error from the held-out rows of its family's other
+  /// folds (true), or from its own fit's residuals (false: narrower, and it covers fewer held-out sizes).
+  bool cross_validated_band = true;
 };
 
 struct FittedValue {
@@ -110,6 +113,11 @@ struct ManifestData;
 /// the fitted rows' measured spread and the fit's standard errors (band_fitted). Throws as fit_rows.
 CalibrateResult calibrate_manifest(const ManifestData& data, const topo::Topology& topology,
                                    const models::ModelParams& start, const CalibrateOptions& o);
+
+/// `set_file`'s parameter set (TOML text) with its [band] replaced by `band`, under a header of `comment`
+/// lines (each written after "# ").
+std::string params_with_band_toml(const std::string& set_file, const models::BandParams& band,
+                                  const std::vector<std::string>& comment);
 
 /// The parameter file calibrate writes: `start_file`'s keys (if any) with the fitted values set, a header
 /// saying what was fitted, on what, and how well (and why, for a degenerate fit written anyway).

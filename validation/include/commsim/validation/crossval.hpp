@@ -90,6 +90,12 @@ struct Fold {
   /// collective.tree_efficiency when NCCL_ALGO=Tree is held out): they keep the start set's value, as they
   /// would for a user predicting a configuration nobody measured.
   std::vector<std::string> kept;
+  /// The band its held-out rows carry (relative to the prediction, per size regime).
+  models::BandParams band;
+  /// true: band's model error is from the held-out rows of the family's other folds (out of sample); false:
+  /// from this fold's own fit residuals (CalibrateOptions::cross_validated_band off, or a family with one
+  /// fitted fold).
+  bool band_cross_validated = false;
 };
 
 struct CrossValidation {
@@ -99,10 +105,11 @@ struct CrossValidation {
   int rows = 0;
 };
 
-/// The parameters cross_validate fits when CalibrateOptions::parameters is empty: the thirteen that
+/// The parameters cross_validate fits when CalibrateOptions::parameters is empty: the fourteen that
 /// nccl-tests runs exercise (host launch per GPU, the send/recv protocols' base latencies and channel rates,
 /// NVLink efficiency, the collectives' LL, LL128 and Simple base latencies, the Simple ring channel rate, the
-/// ring's receive-only step, and SHM's rate per GPU and per channel). A fold whose rows do not depend on one
+/// ring's receive-only step, SHM's rate per GPU and per channel, and the rate of a work that shares its channel
+/// with the copy to self). A fold whose rows do not depend on one
 /// keeps its start value (Fold::kept).
 const std::vector<std::string>& default_cross_validation_parameters();
 
@@ -127,6 +134,21 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
 /// (B), measured and predicted times and band (us), signed error (%), runs, measured spread (%), and bound
 /// ("latency" below 1 MiB, else "bandwidth").
 std::string cross_validation_csv(const CrossValidation& cv);
+
+/// A band from errors made out of sample, per bound: h = the 90th percentile of |log(measured / predicted)|
+/// over `held_out` (rows predicted by fits that never saw them), symmetric in log space since the direction in
+/// which an unmeasured configuration misses is not known; combined in quadrature (in log space) with the
+/// runs' spread below and above (90th percentiles over `rows`, as band_from_rows). No standard errors: the
+/// held-out errors already carry the spread of the fits that made them. A bound with no held-out row keeps
+/// `fallback`'s values.
+models::BandParams band_from_held_out(const ManifestData& data, const std::vector<std::size_t>& rows,
+                                      const std::vector<Comparison>& held_out,
+                                      const models::BandParams& fallback);
+
+/// The band that cross-validation measured: band_from_held_out over every fold's held-out rows, with every
+/// row of `data` for the spread.
+models::BandParams cross_validated_band(const CrossValidation& cv, const ManifestData& data,
+                                        const models::BandParams& fallback);
 
 /// `start` unchanged but for its band: band_from_rows over every row of `data` predicted with `start` (no
 /// fit, so no standard errors). The result's fitted_rows are those predictions, band attached.
