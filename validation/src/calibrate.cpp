@@ -317,7 +317,7 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
     }
     result.values.push_back(f);
   }
-  if (!std::isfinite(result.condition) || result.condition > 1e8) {
+  if (!std::isfinite(result.condition) || result.condition > kMaxCondition) {
     result.degenerate = true;
     // Name what is missing: parameters no fitted row depends on; otherwise the trade-off itself.
     const double largest = j.colwise().norm().maxCoeff();

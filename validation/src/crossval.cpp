@@ -494,7 +494,7 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
     };
     std::vector<Fitted> fitted;
     for (const std::string& value : values) {
-      Fold fold{f, value, 0, {}, {}, {}, {}, {}, false};
+      Fold fold{f, value, 0, {}, {}, {}, {}, {}, {}, false};
       std::vector<std::size_t> train, held;
       for (std::size_t i = 0; i < data.rows.size(); ++i)
         (data.rows[i].family_value(f, data.configs) == value ? held : train).push_back(i);
@@ -504,14 +504,31 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
           return predict_rows(data, train, topology, p);
         };
         CalibrateResult r = fit_rows(start, predict, options);
+        CalibrateOptions fewer = options;
         if (r.degenerate && !r.unused.empty() && r.unused.size() < options.parameters.size()) {
           // Fit again without the parameters no training row depends on: they keep the start set's value.
-          CalibrateOptions fewer = options;
           std::erase_if(fewer.parameters, [&](const std::string& name) {
             return std::find(r.unused.begin(), r.unused.end(), name) != r.unused.end();
           });
           fold.kept = r.unused;
           r = fit_rows(start, predict, fewer);
+        }
+        if (r.degenerate && std::isfinite(r.condition) && r.condition <= kMaxCondition) {
+          // Every parameter is seen, but some are not pinned down (their standard error is over the bound):
+          // once, fit again without them; they too keep the start set's value.
+          std::vector<std::string> loose;
+          for (const FittedValue& v : r.values) {
+            if (!v.at_bound &&
+                !(v.std_error <= options.max_relative_std_error * std::max(std::fabs(v.value), 1e-12)))
+              loose.push_back(v.parameter.name);
+          }
+          if (!loose.empty() && loose.size() < fewer.parameters.size()) {
+            std::erase_if(fewer.parameters, [&](const std::string& name) {
+              return std::find(loose.begin(), loose.end(), name) != loose.end();
+            });
+            fold.unpinned = loose;
+            r = fit_rows(start, predict, fewer);
+          }
         }
         fold.values = r.values;
         if (r.degenerate) {
@@ -673,6 +690,9 @@ std::string cross_validation_text(const CrossValidation& cv) {
       o << line;
       if (!fold.kept.empty())
         o << "  " << std::string(34, ' ') << "  (kept at the start value: " << join(fold.kept, ", ") << ")\n";
+      if (!fold.unpinned.empty())
+        o << "  " << std::string(34, ' ') << "  (kept at the start value, not pinned down by the other rows: "
+          << join(fold.unpinned, ", ") << ")\n";
     }
     const auto all = held_out_rows(cv, f);
     std::snprintf(line, sizeof line, "  %-34s %6s %6zu %9s %9s %9s %9s  %s\n", "all held out", "", all.size(),
@@ -725,7 +745,8 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
         continue;
       }
       const auto& h = fold.held_out;
-      const std::string kept = fold.kept.empty() ? "" : " (kept at start: " + join(fold.kept, ", ") + ")";
+      std::string kept = fold.kept.empty() ? "" : " (kept at start: " + join(fold.kept, ", ") + ")";
+      if (!fold.unpinned.empty()) kept += " (not pinned, kept at start: " + join(fold.unpinned, ", ") + ")";
       o << "| " << family_name(f) << " | " << markdown_escape(fold.value + kept) << " | " << fold.fitted_rows
         << " | " << h.size() << " | " << pct(in_bound(h, Bound::Latency), &ErrorStats::mape) << " | "
         << pct(in_bound(h, Bound::Bandwidth), &ErrorStats::mape) << " | " << pct(h, &ErrorStats::mape)
@@ -763,6 +784,7 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
         fj["worst"] = worst_text(fold.held_out);
         for (const auto& v : fold.values) fj["fitted"][v.parameter.name] = v.value;
         if (!fold.kept.empty()) fj["kept"] = fold.kept;
+        if (!fold.unpinned.empty()) fj["unpinned"] = fold.unpinned;
         fj["band"] = {{"latency_below", fold.band.latency_below},
                       {"latency_above", fold.band.latency_above},
                       {"bandwidth_below", fold.band.bandwidth_below},

@@ -38,6 +38,15 @@ std::string two_pairs(const std::string& name) {
                             "sendrecv_g2_d02.json,s1,sendrecv,\"0,2\",single-thread,,1\n");
 }
 
+/// h200.toml, the 4x H200 topology and the two_pairs manifest's data.
+struct TwoPairData {
+  models::ModelParams h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  topo::Topology topology = load("h200x4.topo");
+  ManifestData data;
+  explicit TwoPairData(const std::string& name)
+      : data(load_manifest_data({two_pairs(name)}, topology, h200)) {}
+};
+
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
@@ -228,10 +237,8 @@ TEST_CASE("crossval: a family with a single value, or parameters the data cannot
 TEST_CASE("crossval: a parameter no fitted row depends on keeps its start value, and the fold still fits") {
   // As a user predicting an unmeasured knob would: here sendrecv rows cannot see the collective latency, so
   // each fold fits simple.base_latency alone and keeps collective.ll_base_latency at h200.toml's value.
-  const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
-  const auto m = two_pairs("kept");
-  const auto topology = load("h200x4.topo");
-  const auto data = load_manifest_data({m}, topology, h200);
+  const TwoPairData t("kept");
+  const auto& [h200, topology, data] = t;
   CalibrateOptions o;
   o.parameters = {"simple.base_latency", "collective.ll_base_latency"};
   const auto cv = cross_validate(data, topology, h200, {Family::Pair}, o);
@@ -249,11 +256,36 @@ TEST_CASE("crossval: a parameter no fitted row depends on keeps its start value,
         std::string::npos);
 }
 
+TEST_CASE("crossval: a parameter the other rows see but cannot pin keeps its start value, and the fold fits") {
+  // On sendrecv, LL's per-channel latency moves only the few LL sizes by a fraction of a microsecond: the rows
+  // of GPUs 0,2 cannot pin it (its standard error is over half its value), so the fold that holds out 0,1 fits
+  // simple.base_latency alone instead of being refused; the rows of 0,1 pin both.
+  const TwoPairData t("unpinned");
+  const auto& [h200, topology, data] = t;
+  CalibrateOptions o;
+  o.parameters = {"simple.base_latency", "ll.channel_latency"};
+  const auto cv = cross_validate(data, topology, h200, {Family::Pair}, o);
+  REQUIRE(cv.folds.size() == 2);
+  const Fold& loose = cv.folds[0];
+  CHECK(loose.value == "gpus 0,1");
+  CHECK(loose.refused.empty());
+  CHECK(loose.kept.empty());
+  CHECK(loose.unpinned == std::vector<std::string>{"ll.channel_latency"});
+  REQUIRE(loose.values.size() == 1);
+  CHECK(loose.values[0].parameter.name == "simple.base_latency");
+  CHECK(loose.held_out.size() == 28);
+  const Fold& pinned = cv.folds[1];
+  CHECK(pinned.refused.empty());
+  CHECK(pinned.unpinned.empty());
+  CHECK(pinned.values.size() == 2);
+  CHECK(cross_validation_text(cv).find("not pinned down by the other rows: ll.channel_latency") !=
+        std::string::npos);
+  CHECK(cross_validation_json(cv, "cmd")["families"][0]["folds"][0]["unpinned"][0] == "ll.channel_latency");
+}
+
 TEST_CASE("crossval: a fold fits on the other pair and predicts the held-out one with a band") {
-  const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
-  const auto m = two_pairs("pairs");
-  const auto topology = load("h200x4.topo");
-  const auto data = load_manifest_data({m}, topology, h200);
+  const TwoPairData t("pairs");
+  const auto& [h200, topology, data] = t;
   CalibrateOptions o;
   o.parameters = {"simple.base_latency", "p2p.nvlink_efficiency"};
   const auto cv = cross_validate(data, topology, h200, {Family::Pair}, o);
@@ -368,10 +400,8 @@ TEST_CASE("manifest: CUDA graph runs (nccl-tests -G) are their own launch, and m
 }
 
 TEST_CASE("crossval: a fold's band takes its model error from the other folds' held-out errors") {
-  const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
-  const auto m = two_pairs("cvband");
-  const auto topology = load("h200x4.topo");
-  const auto data = load_manifest_data({m}, topology, h200);
+  const TwoPairData t("cvband");
+  const auto& [h200, topology, data] = t;
   CalibrateOptions o;
   o.parameters = {"simple.base_latency", "p2p.nvlink_efficiency"};
   o.cross_validated_band = false;

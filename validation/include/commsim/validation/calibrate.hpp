@@ -69,6 +69,9 @@ struct FittedValue {
   bool at_bound = false;
 };
 
+/// A fit whose weighted Jacobian has a condition number over this is degenerate (parameters trade off).
+inline constexpr double kMaxCondition = 1e8;
+
 struct CalibrateResult {
   std::vector<FittedValue> values;
   models::ModelParams params;             ///< the start set with the fitted values

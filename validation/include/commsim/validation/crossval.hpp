@@ -90,6 +90,10 @@ struct Fold {
   /// collective.tree_efficiency when NCCL_ALGO=Tree is held out): they keep the start set's value, as they
   /// would for a user predicting a configuration nobody measured.
   std::vector<std::string> kept;
+  /// Parameters the fold's rows depend on but cannot pin down (standard error over
+  /// CalibrateOptions::max_relative_std_error of the value): after one refit without them they keep the start
+  /// set's value too, rather than the fold being refused.
+  std::vector<std::string> unpinned;
   /// The band its held-out rows carry (relative to the prediction, per size regime).
   models::BandParams band;
   /// true: band's model error is from the held-out rows of the family's other folds (out of sample); false:
