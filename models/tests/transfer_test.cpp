@@ -268,7 +268,9 @@ TEST_CASE("transfer: works with other GPUs on one channel share its budget, a co
   const PairInfo p = nvswitch_pair();
   const CommInfo c2 = comm(*m, 2, p);
   const double shared = m->plan(64u << 20, p, c2, true).channel_rate;  // one work, 10 + 9, load 2
-  auto rate = [&](PartWarps w) { return m->plan(64u << 20, p, c2, std::span<const PartWarps>(&w, 1)).channel_rate; };
+  auto rate = [&](PartWarps w) {
+    return m->plan(64u << 20, p, c2, std::span<const PartWarps>(&w, 1)).channel_rate;
+  };
   // One work that sends and receives (load 2): 2 x 1.1 / 2 = 1.1 does not bind.
   CHECK(rate({10, 9, 2, 2}) == doctest::Approx(shared));
   // Two such works (load 4 at both ends): 2 x 1.1 / 4 = 0.55 binds below split_rate's 0.7.

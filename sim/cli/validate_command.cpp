@@ -108,16 +108,18 @@ void run_cross_validation(const ValidateOptions& o, const SimSetup& setup,
     std::size_t held = 0;
     for (const auto& fold : cv.folds) held += fold.held_out.size();
     char values[200];
-    std::snprintf(values, sizeof values,
-                  "[band] from %zu held-out predictions: -%.1f%%/+%.1f%% below 1 MiB, -%.1f%%/+%.1f%% from 1 MiB",
-                  held, 100 * band.latency_below, 100 * band.latency_above, 100 * band.bandwidth_below,
-                  100 * band.bandwidth_above);
+    std::snprintf(
+        values, sizeof values,
+        "[band] from %zu held-out predictions: -%.1f%%/+%.1f%% below 1 MiB, -%.1f%%/+%.1f%% from 1 MiB", held,
+        100 * band.latency_below, 100 * band.latency_above, 100 * band.bandwidth_below,
+        100 * band.bandwidth_above);
     write_file_atomic(
         o.band_out,
         validation::params_with_band_toml(
             set, band,
-            {"Parameter set " + set + " with the band cross-validation measured (commsim validate "
-             "--cross-validate --band-out).",
+            {"Parameter set " + set +
+                 " with the band cross-validation measured (commsim validate "
+                 "--cross-validate --band-out).",
              values,
              "Each bound's band: the 90th percentile of |log(measured / predicted)| over every held-out "
              "prediction (a fit that never saw the row), the same factor below and above, and the 90th "

@@ -365,7 +365,8 @@ models::BandParams band_from_held_out(const ManifestData& data, const std::vecto
   std::vector<double> error[2];
   for (const Comparison& c : held_out) {
     if (c.measured_us > 0 && c.predicted_us > 0)
-      error[static_cast<int>(bound_of(c.bytes))].push_back(std::abs(std::log(c.measured_us / c.predicted_us)));
+      error[static_cast<int>(bound_of(c.bytes))].push_back(
+          std::abs(std::log(c.measured_us / c.predicted_us)));
   }
   models::BandParams band = fallback;
   for (int b = 0; b < 2; ++b) {
@@ -486,7 +487,8 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
       cv.skipped.push_back(why);
       continue;
     }
-    // What each fitted fold of this family needs again once all of them have predicted (cross_validated_band).
+    // What each fitted fold of this family needs again once all of them have predicted
+    // (cross_validated_band).
     struct Fitted {
       std::size_t fold;
       std::vector<std::size_t> train;
@@ -667,8 +669,7 @@ std::string cross_validation_text(const CrossValidation& cv) {
   char line[512];
   o << "Leave-one-family-out cross-validation over " << cv.rows << " measured sizes; each fold fits "
     << (cv.parameters.empty() ? std::string("calibrate's default parameters") : join(cv.parameters, ", "))
-    << " on the other families' rows and predicts the held-out one (band: "
-    << band_source(cv) << ").\n";
+    << " on the other families' rows and predicts the held-out one (band: " << band_source(cv) << ").\n";
   for (Family f : validated_families(cv)) {
     o << "\nfamily " << family_name(f) << "\n";
     std::snprintf(line, sizeof line, "  %-34s %6s %6s %9s %9s %9s %9s  %s\n", "held out", "fitted", "sizes",
@@ -691,8 +692,9 @@ std::string cross_validation_text(const CrossValidation& cv) {
       if (!fold.kept.empty())
         o << "  " << std::string(34, ' ') << "  (kept at the start value: " << join(fold.kept, ", ") << ")\n";
       if (!fold.unpinned.empty())
-        o << "  " << std::string(34, ' ') << "  (kept at the start value, not pinned down by the other rows: "
-          << join(fold.unpinned, ", ") << ")\n";
+        o << "  " << std::string(34, ' ')
+          << "  (kept at the start value, not pinned down by the other rows: " << join(fold.unpinned, ", ")
+          << ")\n";
     }
     const auto all = held_out_rows(cv, f);
     std::snprintf(line, sizeof line, "  %-34s %6s %6zu %9s %9s %9s %9s  %s\n", "all held out", "", all.size(),

@@ -171,7 +171,8 @@ TEST_CASE("band: measured spread, fit residuals and standard errors add in quadr
   CHECK(band.hi_us == doctest::Approx(23.2));
 }
 
-TEST_CASE("band: out of sample, the 90th percentile of |log error| is symmetric, with the spread in quadrature") {
+TEST_CASE(
+    "band: out of sample, the 90th percentile of |log error| is symmetric, with the spread in quadrature") {
   ManifestData d;
   d.configs.push_back({"sendrecv", {0, 1}, false, {}, "defaults"});
   ManifestRow small;
@@ -189,8 +190,8 @@ TEST_CASE("band: out of sample, the 90th percentile of |log error| is symmetric,
     return c;
   };
   const models::BandParams fallback{0.5, 0.5, 0.25, 0.25};
-  // Ten latency-bound errors, |log| = 0.01 .. 0.10 (half of them misses below, half above): the 90th percentile
-  // is 0.091; one bandwidth-bound miss of 20% above.
+  // Ten latency-bound errors, |log| = 0.01 .. 0.10 (half of them misses below, half above): the 90th
+  // percentile is 0.091; one bandwidth-bound miss of 20% above.
   std::vector<Comparison> rows;
   for (int k = 1; k <= 10; ++k) {
     const double e = 0.01 * k;
@@ -256,10 +257,11 @@ TEST_CASE("crossval: a parameter no fitted row depends on keeps its start value,
         std::string::npos);
 }
 
-TEST_CASE("crossval: a parameter the other rows see but cannot pin keeps its start value, and the fold fits") {
-  // On sendrecv, LL's per-channel latency moves only the few LL sizes by a fraction of a microsecond: the rows
-  // of GPUs 0,2 cannot pin it (its standard error is over half its value), so the fold that holds out 0,1 fits
-  // simple.base_latency alone instead of being refused; the rows of 0,1 pin both.
+TEST_CASE(
+    "crossval: a parameter the other rows see but cannot pin keeps its start value, and the fold fits") {
+  // On sendrecv, LL's per-channel latency moves only the few LL sizes by a fraction of a microsecond: the
+  // rows of GPUs 0,2 cannot pin it (its standard error is over half its value), so the fold that holds out
+  // 0,1 fits simple.base_latency alone instead of being refused; the rows of 0,1 pin both.
   const TwoPairData t("unpinned");
   const auto& [h200, topology, data] = t;
   CalibrateOptions o;

@@ -801,8 +801,8 @@ class Runtime::Execution {
   std::vector<std::vector<int>> layouts_;                   ///< per op: index into warp_lists_, or -1
   std::map<std::vector<int>, int> layout_ids_;
   std::vector<std::vector<models::PartSlot>> warp_lists_;  ///< warps and channel load per channel part
-  std::map<std::string, int> warp_list_ids_;              ///< a list's bytes -> its index
-  std::vector<std::unordered_map<int, int>> comm_ranks_;  ///< per communicator, GPU -> rank (filled on use)
+  std::map<std::string, int> warp_list_ids_;               ///< a list's bytes -> its index
+  std::vector<std::unordered_map<int, int>> comm_ranks_;   ///< per communicator, GPU -> rank (filled on use)
   std::vector<TransferState> transfers_;
   std::vector<int> free_transfers_;
 

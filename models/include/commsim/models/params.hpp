@@ -122,8 +122,8 @@ struct ModelParams {
   /// warps counted as 10/9 of a send's. 0.444 is proportional to the warps.
   double split_rate = 1.0;
   /// What one channel (one CTA on one SM) moves to and from other GPUs, all its works together, in units of
-  /// one work's rate (10 + 9 warps) in each direction: a part on a channel whose batch carries d directions to
-  /// or from other GPUs moves at most 2 channel_budget / d of that rate (k works that send and receive:
+  /// one work's rate (10 + 9 warps) in each direction: a part on a channel whose batch carries d directions
+  /// to or from other GPUs moves at most 2 channel_budget / d of that rate (k works that send and receive:
   /// channel_budget / k each), whatever its warps. 0: no budget (each work at its warps' rate alone).
   double channel_budget = 0;
   /// Bytes/s one channel's 19 warps copy within a GPU: a send to oneself with its receive (out of place).

@@ -112,9 +112,8 @@ struct CrossValidation {
 /// The parameters cross_validate fits when CalibrateOptions::parameters is empty: the fourteen that
 /// nccl-tests runs exercise (host launch per GPU, the send/recv protocols' base latencies and channel rates,
 /// NVLink efficiency, the collectives' LL, LL128 and Simple base latencies, the Simple ring channel rate, the
-/// ring's receive-only step, SHM's rate per GPU and per channel, and the rate of a work that shares its channel
-/// with the copy to self). A fold whose rows do not depend on one
-/// keeps its start value (Fold::kept).
+/// ring's receive-only step, SHM's rate per GPU and per channel, and the rate of a work that shares its
+/// channel with the copy to self). A fold whose rows do not depend on one keeps its start value (Fold::kept).
 const std::vector<std::string>& default_cross_validation_parameters();
 
 /// Leave-one-family-out cross-validation: for each family in `families` and each of its values, fits the
@@ -140,8 +139,8 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
 std::string cross_validation_csv(const CrossValidation& cv);
 
 /// A band from errors made out of sample, per bound: h = the 90th percentile of |log(measured / predicted)|
-/// over `held_out` (rows predicted by fits that never saw them), symmetric in log space since the direction in
-/// which an unmeasured configuration misses is not known; combined in quadrature (in log space) with the
+/// over `held_out` (rows predicted by fits that never saw them), symmetric in log space since the direction
+/// in which an unmeasured configuration misses is not known; combined in quadrature (in log space) with the
 /// runs' spread below and above (90th percentiles over `rows`, as band_from_rows). No standard errors: the
 /// held-out errors already carry the spread of the fits that made them. A bound with no held-out row keeps
 /// `fallback`'s values.
