@@ -310,6 +310,7 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
                   u(i) <= 1e-6 || u(i) >= 1 - 1e-6};
     if (!f.at_bound && !(f.std_error <= o.max_relative_std_error * std::max(std::fabs(f.value), 1e-12))) {
       result.degenerate = true;
+      result.unpinned.push_back(f.parameter.name);
       result.why_degenerate += (result.why_degenerate.empty() ? "" : "; ") + f.parameter.name +
                                " is not pinned down by the data (standard error " +
                                std::to_string(f.std_error) + " " + f.parameter.unit + " on " +

@@ -507,31 +507,24 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
         };
         CalibrateResult r = fit_rows(start, predict, options);
         CalibrateOptions fewer = options;
-        if (r.degenerate && !r.unused.empty() && r.unused.size() < options.parameters.size()) {
-          // Fit again without the parameters no training row depends on: they keep the start set's value.
+        // Fit once more without `names` (some but not all of the fitted ones): they keep the start set's
+        // value.
+        const auto refit_without = [&](const std::vector<std::string>& names) {
+          if (names.empty() || names.size() >= fewer.parameters.size()) return false;
           std::erase_if(fewer.parameters, [&](const std::string& name) {
-            return std::find(r.unused.begin(), r.unused.end(), name) != r.unused.end();
+            return std::find(names.begin(), names.end(), name) != names.end();
           });
-          fold.kept = r.unused;
           r = fit_rows(start, predict, fewer);
-        }
-        if (r.degenerate && std::isfinite(r.condition) && r.condition <= kMaxCondition) {
-          // Every parameter is seen, but some are not pinned down (their standard error is over the bound):
-          // once, fit again without them; they too keep the start set's value.
-          std::vector<std::string> loose;
-          for (const FittedValue& v : r.values) {
-            if (!v.at_bound &&
-                !(v.std_error <= options.max_relative_std_error * std::max(std::fabs(v.value), 1e-12)))
-              loose.push_back(v.parameter.name);
-          }
-          if (!loose.empty() && loose.size() < fewer.parameters.size()) {
-            std::erase_if(fewer.parameters, [&](const std::string& name) {
-              return std::find(loose.begin(), loose.end(), name) != loose.end();
-            });
-            fold.unpinned = loose;
-            r = fit_rows(start, predict, fewer);
-          }
-        }
+          return true;
+        };
+        // Parameters no training row depends on.
+        if (const std::vector<std::string> unused = r.unused; r.degenerate && refit_without(unused))
+          fold.kept = unused;
+        // Every parameter is seen, but some are not pinned down (their standard error is over the bound).
+        if (const std::vector<std::string> loose = r.unpinned; r.degenerate && std::isfinite(r.condition) &&
+                                                               r.condition <= kMaxCondition &&
+                                                               refit_without(loose))
+          fold.unpinned = loose;
         fold.values = r.values;
         if (r.degenerate) {
           fold.refused =

@@ -47,6 +47,15 @@ struct TwoPairData {
       : data(load_manifest_data({two_pairs(name)}, topology, h200)) {}
 };
 
+/// A joined row of `bytes` with its measured and predicted times (us).
+Comparison comparison(std::uint64_t bytes, double measured, double predicted) {
+  Comparison c;
+  c.bytes = bytes;
+  c.measured_us = measured;
+  c.predicted_us = predicted;
+  return c;
+}
+
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
@@ -142,13 +151,7 @@ TEST_CASE("band: measured spread, fit residuals and standard errors add in quadr
   single.c.bytes = 2048;
   single.times = {50};
   d.rows = {small, large, single};
-  auto fitted = [](std::uint64_t bytes, double measured, double predicted) {
-    Comparison c;
-    c.bytes = bytes;
-    c.measured_us = measured;
-    c.predicted_us = predicted;
-    return c;
-  };
+  const auto fitted = comparison;
   // Predictions on the measurements: the spread alone (90th percentiles, interpolated).
   const std::vector<Comparison> exact = {fitted(1024, 10, 10), fitted(64ULL << 20, 100, 100)};
   const models::BandParams fallback{0.5, 0.5, 0.25, 0.25};
@@ -182,13 +185,7 @@ TEST_CASE(
   large.c.bytes = 64ULL << 20;
   large.times = {100, 100, 100};  // no spread from 1 MiB
   d.rows = {small, large};
-  auto held = [](std::uint64_t bytes, double measured, double predicted) {
-    Comparison c;
-    c.bytes = bytes;
-    c.measured_us = measured;
-    c.predicted_us = predicted;
-    return c;
-  };
+  const auto held = comparison;
   const models::BandParams fallback{0.5, 0.5, 0.25, 0.25};
   // Ten latency-bound errors, |log| = 0.01 .. 0.10 (half of them misses below, half above): the 90th
   // percentile is 0.091; one bandwidth-bound miss of 20% above.

@@ -88,6 +88,9 @@ struct CalibrateResult {
   std::string why_degenerate;  ///< which parameters the data cannot pin down
   /// Fitted parameters no fitted row depends on (a zero Jacobian column).
   std::vector<std::string> unused;
+  /// Fitted parameters the rows depend on but do not pin down: not at a bound, standard error over
+  /// CalibrateOptions::max_relative_std_error of the value (each makes the fit degenerate).
+  std::vector<std::string> unpinned;
   bool band_fitted = false;  ///< params.band was computed from the data (written as [band])
 };
 
