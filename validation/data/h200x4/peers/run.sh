@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Sends to 1, 2 and 3 peers at equal bytes per GPU on the lent 4x H200 (issue 13: the 4-GPU alltoall gap).
+# commsim-measure alltoallv with the --counts files beside this script, under three channel limits. Run from the
+# repository root on the device with .ext/measure (commsim-measure + libtomlplusplus) carried; results in
+# $OUT/peers.tgz (one directory per machine start, named by host and UTC time, with its metadata).
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export LD_LIBRARY_PATH=$PWD/.ext/measure:${LD_LIBRARY_PATH:-}
+M=.ext/measure/commsim-measure
+here=validation/data/h200x4/peers
+start="$(hostname)-$(date -u +%Y%m%dT%H%M%SZ)"
+d=$OUT/$start
+mkdir -p "$d"
+{
+  echo "start: $start"; date -u; hostname; cat /proc/sys/kernel/random/boot_id; uname -r
+  nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,driver_version,temperature.gpu,clocks.sm,clocks.mem,power.draw,pstate --format=csv
+} > "$d/host.txt" 2>&1
+nvidia-smi topo -m > "$d/topo.txt" 2>&1
+nvidia-smi -q -d CLOCK,PERFORMANCE > "$d/clocks_start.txt" 2>&1
+sizes=(--min-bytes 4MiB --max-bytes 1GiB --factor 4 --reps 3 --drift-seconds 2)
+for ch in default 16 8; do
+  for k in k1 k2 k3 fanout3 fanin3 one; do
+    name=${k}_ch$ch
+    if [ "$ch" = default ]; then envs=(); else envs=(NCCL_MAX_NCHANNELS=$ch); fi
+    env "${envs[@]}" timeout 300 $M alltoallv --gpus 0-3 --counts $here/$k.txt "${sizes[@]}" --out "$d/$name" \
+      > "$d/$name.stdout" 2> "$d/$name.stderr"
+    echo "$name: exit $? at $SECONDS s" | tee -a "$d/exit_codes.txt"
+  done
+done
+nvidia-smi -q -d CLOCK,PERFORMANCE > "$d/clocks_end.txt" 2>&1
+rm -f "$d"/*/nccl_debug.*.log
+tar czf "$OUT/peers.tgz" -C "$OUT" "$start"
+rm -rf "$d"
+echo "start $start"
