@@ -435,7 +435,8 @@ void add_simulate_command(CLI::App& app) {
   simulate->footer(R"(
 OUTPUT
   Size sweeps: one row per size (and per GPU pair for p2p). time_us is what nccl-tests' time column means:
-  the time per operation when operations run back to back; algbw_gbps = bytes / time in GB/s; busbw_gbps
+  the time per operation when operations run back to back (with a thread per GPU, each thread's time
+  averaged over the threads, as nccl-tests reports it); algbw_gbps = bytes / time in GB/s; busbw_gbps
   applies nccl-tests' factor (1 for p2p, sendrecv, broadcast and reduce; (n-1)/n for alltoall, all_gather and
   reduce_scatter; 2(n-1)/n for all_reduce). The last columns say how NCCL moves the data: transport or
   algorithm, protocol and channels. pipeline prints the step time and per stage compute, communication and

@@ -761,6 +761,8 @@ class Runtime::Execution {
   std::vector<KernelInstance> kernels_;
   std::vector<int> deps_pool_;                        ///< KernelInstance dependencies
   std::unordered_map<int, Picoseconds> thread_time_;  ///< read in no particular order (max of them)
+  std::map<int, std::vector<int>> thread_gpus_;       ///< per host thread, the GPUs its last iteration ran on
+  std::vector<Picoseconds> last_gpu_end_;             ///< per GPU, the end of its last iteration's kernels
   /// Per communicator, collectives issued by each GPU, by the GPU's position in sorted_members_.
   std::vector<std::vector<int>> coll_count_;
   std::vector<std::vector<int>>
@@ -842,6 +844,16 @@ RunResult Runtime::Execution::run() {
   sum_transfer_busy();
   const Picoseconds first = program_.warmup > 0 ? result_.iteration_end[program_.warmup - 1] : 0;
   result_.per_iteration = (result_.iteration_end.back() - first) / program_.iterations;
+  if (program_.mean_over_threads && !thread_gpus_.empty()) {
+    // Each thread's clock stops when its own GPUs finish; nccl-tests averages the threads' times.
+    Picoseconds sum = 0;
+    for (const auto& [thread, gpus] : thread_gpus_) {
+      Picoseconds end = first;
+      for (int g : gpus) end = std::max(end, last_gpu_end_[static_cast<std::size_t>(g)]);
+      sum += end - first;
+    }
+    result_.per_iteration = sum / static_cast<Picoseconds>(thread_gpus_.size()) / program_.iterations;
+  }
   return std::move(result_);
 }
 
@@ -990,6 +1002,7 @@ void Runtime::Execution::issue_iterations() {
     for (const auto& [thread, t] : thread_time_) result_.issue_end[it] = std::max(result_.issue_end[it], t);
   }
   result_.iteration_end.assign(total_iterations, 0);
+  last_gpu_end_.assign(topo_.gpus.size(), 0);
   busy_.assign(streams_.size(), 0);
   last_end_.assign(streams_.size(), kNever);
 }
@@ -1007,9 +1020,11 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration, std::s
     // Each rank's launch: one GPU, no send/recv, one collective (one GPU per thread: no graph join).
     const Picoseconds host =
         graph ? 0 : model_.host_launch_time(1, 0, 1) + l.framework_calls * model_.framework_call_time();
+    const bool last = program_.mean_over_threads && iteration + 1 == program_.warmup + program_.iterations;
     for (std::size_t r = 0; r < members.size(); ++r) {
       Picoseconds& t = thread_time_[l.thread + static_cast<int>(r)];
       t += host;
+      if (last) thread_gpus_[l.thread + static_cast<int>(r)].push_back(members[r]);
       issue_kernel(k, members[r], iteration, t, static_cast<int>(r), graph);
     }
     return;
@@ -1052,8 +1067,10 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration, std::s
     if (graph_previous_.size() <= index) graph_previous_.resize(index + 1);
     previous = &graph_previous_[index];
   }
+  const bool last = program_.mean_over_threads && iteration + 1 == program_.warmup + program_.iterations;
   const auto issue = [&](const KernelSpec& k, int gpu, int rank) {
     issue_kernel(k, gpu, iteration, t, rank, graph, previous);
+    if (last) thread_gpus_[l.thread].push_back(gpu);
     if (joined) issued.push_back(static_cast<int>(kernels_.size()) - 1);
   };
   for (const KernelSpec& k : l.kernels) {
@@ -1265,6 +1282,10 @@ void Runtime::Execution::kernel_op_done(int k) {
   busy_[ki.sid] = 0;
   if (!ki.marker) last_end_[ki.sid] = ki.end;
   result_.iteration_end[ki.iteration] = std::max(result_.iteration_end[ki.iteration], ki.end);
+  if (ki.iteration + 1 == static_cast<int>(result_.iteration_end.size())) {
+    Picoseconds& g = last_gpu_end_[static_cast<std::size_t>(ki.gpu)];
+    g = std::max(g, ki.end);
+  }
   if (ki.spec->compute > 0 && ki.iteration == program_.warmup)
     result_.compute.push_back({ki.gpu, ki.spec->name, ki.start, ki.end});
   if (!ki.marker && ki.spec->stream == 0 && ki.iteration == program_.warmup - 1) {

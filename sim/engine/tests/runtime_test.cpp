@@ -49,6 +49,43 @@ TEST_CASE(
   CHECK(time(ExchangeMode::Sequential) == doctest::Approx(2 * one_way).epsilon(1e-4));
 }
 
+TEST_CASE("runtime: nccl-tests timing averages the host threads' own ends, one thread times every GPU") {
+  // Three GPUs, each pair joined by two NVLinks: GPU 0 sends 1 GB to GPU 1 (threads 0 and 1), GPU 2 runs a 1
+  // us compute kernel (thread 2). nccl-tests (-t 3) averages the threads' times: (T + T + 1 us) / 3.
+  const auto t =
+      tiny("\tGPU0\tGPU1\tGPU2\nGPU0\t X \tNV2\tNV2\nGPU1\tNV2\t X \tNV2\nGPU2\tNV2\tNV2\t X \n", "A6000");
+  const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  const Picoseconds compute = 1'000'000;
+  auto program = [&](bool mean, bool one_thread) {
+    Program p;
+    p.comms.push_back({{0, 1, 2}});
+    p.warmup = 0;
+    p.iterations = 1;
+    p.mean_over_threads = mean;
+    KernelSpec c;
+    c.gpu = 2;
+    c.compute = compute;
+    c.name = "compute";
+    std::vector<KernelSpec> k{p2p_kernel(0, 0, 0, {{OpSpec::Kind::Send, 1, 1'000'000'000}}, "send"),
+                              p2p_kernel(1, 0, 0, {{OpSpec::Kind::Recv, 0, 1'000'000'000}}, "recv"), c};
+    if (one_thread) {
+      p.launches.push_back({0, k});
+    } else {
+      for (int i = 0; i < 3; ++i) p.launches.push_back({i, {k[static_cast<std::size_t>(i)]}});
+    }
+    return p;
+  };
+  const Picoseconds slowest = rt.run(program(false, false)).per_iteration;
+  const Picoseconds transfer = static_cast<Picoseconds>(1e9 / (2 * 14.0625e9) * 1e12);
+  CHECK(static_cast<double>(slowest) == doctest::Approx(static_cast<double>(transfer)).epsilon(1e-3));
+  const Picoseconds mean = rt.run(program(true, false)).per_iteration;
+  CHECK(static_cast<double>(mean) ==
+        doctest::Approx(static_cast<double>(2 * slowest + compute) / 3.0).epsilon(1e-9));
+  // One thread drives all three GPUs (-g 3): its clock stops at the last of them.
+  CHECK(rt.run(program(true, true)).per_iteration == slowest);
+}
+
 TEST_CASE("runtime: back-to-back iterations are paced by the host when kernels are short") {
   const auto t = tiny(kBridge, "A6000");
   const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});

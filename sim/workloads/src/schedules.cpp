@@ -94,6 +94,7 @@ Program collective_program(const std::vector<int>& gpus, models::CollOp op, std:
   Program p;
   p.comms.push_back({gpus});
   const bool torch = framework == Framework::Torch;
+  p.mean_over_threads = !torch;  // timed as nccl-tests and commsim-measure time it
   if (thread_per_gpu || torch) {
     for (std::size_t r = 0; r < gpus.size(); ++r) {
       LaunchSpec l{

@@ -51,6 +51,7 @@ OpSpec recv(int peer, std::uint64_t bytes) {
 Program grouped_program(const std::vector<int>& gpus, std::vector<KernelSpec> kernels, bool thread_per_gpu) {
   Program p;
   p.comms.push_back({gpus});
+  p.mean_over_threads = true;  // timed as nccl-tests and commsim-measure time it
   if (thread_per_gpu) {
     for (std::size_t r = 0; r < kernels.size(); ++r)
       p.launches.push_back({static_cast<int>(r), {kernels[r]}});

@@ -3,6 +3,7 @@
 # commsim-measure alltoallv with the --counts files beside this script, under three channel limits. Run from the
 # repository root on the device with .ext/measure (commsim-measure + libtomlplusplus) carried; results in
 # $OUT/peers.tgz (one directory per machine start, named by host and UTC time, with its metadata).
+# Usage: run.sh [CHANNEL_LIMIT...] (default: default 16 8); BUDGET_S (500) stops starting runs after that many seconds.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export LD_LIBRARY_PATH=$PWD/.ext/measure:${LD_LIBRARY_PATH:-}
@@ -18,9 +19,11 @@ mkdir -p "$d"
 nvidia-smi topo -m > "$d/topo.txt" 2>&1
 nvidia-smi -q -d CLOCK,PERFORMANCE > "$d/clocks_start.txt" 2>&1
 sizes=(--min-bytes 4MiB --max-bytes 1GiB --factor 4 --reps 3 --drift-seconds 2)
-for ch in default 16 8; do
+chs=("$@"); [ ${#chs[@]} -gt 0 ] || chs=(default 16 8)
+for ch in "${chs[@]}"; do
   for k in k1 k2 k3 fanout3 fanin3 one; do
     name=${k}_ch$ch
+    [ $SECONDS -lt ${BUDGET_S:-500} ] || { echo "$name: skipped, past ${BUDGET_S:-500} s" | tee -a "$d/exit_codes.txt"; continue; }
     if [ "$ch" = default ]; then envs=(); else envs=(NCCL_MAX_NCHANNELS=$ch); fi
     env "${envs[@]}" timeout 300 $M alltoallv --gpus 0-3 --counts $here/$k.txt "${sizes[@]}" --out "$d/$name" \
       > "$d/$name.stdout" 2> "$d/$name.stderr"

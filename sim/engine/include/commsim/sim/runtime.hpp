@@ -122,6 +122,11 @@ struct Program {
   /// launch cost per iteration, the graph's kernel gap, and a cross-GPU join where one thread drives several
   /// GPUs.
   bool cuda_graph = false;
+  /// RunResult::per_iteration as nccl-tests and commsim-measure time a thread-per-GPU run: every host thread
+  /// times its own GPUs, from the end of the warmup to its GPUs' last kernel, and the times are averaged over
+  /// the threads (nccl-tests' default `-a 1`). false: to the last kernel of any GPU (with one thread, the
+  /// same).
+  bool mean_over_threads = false;
 };
 
 /// How the first measured iteration moved one operation (40 bytes; RunOptions::op_records says how many a run
