@@ -21,7 +21,37 @@ void EventQueue::at_tagged(Picoseconds when, Tag tag) {
   check_time(when);
   if (tag & kActionBit) throw Error("an event's tag must be below 2^63");
   if (!tag_handler_) throw Error("a tagged event needs a tag handler");
-  heap_.push({when, seq_++, tag});
+  push(when, tag);
+}
+
+void EventQueue::push(Picoseconds when, std::uint64_t payload) {
+  if (stage_.empty() || when != stage_when_) {
+    flush_stage();
+    stage_when_ = when;
+    stage_seq_ = seq_;
+  }
+  stage_.push_back(payload);
+  ++seq_;
+}
+
+void EventQueue::flush_stage() {
+  if (stage_.empty()) return;
+  if (stage_.size() == 1) {
+    heap_.push({stage_when_, stage_seq_, stage_.front()});
+    stage_.clear();
+    return;
+  }
+  std::size_t slot;
+  if (!free_runs_.empty()) {
+    slot = free_runs_.back();
+    free_runs_.pop_back();
+    runs_[slot].swap(stage_);
+  } else {
+    slot = runs_.size();
+    runs_.push_back(std::move(stage_));
+    stage_ = {};
+  }
+  heap_.push({stage_when_, stage_seq_, kRunBits | slot});
 }
 
 void EventQueue::after_tagged(Picoseconds delay, Tag tag) {
@@ -39,7 +69,7 @@ void EventQueue::at(Picoseconds when, Action action) {
     slot = actions_.size();
     actions_.push_back(std::move(action));
   }
-  heap_.push({when, seq_++, kActionBit | slot});
+  push(when, kActionBit | slot);
 }
 
 std::uint64_t EventQueue::run() {
@@ -61,36 +91,64 @@ void EventQueue::after(Picoseconds delay, Action action) {
 
 std::uint64_t EventQueue::run(const std::function<bool()>& poll, std::uint64_t every) {
   std::uint64_t n = 0;
-  while (!heap_.empty()) {
-    if (poll && every > 0 && n % every == 0 && !poll()) break;
+  // Asked before each event, while it is still queued: a stopped run leaves its events in the queue.
+  const auto stop = [&] { return poll && every > 0 && n % every == 0 && !poll(); };
+  while (true) {
+    flush_stage();
+    if (heap_.empty() || stop()) break;
     const Event e = heap_.top();
     heap_.pop();
-    if (e.when == now_) {
-      if (++events_at_now_ > max_events_at_one_time_) {
-        throw ValueError("the simulation ran " + std::to_string(max_events_at_one_time_) +
-                         " events without simulated time advancing (at " + std::to_string(now_) +
-                         " ps): stopped as a would-be hang");
+    if ((e.payload & kRunBits) != kRunBits) {
+      dispatch(e.when, e.payload);
+      ++n;
+      continue;
+    }
+    // A run: its payloads in order. Events they schedule gather in stage_ (later sequence numbers) and
+    // reach the heap after the run.
+    const auto slot = static_cast<std::size_t>(e.payload & ~kRunBits);
+    std::vector<std::uint64_t> run;
+    run.swap(runs_[slot]);
+    free_runs_.push_back(slot);
+    for (std::size_t i = 0; i < run.size(); ++i) {
+      if (i > 0 && stop()) {  // the rest goes back, as a run of its own
+        flush_stage();
+        stage_.assign(run.begin() + static_cast<std::ptrdiff_t>(i), run.end());
+        stage_when_ = e.when;
+        stage_seq_ = e.seq + i;
+        flush_stage();
+        return n;
       }
-    } else {
-      events_at_now_ = 0;
+      dispatch(e.when, run[i]);
+      ++n;
     }
-    if (events_run_ >= max_events_) {
-      throw ValueError("the simulation passed " + std::to_string(max_events_) +
-                       " events: stopped as a would-be hang (the workload is too large to simulate)");
-    }
-    now_ = e.when;
-    ++events_run_;
-    if (e.payload & kActionBit) {
-      const auto slot = static_cast<std::size_t>(e.payload & ~kActionBit);
-      Action a = std::move(actions_[slot]);
-      free_slots_.push_back(slot);
-      a();
-    } else {
-      tag_handler_(e.payload);
-    }
-    ++n;
   }
   return n;
+}
+
+void EventQueue::dispatch(Picoseconds when, std::uint64_t payload) {
+  if (when == now_) {
+    if (++events_at_now_ > max_events_at_one_time_) {
+      throw ValueError("the simulation ran " + std::to_string(max_events_at_one_time_) +
+                       " events without simulated time advancing (at " + std::to_string(now_) +
+                       " ps): stopped as a would-be hang");
+    }
+  } else {
+    events_at_now_ = 0;
+  }
+  if (events_run_ >= max_events_) {
+    throw ValueError("the simulation passed " + std::to_string(max_events_) +
+                     " events: stopped as a would-be hang (the workload is too large to simulate)");
+  }
+  now_ = when;
+  ++events_run_;
+  if (payload & kActionBit) {
+    const auto slot = static_cast<std::size_t>(payload & ~kActionBit);
+    Action a = std::move(actions_[slot]);
+    free_slots_.push_back(slot);
+    a();
+  } else {
+    tag_handler_(payload);
+  }
 }
 
 }  // namespace commsim::sim

@@ -73,3 +73,40 @@ TEST_CASE("event_queue: tagged events and actions at equal times run in insertio
   EventQueue untagged;
   CHECK_THROWS(untagged.at_tagged(0, 1));  // no handler
 }
+
+TEST_CASE(
+    "event_queue: a run of events at one time keeps insertion order, also when a poll stops it midway") {
+  // Runs form from consecutive events at one time; events the run schedules for the same time follow it, and
+  // earlier or later times sort around it. The reference order is the (time, insertion) order.
+  auto fill = [](EventQueue& q, std::vector<std::uint64_t>& order) {
+    q.set_tag_handler([&q, &order](EventQueue::Tag tag) {
+      order.push_back(tag);
+      if (tag == 12) q.after_tagged(0, 90);  // same time, after everything queued for it
+      if (tag == 13) q.after_tagged(3, 91);  // later, between runs
+    });
+    for (std::uint64_t t = 10; t < 16; ++t) q.at_tagged(7, t);  // a run at 7
+    q.at_tagged(2, 1);
+    q.at_tagged(7, 20);  // 7 again after another time: its own entry, after the run
+    q.at_tagged(10, 30);
+    q.at_tagged(10, 31);
+  };
+  const std::vector<std::uint64_t> expected{1, 10, 11, 12, 13, 14, 15, 20, 90, 30, 31, 91};
+  EventQueue whole;
+  std::vector<std::uint64_t> a;
+  fill(whole, a);
+  CHECK(whole.run() == expected.size());
+  CHECK(a == expected);
+  // Stopped every third event (the poll is asked before each), then resumed: the same order.
+  EventQueue parts;
+  std::vector<std::uint64_t> b;
+  fill(parts, b);
+  int asked = 0;
+  std::uint64_t total = 0;
+  for (int round = 0; round < 20 && !parts.empty(); ++round) {
+    total += parts.run([&] { return ++asked % 3 != 0; }, 1);
+  }
+  CHECK(parts.empty());
+  CHECK(total == expected.size());
+  CHECK(b == expected);
+  CHECK(parts.now() == 10);
+}

@@ -41,16 +41,26 @@ class EventQueue {
   /// queued (the caller abandons the simulation).
   std::uint64_t run(const std::function<bool()>& poll, std::uint64_t every);
   Picoseconds now() const { return now_; }
-  bool empty() const { return heap_.empty(); }
+  bool empty() const { return heap_.empty() && stage_.empty(); }
   std::uint64_t events_run() const { return events_run_; }
 
  private:
   struct Event {
     Picoseconds when;
     std::uint64_t seq;
-    std::uint64_t payload;  ///< the tag, or kActionBit | the Action's slot in actions_
+    std::uint64_t
+        payload;  ///< the tag, kActionBit | the Action's slot in actions_, or kRunBits | a run's slot
   };
   static constexpr std::uint64_t kActionBit = std::uint64_t{1} << 63;
+  /// A run: events scheduled one after another for the same time (a million transfers matched at one instant
+  /// start together) are one heap entry holding their payloads in order. Their sequence numbers are
+  /// consecutive, so no other event sorts between them and running them in order is insertion order.
+  static constexpr std::uint64_t kRunBits = kActionBit | std::uint64_t{1} << 62;
+  void push(Picoseconds when, std::uint64_t payload);
+  /// Puts the events being gathered (stage_) into the heap: one entry, or a run.
+  void flush_stage();
+  /// Runs one event's payload at `when`, within the limits on work.
+  void dispatch(Picoseconds when, std::uint64_t payload);
   void check_time(Picoseconds when) const;
   Picoseconds checked_after(Picoseconds delay) const;
   TagHandler tag_handler_;
@@ -62,6 +72,11 @@ class EventQueue {
   std::priority_queue<Event, std::vector<Event>, Later> heap_;
   std::vector<Action> actions_;
   std::vector<std::size_t> free_slots_;
+  std::vector<std::uint64_t> stage_;  ///< payloads of the latest pushes, all at stage_when_, not yet in heap_
+  Picoseconds stage_when_ = 0;
+  std::uint64_t stage_seq_ = 0;  ///< the first one's sequence number
+  std::vector<std::vector<std::uint64_t>> runs_;
+  std::vector<std::size_t> free_runs_;
   Picoseconds now_ = 0;
   std::uint64_t seq_ = 0;
   std::uint64_t events_run_ = 0;
