@@ -2,6 +2,7 @@
 #include "commsim/sim/event_queue.hpp"
 
 #include <string>
+#include <utility>
 
 #include "commsim/core/error.hpp"
 #include "commsim/core/limits.hpp"
@@ -25,33 +26,46 @@ void EventQueue::at_tagged(Picoseconds when, Tag tag) {
 }
 
 void EventQueue::push(Picoseconds when, std::uint64_t payload) {
-  if (stage_.empty() || when != stage_when_) {
-    flush_stage();
-    stage_when_ = when;
-    stage_seq_ = seq_;
+  for (int i = 0; i < open_; ++i) {
+    if (stages_[i].when == when) {
+      stages_[i].payloads.push_back(payload);
+      ++seq_;
+      return;
+    }
   }
-  stage_.push_back(payload);
-  ++seq_;
+  if (open_ == kStages) {  // close the oldest
+    close_stage(stages_[0]);
+    for (int i = 1; i < kStages; ++i) std::swap(stages_[i - 1], stages_[i]);
+    --open_;
+  }
+  Stage& st = stages_[open_++];
+  st.when = when;
+  st.seq = seq_++;
+  st.payloads.push_back(payload);
 }
 
-void EventQueue::flush_stage() {
-  if (stage_.empty()) return;
-  if (stage_.size() == 1) {
-    heap_.push({stage_when_, stage_seq_, stage_.front()});
-    stage_.clear();
+void EventQueue::close_stage(Stage& st) {
+  if (st.payloads.size() == 1) {
+    heap_.push({st.when, st.seq, st.payloads.front()});
+    st.payloads.clear();
     return;
   }
   std::size_t slot;
   if (!free_runs_.empty()) {
     slot = free_runs_.back();
     free_runs_.pop_back();
-    runs_[slot].swap(stage_);
   } else {
     slot = runs_.size();
-    runs_.push_back(std::move(stage_));
-    stage_ = {};
+    runs_.emplace_back();
   }
-  heap_.push({stage_when_, stage_seq_, kRunBits | slot});
+  runs_[slot].swap(st.payloads);
+  st.payloads.clear();
+  heap_.push({st.when, st.seq, kRunBits | slot});
+}
+
+void EventQueue::close_stages() {
+  for (int i = 0; i < open_; ++i) close_stage(stages_[i]);
+  open_ = 0;
 }
 
 void EventQueue::after_tagged(Picoseconds delay, Tag tag) {
@@ -94,7 +108,7 @@ std::uint64_t EventQueue::run(const std::function<bool()>& poll, std::uint64_t e
   // Asked before each event, while it is still queued: a stopped run leaves its events in the queue.
   const auto stop = [&] { return poll && every > 0 && n % every == 0 && !poll(); };
   while (true) {
-    flush_stage();
+    close_stages();
     if (heap_.empty() || stop()) break;
     const Event e = heap_.top();
     heap_.pop();
@@ -103,19 +117,20 @@ std::uint64_t EventQueue::run(const std::function<bool()>& poll, std::uint64_t e
       ++n;
       continue;
     }
-    // A run: its payloads in order. Events they schedule gather in stage_ (later sequence numbers) and
-    // reach the heap after the run.
+    // A run: its payloads in order. Events they schedule gather in open runs (later sequence numbers) and
+    // reach the heap after it.
     const auto slot = static_cast<std::size_t>(e.payload & ~kRunBits);
     std::vector<std::uint64_t> run;
     run.swap(runs_[slot]);
     free_runs_.push_back(slot);
     for (std::size_t i = 0; i < run.size(); ++i) {
       if (i > 0 && stop()) {  // the rest goes back, as a run of its own
-        flush_stage();
-        stage_.assign(run.begin() + static_cast<std::ptrdiff_t>(i), run.end());
-        stage_when_ = e.when;
-        stage_seq_ = e.seq + i;
-        flush_stage();
+        close_stages();
+        Stage rest;
+        rest.when = e.when;
+        rest.seq = e.seq + i;
+        rest.payloads.assign(run.begin() + static_cast<std::ptrdiff_t>(i), run.end());
+        close_stage(rest);
         return n;
       }
       dispatch(e.when, run[i]);

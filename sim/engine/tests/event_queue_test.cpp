@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "commsim/core/error.hpp"
@@ -109,4 +111,46 @@ TEST_CASE(
   CHECK(total == expected.size());
   CHECK(b == expected);
   CHECK(parts.now() == 10);
+}
+
+TEST_CASE(
+    "event_queue: events at several interleaved times run as a plain (time, insertion) queue runs them") {
+  // Pushes alternate between up to six times (more runs than stay open at once), and each event schedules
+  // more; a reference queue ordered by (time, insertion number) must see the same sequence.
+  struct Reference {
+    std::map<std::pair<Picoseconds, std::uint64_t>, std::uint64_t> pending;
+    std::uint64_t seq = 0;
+    Picoseconds now = 0;
+    void at(Picoseconds t, std::uint64_t tag) { pending[{t, seq++}] = tag; }
+  };
+  const auto follow_ups = [](std::uint64_t tag) {
+    std::vector<std::pair<Picoseconds, std::uint64_t>> out;  // (delay, tag)
+    if (tag < 400) {
+      for (std::uint64_t k = 0; k < tag % 3; ++k)
+        out.emplace_back(static_cast<Picoseconds>((tag + k) % 4), tag * 3 + k + 7);
+    }
+    return out;
+  };
+  EventQueue q;
+  Reference ref;
+  std::vector<std::uint64_t> got, want;
+  q.set_tag_handler([&](EventQueue::Tag tag) {
+    got.push_back(tag);
+    for (const auto& [d, t] : follow_ups(tag)) q.after_tagged(d, t);
+  });
+  for (std::uint64_t i = 0; i < 60; ++i) {
+    const Picoseconds t = static_cast<Picoseconds>((i * 7) % 6);
+    q.at_tagged(t, i);
+    ref.at(t, i);
+  }
+  while (!ref.pending.empty()) {
+    const auto it = ref.pending.begin();
+    ref.now = it->first.first;
+    const std::uint64_t tag = it->second;
+    ref.pending.erase(it);
+    want.push_back(tag);
+    for (const auto& [d, t] : follow_ups(tag)) ref.at(ref.now + d, t);
+  }
+  CHECK(q.run() == want.size());
+  CHECK(got == want);
 }

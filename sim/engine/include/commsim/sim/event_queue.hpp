@@ -41,7 +41,7 @@ class EventQueue {
   /// queued (the caller abandons the simulation).
   std::uint64_t run(const std::function<bool()>& poll, std::uint64_t every);
   Picoseconds now() const { return now_; }
-  bool empty() const { return heap_.empty() && stage_.empty(); }
+  bool empty() const { return heap_.empty() && open_ == 0; }
   std::uint64_t events_run() const { return events_run_; }
 
  private:
@@ -52,13 +52,22 @@ class EventQueue {
         payload;  ///< the tag, kActionBit | the Action's slot in actions_, or kRunBits | a run's slot
   };
   static constexpr std::uint64_t kActionBit = std::uint64_t{1} << 63;
-  /// A run: events scheduled one after another for the same time (a million transfers matched at one instant
-  /// start together) are one heap entry holding their payloads in order. Their sequence numbers are
-  /// consecutive, so no other event sorts between them and running them in order is insertion order.
+  /// A run: events scheduled for the same time while their run is open (a million transfers matched at one
+  /// instant start together) are one heap entry holding their payloads in order, keyed by the first one's
+  /// sequence number. Every event for that time scheduled while the run is open joins it, so no other event
+  /// of that time sorts between its members, and running them in order is insertion order. Up to kStages runs
+  /// (of different times) are open at once; all are closed into the heap before an event runs.
   static constexpr std::uint64_t kRunBits = kActionBit | std::uint64_t{1} << 62;
   void push(Picoseconds when, std::uint64_t payload);
-  /// Puts the events being gathered (stage_) into the heap: one entry, or a run.
-  void flush_stage();
+  struct Stage {
+    Picoseconds when = 0;
+    std::uint64_t seq = 0;                ///< the first event's sequence number
+    std::vector<std::uint64_t> payloads;  ///< in insertion order
+  };
+  static constexpr int kStages = 4;
+  /// Puts stage `i` into the heap (one entry, or a run) and closes it.
+  void close_stage(Stage& st);
+  void close_stages();
   /// Runs one event's payload at `when`, within the limits on work.
   void dispatch(Picoseconds when, std::uint64_t payload);
   void check_time(Picoseconds when) const;
@@ -72,9 +81,8 @@ class EventQueue {
   std::priority_queue<Event, std::vector<Event>, Later> heap_;
   std::vector<Action> actions_;
   std::vector<std::size_t> free_slots_;
-  std::vector<std::uint64_t> stage_;  ///< payloads of the latest pushes, all at stage_when_, not yet in heap_
-  Picoseconds stage_when_ = 0;
-  std::uint64_t stage_seq_ = 0;  ///< the first one's sequence number
+  Stage stages_[kStages];  ///< open runs, the first open_ of them, oldest first
+  int open_ = 0;
   std::vector<std::vector<std::uint64_t>> runs_;
   std::vector<std::size_t> free_runs_;
   Picoseconds now_ = 0;
