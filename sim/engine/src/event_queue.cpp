@@ -58,8 +58,7 @@ void EventQueue::close_stage(Stage& st) {
     slot = runs_.size();
     runs_.emplace_back();
   }
-  runs_[slot].swap(st.payloads);
-  st.payloads.clear();
+  runs_[slot].swap(st.payloads);  // a free slot is empty: the stage starts empty again
   heap_.push({st.when, st.seq, kRunBits | slot});
 }
 

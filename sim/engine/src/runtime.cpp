@@ -1012,6 +1012,8 @@ void Runtime::Execution::issue_iterations() {
 /// joins their streams: each of its kernels also waits for the previous iteration's kernels of the launch.
 void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration, std::size_t index) {
   const bool graph = program_.cuda_graph && iteration >= program_.warmup;
+  // The measured run's last iteration: where each host thread's GPUs are noted (mean_over_threads).
+  const bool last = program_.mean_over_threads && iteration + 1 == program_.warmup + program_.iterations;
   if (l.thread_per_rank) {
     if (l.kernels.size() != 1 || !l.kernels.front().every_rank)
       throw UsageError("a launch per rank needs exactly one kernel of every rank");
@@ -1020,7 +1022,6 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration, std::s
     // Each rank's launch: one GPU, no send/recv, one collective (one GPU per thread: no graph join).
     const Picoseconds host =
         graph ? 0 : model_.host_launch_time(1, 0, 1) + l.framework_calls * model_.framework_call_time();
-    const bool last = program_.mean_over_threads && iteration + 1 == program_.warmup + program_.iterations;
     for (std::size_t r = 0; r < members.size(); ++r) {
       Picoseconds& t = thread_time_[l.thread + static_cast<int>(r)];
       t += host;
@@ -1067,7 +1068,6 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration, std::s
     if (graph_previous_.size() <= index) graph_previous_.resize(index + 1);
     previous = &graph_previous_[index];
   }
-  const bool last = program_.mean_over_threads && iteration + 1 == program_.warmup + program_.iterations;
   const auto issue = [&](const KernelSpec& k, int gpu, int rank) {
     issue_kernel(k, gpu, iteration, t, rank, graph, previous);
     if (last) thread_gpus_[l.thread].push_back(gpu);
@@ -1282,7 +1282,7 @@ void Runtime::Execution::kernel_op_done(int k) {
   busy_[ki.sid] = 0;
   if (!ki.marker) last_end_[ki.sid] = ki.end;
   result_.iteration_end[ki.iteration] = std::max(result_.iteration_end[ki.iteration], ki.end);
-  if (ki.iteration + 1 == static_cast<int>(result_.iteration_end.size())) {
+  if (program_.mean_over_threads && ki.iteration + 1 == static_cast<int>(result_.iteration_end.size())) {
     Picoseconds& g = last_gpu_end_[static_cast<std::size_t>(ki.gpu)];
     g = std::max(g, ki.end);
   }

@@ -65,7 +65,7 @@ class EventQueue {
     std::vector<std::uint64_t> payloads;  ///< in insertion order
   };
   static constexpr int kStages = 4;
-  /// Puts stage `i` into the heap (one entry, or a run) and closes it.
+  /// Puts `st`'s events into the heap (one entry, or a run) and empties it.
   void close_stage(Stage& st);
   void close_stages();
   /// Runs one event's payload at `when`, within the limits on work.
