@@ -198,6 +198,19 @@ void FlowNetwork::mark_stale() {
   });
 }
 
+/// A solve of a huge component (a million flows started at one instant) leaves scratch of tens of MB; it is
+/// freed, not kept for solves that do not need it. Small scratch is kept for reuse.
+void FlowNetwork::release_solver_scratch() {
+  release_if_large(comp_);
+  release_if_large(comp_res_);
+  release_if_large(stack_);
+  release_if_large(caps_);
+  release_if_large(rates_);
+  release_if_large(levels_);
+  release_if_large(shares_);
+  release_if_large(dirty_classes_);
+}
+
 void FlowNetwork::settle() {
   if (!stale_) return;
   stale_ = false;
@@ -292,6 +305,7 @@ void FlowNetwork::settle() {
     dirty_classes_.clear();
     clear_dirty_resources();
     schedule_next();
+    release_solver_scratch();
     return;
   }
   dirty_classes_.clear();

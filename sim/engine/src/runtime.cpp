@@ -637,15 +637,16 @@ class Runtime::Execution {
  private:
   // In-flight transfers and collectives live in slots (reused); completion callbacks carry a slot number
   // and `this`, so they fit std::function's inline storage: no allocation per flow.
-  /// 40 bytes (a million are in flight in an all-to-all over 1,024 GPUs): source and destination are the
-  /// send's and receive's GPUs, the bytes the send's, the route the pair's (looked up again to start).
+  /// 32 bytes (a million are in flight in an all-to-all over 1,024 GPUs): source and destination are the
+  /// send's and receive's GPUs, the bytes the send's, the route the pair's (looked up again to start); its
+  /// OpRecord, if it is recorded, in records_.
   struct TransferState {
     Posted s{}, r{};
-    int remaining = 0;                 ///< parts still moving
-    std::uint32_t record = kNoRecord;  ///< its OpRecord in result_.ops, if it is recorded
     Picoseconds start = 0;
-    const models::TransferPlan* plan = nullptr;
+    std::uint32_t plan = 0;  ///< index in plan_list_
+    int remaining = 0;       ///< parts still moving
   };
+  static_assert(sizeof(TransferState) <= 32);
   static constexpr std::uint32_t kNoRecord = std::numeric_limits<std::uint32_t>::max();
   /// Flow tags (FlowNetwork::start_tagged): a transfer's part is slot << kPartBits | part (parts beyond
   /// kPartLimit, which no model makes, complete through a callback); a collective's flow kCollTag | slot.
@@ -710,7 +711,7 @@ class Runtime::Execution {
   std::span<const int> route(const Impl::PairCache& pc, int src, int dst, Transport transport);
   void post(int k, int op_index);
   void begin_transfer(Posted s, Posted r);
-  const models::TransferPlan& transfer_plan(int comm, std::uint64_t bytes, const models::PairInfo& info,
+  std::uint32_t transfer_plan(int comm, std::uint64_t bytes, const models::PairInfo& info,
                                             bool shared, int send_warps, int recv_warps);
   /// The warps NCCL's kernel gives operation `op` of kernel `ki` on each of its channel parts (the model's
   /// p2p_warps over the kernel's whole group): an index into warp_lists_, or -1 for the plan's default (a
@@ -797,7 +798,9 @@ class Runtime::Execution {
   // lives only while posts wait on it (an all-to-all over 1,024 GPUs has a million keys, each used once).
   PostTable sends_, recvs_;
   // Plans depend on the pair only through what the model sees of it (PairInfo): pairs alike share a plan.
-  std::map<PlanKey, models::TransferPlan> plans_;
+  std::map<PlanKey, std::uint32_t> plans_;                ///< -> plan_list_
+  std::deque<models::TransferPlan> plan_list_;            ///< never moves: transfers keep indices
+  std::unordered_map<int, std::uint32_t> records_;        ///< transfer slot -> its OpRecord in result_.ops
   // Warp splits, computed once per kernel spec of two or more operations and shared by equal ones.
   std::unordered_map<const KernelSpec*, int> spec_layout_;  ///< -> layouts_
   std::vector<std::vector<int>> layouts_;                   ///< per op: index into warp_lists_, or -1
@@ -1409,19 +1412,13 @@ void Runtime::Execution::begin_transfer(Posted s, Posted r) {
   const bool shared = sk.shared || kernels_[r.kernel].shared;
   const int send_warps = op_warps(sk, s.op);
   const int recv_warps = op_warps(kernels_[r.kernel], r.op);
-  const models::TransferPlan& plan =
-      transfer_plan(sk.spec->comm, bytes, info, shared, send_warps, recv_warps);
   TransferState ts;
+  ts.plan = transfer_plan(sk.spec->comm, bytes, info, shared, send_warps, recv_warps);
+  const models::TransferPlan& plan = plan_list_[ts.plan];
   ts.s = s;
   ts.r = r;
-  ts.plan = &plan;
   ts.start = q_.now();
   ts.remaining = static_cast<int>(plan.parts.size());
-  if (kernels_[s.kernel].iteration == program_.warmup && result_.ops.size() < options_.op_records) {
-    if (result_.ops.size() >= kNoRecord) throw Error("more than 2^32 - 1 transfers in one iteration");
-    ts.record = static_cast<std::uint32_t>(result_.ops.size());
-    result_.ops.push_back({src, dst, bytes, plan.transport, plan.protocol, plan.channels, ts.start, 0});
-  }
   int t;
   if (!free_transfers_.empty()) {
     t = free_transfers_.back();
@@ -1431,11 +1428,16 @@ void Runtime::Execution::begin_transfer(Posted s, Posted r) {
     t = static_cast<int>(transfers_.size());
     transfers_.push_back(ts);
   }
+  if (kernels_[s.kernel].iteration == program_.warmup && result_.ops.size() < options_.op_records) {
+    if (result_.ops.size() >= kNoRecord) throw Error("more than 2^32 - 1 transfers in one iteration");
+    records_[t] = static_cast<std::uint32_t>(result_.ops.size());
+    result_.ops.push_back({src, dst, bytes, plan.transport, plan.protocol, plan.channels, ts.start, 0});
+  }
   q_.after_tagged(plan.base_latency, event_tag(Ev::StartParts, t));
 }
 
 /// The model's plan for a transfer, shared by every pair the model sees alike.
-const models::TransferPlan& Runtime::Execution::transfer_plan(int comm, std::uint64_t bytes,
+std::uint32_t Runtime::Execution::transfer_plan(int comm, std::uint64_t bytes,
                                                               const models::PairInfo& info, bool shared,
                                                               int send_warps, int recv_warps) {
   auto pk = std::make_tuple(comm, bytes, shared, send_warps, recv_warps, static_cast<int>(info.path),
@@ -1443,8 +1445,13 @@ const models::TransferPlan& Runtime::Execution::transfer_plan(int comm, std::uin
                             info.route_bandwidth);
   auto pit = plans_.find(pk);
   if (pit != plans_.end()) return pit->second;
-  if (send_warps < 0 && recv_warps < 0)
-    return plans_.emplace(pk, model_.plan(bytes, info, comms_[comm], shared)).first->second;
+  const auto add = [&](models::TransferPlan plan) {
+    const auto id = static_cast<std::uint32_t>(plan_list_.size());
+    plan_list_.push_back(std::move(plan));
+    plans_.emplace(pk, id);
+    return id;
+  };
+  if (send_warps < 0 && recv_warps < 0) return add(model_.plan(bytes, info, comms_[comm], shared));
   // Each end's warps per part; an end without a list gives what its kernel's default would.
   const models::PartWarps fallback = shared ? models::kSharedWarps : models::kSoloWarps;
   const std::vector<models::PartSlot> none;
@@ -1466,7 +1473,7 @@ const models::TransferPlan& Runtime::Execution::transfer_plan(int comm, std::uin
       warps[p].recv_partner = r.partner;
     }
   }
-  return plans_.emplace(pk, model_.plan(bytes, info, comms_[comm], warps)).first->second;
+  return add(model_.plan(bytes, info, comms_[comm], warps));
 }
 
 int Runtime::Execution::comm_rank(int comm, int gpu) {
@@ -1549,7 +1556,7 @@ void Runtime::Execution::start_self_copy(int k, int op_index) {
 /// Transfer `t` starts one flow per channel part on its path.
 void Runtime::Execution::start_parts(int t) {
   const TransferState& ts = transfers_[t];
-  const models::TransferPlan& plan = *ts.plan;
+  const models::TransferPlan& plan = plan_list_[ts.plan];
   const int src = kernels_[ts.s.kernel].gpu, dst = kernels_[ts.r.kernel].gpu;
   const std::span<const int> path = route(src, dst, plan.transport);
   for (std::size_t i = 0; i < plan.parts.size(); ++i) {
@@ -1566,7 +1573,7 @@ void Runtime::Execution::start_parts(int t) {
 
 /// A channel part has arrived: the transfer ends after the part's fixed overhead.
 void Runtime::Execution::part_done(int t, int part) {
-  q_.after_tagged(transfers_[t].plan->parts[part].overhead, event_tag(Ev::FinishTransfer, t));
+  q_.after_tagged(plan_list_[transfers_[t].plan].parts[part].overhead, event_tag(Ev::FinishTransfer, t));
 }
 
 /// One part of transfer `t` is done; after the last, the transfer ends and so do its send and receive.
@@ -1575,7 +1582,13 @@ void Runtime::Execution::finish_transfer(int t) {
   if (--ts.remaining > 0) return;
   const TransferState done = ts;
   free_transfers_.push_back(t);
-  if (done.record != kNoRecord) result_.ops[done.record].end = q_.now();
+  if (!records_.empty()) {
+    const auto rec = records_.find(t);
+    if (rec != records_.end()) {
+      result_.ops[rec->second].end = q_.now();
+      records_.erase(rec);
+    }
+  }
   const int src = kernels_[done.s.kernel].gpu, dst = kernels_[done.r.kernel].gpu;
   note_moving(kernels_[done.s.kernel].iteration, src, done.start);
   note_moving(kernels_[done.s.kernel].iteration, dst, done.start);

@@ -241,6 +241,7 @@ class FlowNetwork {
   bool has_last_bucket_ = false;
   void add_due(Picoseconds when, int cls, std::uint32_t version);
   Buckets::iterator erase_bucket(Buckets::iterator it);
+  void release_solver_scratch();
   std::vector<ResourceId> loaded_;  ///< resources with load after the last recomputation (observer mode)
   std::uint64_t next_seq_ = 0;
   std::uint64_t visit_ = 0;
