@@ -711,8 +711,8 @@ class Runtime::Execution {
   std::span<const int> route(const Impl::PairCache& pc, int src, int dst, Transport transport);
   void post(int k, int op_index);
   void begin_transfer(Posted s, Posted r);
-  std::uint32_t transfer_plan(int comm, std::uint64_t bytes, const models::PairInfo& info,
-                                            bool shared, int send_warps, int recv_warps);
+  std::uint32_t transfer_plan(int comm, std::uint64_t bytes, const models::PairInfo& info, bool shared,
+                              int send_warps, int recv_warps);
   /// The warps NCCL's kernel gives operation `op` of kernel `ki` on each of its channel parts (the model's
   /// p2p_warps over the kernel's whole group): an index into warp_lists_, or -1 for the plan's default (a
   /// kernel of one operation, or a model without such a split).
@@ -798,9 +798,9 @@ class Runtime::Execution {
   // lives only while posts wait on it (an all-to-all over 1,024 GPUs has a million keys, each used once).
   PostTable sends_, recvs_;
   // Plans depend on the pair only through what the model sees of it (PairInfo): pairs alike share a plan.
-  std::map<PlanKey, std::uint32_t> plans_;                ///< -> plan_list_
-  std::deque<models::TransferPlan> plan_list_;            ///< never moves: transfers keep indices
-  std::unordered_map<int, std::uint32_t> records_;        ///< transfer slot -> its OpRecord in result_.ops
+  std::map<PlanKey, std::uint32_t> plans_;          ///< -> plan_list_
+  std::deque<models::TransferPlan> plan_list_;      ///< never moves: transfers keep indices
+  std::unordered_map<int, std::uint32_t> records_;  ///< transfer slot -> its OpRecord in result_.ops
   // Warp splits, computed once per kernel spec of two or more operations and shared by equal ones.
   std::unordered_map<const KernelSpec*, int> spec_layout_;  ///< -> layouts_
   std::vector<std::vector<int>> layouts_;                   ///< per op: index into warp_lists_, or -1
@@ -1437,9 +1437,8 @@ void Runtime::Execution::begin_transfer(Posted s, Posted r) {
 }
 
 /// The model's plan for a transfer, shared by every pair the model sees alike.
-std::uint32_t Runtime::Execution::transfer_plan(int comm, std::uint64_t bytes,
-                                                              const models::PairInfo& info, bool shared,
-                                                              int send_warps, int recv_warps) {
+std::uint32_t Runtime::Execution::transfer_plan(int comm, std::uint64_t bytes, const models::PairInfo& info,
+                                                bool shared, int send_warps, int recv_warps) {
   auto pk = std::make_tuple(comm, bytes, shared, send_warps, recv_warps, static_cast<int>(info.path),
                             info.nvlinks, info.nvlink_bandwidth, info.same_node, info.tcp, info.path_latency,
                             info.route_bandwidth);
