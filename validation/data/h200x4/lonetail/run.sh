@@ -19,8 +19,12 @@ mkdir -p "$d"
 nvidia-smi topo -m > "$d/topo.txt" 2>&1
 nvidia-smi -q -d CLOCK,PERFORMANCE > "$d/clocks_start.txt" 2>&1
 sizes=(--min-bytes 4MiB --max-bytes 1GiB --factor 4 --reps 3 --drift-seconds 2)
+ngpus=$(nvidia-smi -L | grep -c '^GPU')
 grep -v '^#' $here/cases.txt | while IFS='|' read -r name args; do
   name=$(echo $name)
+  # The cases a machine of fewer GPUs can run (a 2-GPU lease runs the --gpus 0-1 ones).
+  last=$(echo $args | sed -E 's/.*--gpus 0-([0-9]+).*/\1/')
+  [ $((last + 1)) -le $ngpus ] || { echo "$name: skipped, needs $((last + 1)) GPUs" | tee -a "$d/exit_codes.txt"; continue; }
   [ $SECONDS -lt ${BUDGET_S:-300} ] || { echo "$name: skipped, past ${BUDGET_S:-300} s" | tee -a "$d/exit_codes.txt"; continue; }
   timeout 300 $M alltoallv $args "${sizes[@]}" --out "$d/$name" > "$d/$name.stdout" 2> "$d/$name.stderr"
   echo "$name: exit $? at $SECONDS s" | tee -a "$d/exit_codes.txt"
