@@ -418,7 +418,10 @@ class NcclModel final : public TransferModel {
           continue;
         }
         std::uint8_t send_partner = kNoPartner, recv_partner = kNoPartner;
-        if (has_send && has_recv) {
+        // Only where the two directions go to different peers (rank + d and rank - d with d != n/2): a pair
+        // of GPUs exchanging unequal blocks in one work shows no such slowdown
+        // (validation/data/h100x2/lonetail).
+        if (has_send && has_recv && ops[w.send].peer != ops[w.recv].peer) {
           const std::uint64_t sb = part_size(ops[w.send].bytes, w.nsend, static_cast<int>(part));
           const std::uint64_t rb = part_size(ops[w.recv].bytes, w.nrecv, static_cast<int>(part));
           send_partner = partner_share(rb, sb);

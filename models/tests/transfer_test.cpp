@@ -309,7 +309,7 @@ TEST_CASE("transfer: works with other GPUs on one channel share its budget, a co
   CHECK(r2[15].load == 4);
 }
 
-TEST_CASE("transfer: a direction whose work's other direction is smaller moves at lone_tail_rate after it") {
+TEST_CASE("transfer: a direction whose work's smaller other direction goes to another peer slows after it") {
   const PairInfo p = nvswitch_pair();
   const std::vector<int> one_node(4, 0);
   // p2p_warps: rank 1 sends 1 MiB to rank 2 and receives 4 MiB from rank 0 (one round, one work): 8 parts
@@ -332,6 +332,13 @@ TEST_CASE("transfer: a direction whose work's other direction is smaller moves a
     for (const PartSlot& s : op) CHECK(s.partner == kNoPartner);
   const auto lone = m->p2p_warps(c4, 1, one_node, std::vector<GroupOp>{{GroupOp::Dir::Recv, 0, 4u << 20}});
   for (const PartSlot& s : lone[0]) CHECK(s.partner == kNoPartner);
+  // Both directions with the same peer (delta 2 of 4 ranks, or a pair of GPUs): no partner reported.
+  const auto same = m->p2p_warps(
+      c4, 1, one_node,
+      std::vector<GroupOp>{{GroupOp::Dir::Send, 3, 1u << 20}, {GroupOp::Dir::Recv, 3, 4u << 20}});
+  REQUIRE(same.size() == 2);
+  for (const auto& op : same)
+    for (const PartSlot& s : op) CHECK(s.partner == kNoPartner);
 
   // plan: a partner carrying r = 0.5 of the part's bytes, lone_tail_rate 0.5: half the bytes at the paired
   // rate, half at half of it, 1 / (0.5 + 0.5 / 0.5) = 2/3 of the rate. The end where it happens counts

@@ -139,7 +139,8 @@ struct PartSlot {
   std::uint8_t load = 0;
   /// The other direction of this part's work (a send's receive, a receive's send) on the same channel: its
   /// bytes as a share of this part's in 1/250ths, rounded up, when smaller; kNoPartner when it is not smaller
-  /// or the work has no other direction there. The smaller one ends first and its warps stay idle.
+  /// or the work has no other direction there (or both directions are with one peer). The smaller one ends
+  /// first and its warps stay idle.
   std::uint8_t partner = 255;
   bool operator==(const PartSlot&) const = default;
 };
