@@ -24,8 +24,6 @@ int log2_up(int v) {
   while ((1 << b) < v) ++b;
   return b;
 }
-/// Bytes of part `i` when `bytes` are split over `n` channels as NCCL does (ncclP2pPartBounds: parts 4 KiB
-/// aligned, the last ones possibly short or empty).
 /// `other` bytes as a share of `own` in 1/250ths, rounded up (PartSlot::partner), or kNoPartner when not
 /// smaller.
 std::uint8_t partner_share(std::uint64_t other, std::uint64_t own) {
@@ -33,6 +31,8 @@ std::uint8_t partner_share(std::uint64_t other, std::uint64_t own) {
   return static_cast<std::uint8_t>(std::min<std::uint64_t>(249, (other * 250 + own - 1) / own));
 }
 
+/// Bytes of part `i` when `bytes` are split over `n` channels as NCCL does (ncclP2pPartBounds: parts 4 KiB
+/// aligned, the last ones possibly short or empty).
 std::uint64_t part_size(std::uint64_t bytes, int n, int i) {
   if (bytes == 0) return 0;
   const std::uint64_t part = ((div_up(bytes, static_cast<std::uint64_t>(n)) + 4095) / 4096) * 4096;
@@ -420,7 +420,7 @@ class NcclModel final : public TransferModel {
         std::uint8_t send_partner = kNoPartner, recv_partner = kNoPartner;
         // Only where the two directions go to different peers (rank + d and rank - d with d != n/2): a pair
         // of GPUs exchanging unequal blocks in one work shows no such slowdown
-        // (validation/data/h100x2/lonetail).
+        // (validation/data/h200x2/lonetail, h100x2/lonetail).
         if (has_send && has_recv && ops[w.send].peer != ops[w.recv].peer) {
           const std::uint64_t sb = part_size(ops[w.send].bytes, w.nsend, static_cast<int>(part));
           const std::uint64_t rb = part_size(ops[w.recv].bytes, w.nrecv, static_cast<int>(part));
