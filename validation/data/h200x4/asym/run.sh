@@ -20,8 +20,8 @@ mkdir -p "$d"
 nvidia-smi topo -m > "$d/topo.txt" 2>&1
 nvidia-smi -q -d CLOCK,PERFORMANCE > "$d/clocks_start.txt" 2>&1
 sizes=(--min-bytes 4MiB --max-bytes 1GiB --factor 4 --reps 3 --drift-seconds 2)
-for ch in default 8; do
-  for k in asym1 asym075 asym05 asym025; do
+for ch in ${CHANNELS:-default 8}; do
+  for k in ${CASES:-asym1 asym075 asym05 asym025}; do
     name=${k}_ch$ch
     [ $SECONDS -lt ${BUDGET_S:-300} ] || { echo "$name: skipped, past ${BUDGET_S:-300} s" | tee -a "$d/exit_codes.txt"; continue; }
     if [ "$ch" = default ]; then envs=(); else envs=(NCCL_MAX_NCHANNELS=$ch); fi
