@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "commsim/core/args.hpp"
 #include "commsim/workloads/alltoallv.hpp"
 #include "gpu/check.hpp"
 #include "gpu/measure_workload.hpp"
@@ -18,7 +19,8 @@ const std::vector<std::uint64_t>& matrix(const Config& c) {
   if (fresh) {
     it->second = workloads::alltoallv_matrix(static_cast<int>(c.gpus.size()), c.bytes, c.args.number("--skew"),
                                              static_cast<std::uint64_t>(c.args.integer("--skew-seed")),
-                                             c.args.str("--counts"));
+                                             c.args.str("--counts"),
+                                             parse_size_flag("--block-align", c.args.str("--block-align")));
   }
   return it->second;
 }

@@ -1,4 +1,5 @@
 // alltoallv on the simulator's side: the uneven all-to-all of MoE token dispatch, grouped sends and receives.
+#include "commsim/core/args.hpp"
 #include "commsim/workloads/alltoallv.hpp"
 #include "commsim/sim/sim_workload.hpp"
 
@@ -11,7 +12,7 @@ Program program(const RowRequest& row) {
   const int n = static_cast<int>(row.gpus.size());
   const std::vector<std::uint64_t> m = workloads::alltoallv_matrix(
       n, row.bytes, row.args.number("--skew"), static_cast<std::uint64_t>(row.args.integer("--skew-seed")),
-      row.args.str("--counts"));
+      row.args.str("--counts"), parse_size_flag("--block-align", row.args.str("--block-align")));
   const auto nn = static_cast<std::size_t>(n);
   std::vector<KernelSpec> kernels;
   for (std::size_t r = 0; r < nn; ++r) {

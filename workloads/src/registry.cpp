@@ -131,6 +131,15 @@ std::vector<WorkloadSpec> build() {
        false,
        Side::Both,
        {}});
+  alltoallv.flags.push_back(
+      {"--block-align",
+       Kind::Text,
+       "Every block a multiple of this size (a multiple of 4 B), so that blocks\nlying back to back in the "
+       "buffers start aligned to it: 4B (floats),\n16B (NCCL's vector copies), or a token's bytes (8KiB)",
+       "4B",
+       false,
+       Side::Both,
+       {}});
   out.push_back(alltoallv);
 
   WorkloadSpec exchange;

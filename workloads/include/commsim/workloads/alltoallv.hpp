@@ -60,12 +60,15 @@ inline std::vector<double> alltoallv_counts_file(const std::string& file, int n)
 /// Bytes rank r sends rank p (index r*n+p) in one alltoallv over n ranks that moves `bytes` per rank on
 /// average (nccl-tests' size column: the mean send buffer). Weights come from `counts_file` when given, else
 /// from a seeded skew: expert (peer) popularity 1/(1+k)^skew over a permutation of the peers drawn from
-/// `seed` (skew 0: uniform, which is alltoall). Every size is a multiple of 4 B (floats); a rank's block to
-/// itself is a local copy and is 0. Throws UsageError for fewer than 2 ranks, a negative skew or weights that
-/// sum to 0.
+/// `seed` (skew 0: uniform, which is alltoall). Every size is a multiple of `align` bytes (default 4 B:
+/// floats; blocks lie back to back in the buffers, so their offsets are multiples of it too); a rank's block
+/// to itself is a local copy and is 0. Throws UsageError for fewer than 2 ranks, a negative skew, weights
+/// that sum to 0 or an alignment that is not a positive multiple of 4 B.
 inline std::vector<std::uint64_t> alltoallv_matrix(int n, std::uint64_t bytes, double skew,
-                                                   std::uint64_t seed, const std::string& counts_file = {}) {
+                                                   std::uint64_t seed, const std::string& counts_file = {},
+                                                   std::uint64_t align = 4) {
   if (n < 2) throw UsageError("alltoallv needs at least 2 GPUs");
+  if (align == 0 || align % 4 != 0) throw UsageError("--block-align must be a positive multiple of 4 B");
   if (!(skew >= 0) || skew > 100) throw UsageError("--skew must be between 0 and 100");
   const auto nn = static_cast<std::size_t>(n);
   std::vector<double> w(nn * nn, 0.0);
@@ -96,7 +99,7 @@ inline std::vector<std::uint64_t> alltoallv_matrix(int n, std::uint64_t bytes, d
   const double moved = static_cast<double>(bytes) * static_cast<double>(n - 1);
   std::vector<std::uint64_t> out(nn * nn, 0);
   for (std::size_t i = 0; i < nn * nn; ++i)
-    out[i] = static_cast<std::uint64_t>(std::floor(moved * w[i] / total / 4.0)) * 4;
+    out[i] = static_cast<std::uint64_t>(std::floor(moved * w[i] / total / static_cast<double>(align))) * align;
   return out;
 }
 
