@@ -91,7 +91,6 @@ const std::vector<Field>& fields() {
       {"p2p", "self_copy_bandwidth", Kind::Bandwidth, to(&P::self_copy_bandwidth)},
       {"p2p", "split_rate", Kind::Ratio, to(&P::split_rate)},
       {"p2p", "channel_budget", Kind::Ratio, to(&P::channel_budget)},
-      {"p2p", "lone_tail_rate", Kind::Ratio, to(&P::lone_tail_rate)},
       {"p2p", "nvlink_saturation", Kind::Sharpness, to(&P::nvlink_saturation)},
       {"p2p", "pcie_saturation", Kind::Sharpness, to(&P::pcie_saturation)},
       {"shm", "base_latency", Kind::Duration, to(&P::shm_base_latency)},
@@ -279,7 +278,6 @@ ModelParams ModelParams::parse(std::string_view toml_text, const std::string& fi
   require(p.shm_bandwidth > 0 && p.shm_channel_bandwidth > 0 && p.net_channel_bandwidth > 0,
           "transport bandwidths must be > 0");
   require(p.channel_budget >= 0, "p2p.channel_budget must be >= 0 (leave the key out: no budget)");
-  require(p.lone_tail_rate > 0 && p.lone_tail_rate <= 2, "p2p.lone_tail_rate must be in (0, 2]");
   require(p.shm_host_memory_bandwidth >= 0,
           "shm.host_memory_bandwidth must be >= 0 (leave the key out: not limited)");
   return p;

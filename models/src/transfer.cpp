@@ -24,13 +24,6 @@ int log2_up(int v) {
   while ((1 << b) < v) ++b;
   return b;
 }
-/// `other` bytes as a share of `own` in 1/250ths, rounded up (PartSlot::partner), or kNoPartner when not
-/// smaller.
-std::uint8_t partner_share(std::uint64_t other, std::uint64_t own) {
-  if (other >= own || own == 0) return kNoPartner;
-  return static_cast<std::uint8_t>(std::min<std::uint64_t>(249, (other * 250 + own - 1) / own));
-}
-
 /// Bytes of part `i` when `bytes` are split over `n` channels as NCCL does (ncclP2pPartBounds: parts 4 KiB
 /// aligned, the last ones possibly short or empty).
 std::uint64_t part_size(std::uint64_t bytes, int n, int i) {
@@ -234,14 +227,6 @@ class NcclModel final : public TransferModel {
     return std::pow(e / 10.0, gamma);
   }
 
-  /// The rate factor of a part whose work's other direction carries `partner`/250 of its bytes (kNoPartner:
-  /// not smaller): that share of the part moves while both do, the rest at p2p.lone_tail_rate.
-  double lone_tail(std::uint8_t partner) const {
-    if (partner == kNoPartner) return 1.0;
-    const double r = partner / 250.0;
-    return 1.0 / (r + (1.0 - r) / p_.lone_tail_rate);
-  }
-
   using TransferModel::plan;
   TransferPlan plan(std::uint64_t bytes, const PairInfo& pair, const CommInfo& comm,
                     std::span<const PartWarps> warps) const override {
@@ -269,9 +254,6 @@ class NcclModel final : public TransferModel {
       // The channel's budget, shared by every direction to or from another GPU on its batch at either end.
       const int load = std::max(w.send_load, w.recv_load);
       if (p_.channel_budget > 0 && load > 0) f = std::min(f, 2 * p_.channel_budget / load);
-      // The tail after the smaller direction of the part's work has ended, at the end where that happens.
-      if (p_.lone_tail_rate != 1.0 && !ll)
-        f *= std::min(lone_tail(w.send_partner), lone_tail(w.recv_partner));
       return f;
     };
     // The part whose warps are most plentiful sets the plan's rate; the others carry their own.
@@ -417,22 +399,8 @@ class NcclModel final : public TransferModel {
           out[w.send][part] = {static_cast<std::uint8_t>(lone), 0};
           continue;
         }
-        std::uint8_t send_partner = kNoPartner, recv_partner = kNoPartner;
-        // Only where the two directions go to different peers (rank + d and rank - d with d != n/2): a pair
-        // of GPUs exchanging unequal blocks in one work shows no such slowdown
-        // (validation/data/h200x2/lonetail, h100x2/lonetail).
-        if (has_send && has_recv && ops[w.send].peer != ops[w.recv].peer) {
-          const std::uint64_t sb = part_size(ops[w.send].bytes, w.nsend, static_cast<int>(part));
-          const std::uint64_t rb = part_size(ops[w.recv].bytes, w.nrecv, static_cast<int>(part));
-          send_partner = partner_share(rb, sb);
-          recv_partner = partner_share(sb, rb);
-        }
-        if (has_send) {
-          out[w.send][part] = {static_cast<std::uint8_t>(has_recv ? send_w : lone), load, send_partner};
-        }
-        if (has_recv) {
-          out[w.recv][part] = {static_cast<std::uint8_t>(has_send ? recv_w : lone), load, recv_partner};
-        }
+        if (has_send) out[w.send][part] = {static_cast<std::uint8_t>(has_recv ? send_w : lone), load};
+        if (has_recv) out[w.recv][part] = {static_cast<std::uint8_t>(has_send ? recv_w : lone), load};
       }
     }
     return out;

@@ -309,64 +309,6 @@ TEST_CASE("transfer: works with other GPUs on one channel share its budget, a co
   CHECK(r2[15].load == 4);
 }
 
-TEST_CASE("transfer: a direction whose work's smaller other direction goes to another peer slows after it") {
-  const PairInfo p = nvswitch_pair();
-  const std::vector<int> one_node(4, 0);
-  // p2p_warps: rank 1 sends 1 MiB to rank 2 and receives 4 MiB from rank 0 (one round, one work): 8 parts
-  // each, the send's partner 4x its size (none reported), the receive's a quarter (62.5 -> 63 of 250).
-  const auto m = nccl();
-  const CommInfo c4 = comm(*m, 4, p);
-  const auto slots = m->p2p_warps(
-      c4, 1, one_node,
-      std::vector<GroupOp>{{GroupOp::Dir::Send, 2, 1u << 20}, {GroupOp::Dir::Recv, 0, 4u << 20}});
-  REQUIRE(slots.size() == 2);
-  REQUIRE(slots[0].size() == 8);
-  REQUIRE(slots[1].size() == 8);
-  for (const PartSlot& s : slots[0]) CHECK(s.partner == kNoPartner);
-  for (const PartSlot& s : slots[1]) CHECK(s.partner == 63);
-  // Equal directions, or a lone one: no partner smaller than the part.
-  const auto eq = m->p2p_warps(
-      c4, 1, one_node,
-      std::vector<GroupOp>{{GroupOp::Dir::Send, 2, 4u << 20}, {GroupOp::Dir::Recv, 0, 4u << 20}});
-  for (const auto& op : eq)
-    for (const PartSlot& s : op) CHECK(s.partner == kNoPartner);
-  const auto lone = m->p2p_warps(c4, 1, one_node, std::vector<GroupOp>{{GroupOp::Dir::Recv, 0, 4u << 20}});
-  for (const PartSlot& s : lone[0]) CHECK(s.partner == kNoPartner);
-  // Both directions with the same peer (delta 2 of 4 ranks, or a pair of GPUs): no partner reported.
-  const auto same = m->p2p_warps(
-      c4, 1, one_node,
-      std::vector<GroupOp>{{GroupOp::Dir::Send, 3, 1u << 20}, {GroupOp::Dir::Recv, 3, 4u << 20}});
-  REQUIRE(same.size() == 2);
-  for (const auto& op : same)
-    for (const PartSlot& s : op) CHECK(s.partner == kNoPartner);
-
-  // plan: a partner carrying r = 0.5 of the part's bytes, lone_tail_rate 0.5: half the bytes at the paired
-  // rate, half at half of it, 1 / (0.5 + 0.5 / 0.5) = 2/3 of the rate. The end where it happens counts
-  // (the sender's or the receiver's); the smaller share (the longer tail) binds.
-  ModelParams params = ModelParams::defaults();
-  params.lone_tail_rate = 0.5;
-  const auto t = make_transfer_model("nccl", params, NcclEnv::parse({}));
-  const CommInfo c2 = comm(*t, 2, p);
-  const double shared = t->plan(64u << 20, p, c2, true).channel_rate;
-  auto rate = [&](PartWarps w) {
-    return t->plan(64u << 20, p, c2, std::span<const PartWarps>(&w, 1)).channel_rate;
-  };
-  PartWarps w = kSharedWarps;
-  CHECK(rate(w) == doctest::Approx(shared));
-  w.recv_partner = 125;
-  CHECK(rate(w) == doctest::Approx(shared * 2.0 / 3.0));
-  w.recv_partner = kNoPartner;
-  w.send_partner = 125;
-  CHECK(rate(w) == doctest::Approx(shared * 2.0 / 3.0));
-  w.recv_partner = 0;  // a partner of (nearly) no bytes: the whole part at lone_tail_rate
-  CHECK(rate(w) == doctest::Approx(shared * 0.5));
-  // The default (1.0) changes nothing.
-  const auto d = nccl();
-  const double dshared = d->plan(64u << 20, p, comm(*d, 2, p), true).channel_rate;
-  CHECK(d->plan(64u << 20, p, comm(*d, 2, p), std::span<const PartWarps>(&w, 1)).channel_rate ==
-        doctest::Approx(dshared));
-}
-
 TEST_CASE("transfer: a copy to self takes its slowest part's time at self_copy_bandwidth per 19 warps") {
   ModelParams params = ModelParams::defaults();
   params.self_copy_bandwidth = 100e9;

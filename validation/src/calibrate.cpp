@@ -62,7 +62,6 @@ const std::vector<Accessor>& accessors() {
       {{"p2p.solo_speedup", "", 0.8, 2.0}, [](const P& p) { return p.solo_speedup; }, true},
       {{"p2p.split_rate", "", 0.2, 1.5}, [](const P& p) { return p.split_rate; }, false},
       {{"p2p.channel_budget", "", 0.5, 4.0}, [](const P& p) { return p.channel_budget; }, false},
-      {{"p2p.lone_tail_rate", "", 0.2, 1.5}, [](const P& p) { return p.lone_tail_rate; }, false},
   };
   static const std::vector<Accessor> all = [] {
     std::vector<Accessor> out = list;

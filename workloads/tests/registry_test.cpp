@@ -56,7 +56,8 @@ TEST_CASE("registry: flag defaults per tool") {
 TEST_CASE("alltoallv: skew 0 gives alltoall's blocks, bytes/n to every other rank") {
   const auto m = alltoallv_matrix(4, 1 << 20, 0.0, 1);
   for (int r = 0; r < 4; ++r) {
-    for (int p = 0; p < 4; ++p) CHECK(m[static_cast<std::size_t>(r * 4 + p)] == (r == p ? 0u : (1u << 20) / 4));
+    for (int p = 0; p < 4; ++p)
+      CHECK(m[static_cast<std::size_t>(r * 4 + p)] == (r == p ? 0u : (1u << 20) / 4));
   }
 }
 
@@ -75,6 +76,30 @@ TEST_CASE("alltoallv: a skew moves the same bytes, unevenly, in whole floats, th
   CHECK(most > 4 * least);
   CHECK(alltoallv_matrix(8, bytes, 1.5, 7) == m);
   CHECK(alltoallv_matrix(8, bytes, 1.5, 8) != m);
+}
+
+TEST_CASE("alltoallv: --block-align makes every block, and so every back-to-back offset, a multiple of it") {
+  const std::uint64_t bytes = 64ULL << 20;
+  for (const std::uint64_t align : {16ULL, 8192ULL}) {
+    const auto m = alltoallv_matrix(4, bytes, 1.2, 1, {}, align);
+    std::uint64_t total = 0;
+    for (std::size_t r = 0; r < 4; ++r) {
+      std::uint64_t offset = 0;  // a rank's send buffer, blocks in peer order
+      for (std::size_t p = 0; p < 4; ++p) {
+        CHECK(offset % align == 0);
+        CHECK(m[r * 4 + p] % align == 0);
+        offset += m[r * 4 + p];
+        total += m[r * 4 + p];
+      }
+    }
+    // Rounding down each block loses less than one alignment unit a block.
+    CHECK(total <= bytes * 3);
+    CHECK(total + 12 * align > bytes * 3);
+  }
+  // The default, 4 B (floats), as before: the 4-B matrix is the one without the argument.
+  CHECK(alltoallv_matrix(4, bytes, 1.2, 1, {}, 4) == alltoallv_matrix(4, bytes, 1.2, 1));
+  CHECK_THROWS_AS(alltoallv_matrix(4, bytes, 1.2, 1, {}, 6), UsageError);
+  CHECK_THROWS_AS(alltoallv_matrix(4, bytes, 1.2, 1, {}, 0), UsageError);
 }
 
 TEST_CASE("alltoallv: bad counts files and flags are clear errors") {

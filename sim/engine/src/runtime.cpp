@@ -1463,13 +1463,11 @@ std::uint32_t Runtime::Execution::transfer_plan(int comm, std::uint64_t bytes, c
       const models::PartSlot& s = sl[std::min(p, sl.size() - 1)];
       warps[p].send = s.warps;
       warps[p].send_load = s.load;
-      warps[p].send_partner = s.partner;
     }
     if (!rl.empty()) {
       const models::PartSlot& r = rl[std::min(p, rl.size() - 1)];
       warps[p].recv = r.warps;
       warps[p].recv_load = r.load;
-      warps[p].recv_partner = r.partner;
     }
   }
   return add(model_.plan(bytes, info, comms_[comm], warps));
@@ -1514,12 +1512,11 @@ int Runtime::Execution::op_warps(const KernelInstance& ki, int op) {
                                           comm_nodes_[static_cast<std::size_t>(k.comm)], group);
       for (std::size_t g = 0; g < lists.size() && g < index.size(); ++g) {
         if (lists[g].empty()) continue;
-        std::string key;  // the list's bytes: warps, load and partner of each part
-        key.reserve(3 * lists[g].size());
+        std::string key;  // the list's bytes: warps and load of each part
+        key.reserve(2 * lists[g].size());
         for (const models::PartSlot& s : lists[g]) {
           key += static_cast<char>(s.warps);
           key += static_cast<char>(s.load);
-          key += static_cast<char>(s.partner);
         }
         auto [w, added] = warp_list_ids_.emplace(std::move(key), static_cast<int>(warp_lists_.size()));
         if (added) warp_lists_.push_back(lists[g]);

@@ -126,11 +126,6 @@ struct ModelParams {
   /// to or from other GPUs moves at most 2 channel_budget / d of that rate (k works that send and receive:
   /// channel_budget / k each), whatever its warps. 0: no budget (each work at its warps' rate alone).
   double channel_budget = 0;
-  /// Rate of a direction of a work (a send and a receive on one channel, to and from different peers) once
-  /// the other direction, carrying fewer bytes, has ended, over its rate while both move (NCCL keeps the warp
-  /// split until the batch ends). A part whose partner carries a share r < 1 of its bytes moves at
-  /// 1 / (r + (1 - r) / lone_tail_rate) of its rate. 1: no change.
-  double lone_tail_rate = 1.0;
   /// Bytes/s one channel's 19 warps copy within a GPU: a send to oneself with its receive (out of place).
   double self_copy_bandwidth = 0;
   Picoseconds shm_base_latency = 0;

@@ -125,10 +125,6 @@ struct PartWarps {
   /// (p2p.channel_budget). 0: not known (no budget applies).
   std::uint8_t send_load = 0;
   std::uint8_t recv_load = 0;
-  /// At each end, the bytes of the other direction of this part's work on its channel as a share of this
-  /// part's, in 1/250ths (PartSlot::partner): kNoPartner when it is not smaller (or there is none).
-  std::uint8_t send_partner = 255;
-  std::uint8_t recv_partner = 255;
   bool operator==(const PartWarps&) const = default;
 };
 
@@ -137,14 +133,8 @@ struct PartWarps {
 struct PartSlot {
   std::uint8_t warps = 0;
   std::uint8_t load = 0;
-  /// The other direction of this part's work (a send's receive, a receive's send) on the same channel: its
-  /// bytes as a share of this part's in 1/250ths, rounded up, when smaller; kNoPartner when it is not smaller
-  /// or the work has no other direction there (or both directions are with one peer). The smaller one ends
-  /// first and its warps stay idle.
-  std::uint8_t partner = 255;
   bool operator==(const PartSlot&) const = default;
 };
-inline constexpr std::uint8_t kNoPartner = 255;
 inline constexpr PartWarps kSharedWarps{10, 9};  ///< one work that sends and receives on the channel
 /// One work that only sends (or only receives): the kernel rounds a work's warps down to its send and receive
 /// split (10 + 9), so a lone direction gets 19.

@@ -99,7 +99,8 @@ inline std::vector<std::uint64_t> alltoallv_matrix(int n, std::uint64_t bytes, d
   const double moved = static_cast<double>(bytes) * static_cast<double>(n - 1);
   std::vector<std::uint64_t> out(nn * nn, 0);
   for (std::size_t i = 0; i < nn * nn; ++i)
-    out[i] = static_cast<std::uint64_t>(std::floor(moved * w[i] / total / static_cast<double>(align))) * align;
+    out[i] =
+        static_cast<std::uint64_t>(std::floor(moved * w[i] / total / static_cast<double>(align))) * align;
   return out;
 }
 
