@@ -1,5 +1,5 @@
-// alltoallv on commsim-measure's side: the uneven all-to-all of MoE token dispatch, grouped sends and receives of
-// the per-peer sizes both tools derive from the same flags (workloads/alltoallv.hpp).
+// alltoallv on commsim-measure's side: the uneven all-to-all of MoE token dispatch, grouped sends and
+// receives of the per-peer sizes both tools derive from the same flags (workloads/alltoallv.hpp).
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -17,10 +17,10 @@ const std::vector<std::uint64_t>& matrix(const Config& c) {
   thread_local std::map<std::pair<int, std::uint64_t>, std::vector<std::uint64_t>> cache;
   auto [it, fresh] = cache.try_emplace({c.id, c.bytes});
   if (fresh) {
-    it->second = workloads::alltoallv_matrix(static_cast<int>(c.gpus.size()), c.bytes, c.args.number("--skew"),
-                                             static_cast<std::uint64_t>(c.args.integer("--skew-seed")),
-                                             c.args.str("--counts"),
-                                             parse_size_flag("--block-align", c.args.str("--block-align")));
+    it->second = workloads::alltoallv_matrix(
+        static_cast<int>(c.gpus.size()), c.bytes, c.args.number("--skew"),
+        static_cast<std::uint64_t>(c.args.integer("--skew-seed")), c.args.str("--counts"),
+        parse_size_flag("--block-align", c.args.str("--block-align")));
   }
   return it->second;
 }
@@ -38,11 +38,11 @@ void issue(IssueContext& ctx) {
   for (std::size_t p = 0; p < nn; ++p) {
     const std::uint64_t out = m[r * nn + p], in = m[p * nn + r];
     if (out > 0)
-      COMMSIM_NCCL_CHECK(ncclSend(static_cast<char*>(dv.send) + send_at, out / 4, ncclFloat, static_cast<int>(p),
-                                  ctx.comm, dv.stream[0]));
+      COMMSIM_NCCL_CHECK(ncclSend(static_cast<char*>(dv.send) + send_at, out / 4, ncclFloat,
+                                  static_cast<int>(p), ctx.comm, dv.stream[0]));
     if (in > 0)
-      COMMSIM_NCCL_CHECK(ncclRecv(static_cast<char*>(dv.recv) + recv_at, in / 4, ncclFloat, static_cast<int>(p),
-                                  ctx.comm, dv.stream[0]));
+      COMMSIM_NCCL_CHECK(ncclRecv(static_cast<char*>(dv.recv) + recv_at, in / 4, ncclFloat,
+                                  static_cast<int>(p), ctx.comm, dv.stream[0]));
     send_at += out;
     recv_at += in;
   }

@@ -1,6 +1,6 @@
 // alltoallv on the simulator's side: the uneven all-to-all of MoE token dispatch, grouped sends and receives.
-#include "commsim/core/args.hpp"
 #include "commsim/workloads/alltoallv.hpp"
+#include "commsim/core/args.hpp"
 #include "commsim/sim/sim_workload.hpp"
 
 namespace commsim::sim {
