@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
-"""Signed error and MAPE of commsim's predictions (predict.sh output dirs given as arguments) against the runs in
-this directory's vm-* directories (median of the repetitions per size)."""
+"""Signed error and MAPE of commsim's predictions against commsim-measure runs: DATA_DIR holds the runs (vm-*/NAME/
+results.csv, median of the repetitions per size), each PRED_DIR one NAME.csv per run (a predict.sh output).
+Usage: validation/scripts/compare_predicted.py DATA_DIR PRED_DIR [PRED_DIR...] (PRED_DIRs relative to DATA_DIR or
+absolute). Sizes a prediction does not have (e.g. 3-GPU runs' rounded sizes) are left out; a run with none is '-'."""
 import csv, glob, os, sys
-here = os.path.dirname(os.path.abspath(__file__))
-dirs = sys.argv[1:]
+
+if len(sys.argv) < 3:
+    sys.exit(__doc__)
+here = os.path.abspath(sys.argv[1])
+dirs = [os.path.join(here, d) for d in sys.argv[2:]]
 meas = {}
 for d in sorted(glob.glob(here + '/vm-*')):
     for r in glob.glob(d + '/*/results.csv'):
