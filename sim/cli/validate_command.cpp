@@ -29,6 +29,8 @@ struct ValidateOptions {
   bool cross_validate = false;
   std::vector<std::string> families;
   std::vector<std::string> parameters;
+  std::vector<std::string> probe;         ///< --cross-validate: probed-start's probe configurations
+  std::vector<std::string> probe_params;  ///< and the parameters refitted on them
   std::string json;
   std::string band = "cross-validated";  ///< --cross-validate: where a fold's band takes its model error
   std::string band_out;                  ///< --cross-validate: write --band-set with the pooled held-out band
@@ -70,6 +72,8 @@ std::string validate_command_line(const ValidateOptions& o) {
   if (o.cross_validate) cmd += " --cross-validate";
   for (const auto& f : o.families) add("--family", f);
   for (const auto& p : o.parameters) add("--param", p);
+  for (const auto& p : o.probe) add("--probe", p);
+  for (const auto& p : o.probe_params) add("--probe-param", p);
   if (o.band != "cross-validated") add("--band", o.band);
   add("--band-set", o.band_set);
   add("--band-out", o.band_out);
@@ -89,9 +93,14 @@ void run_cross_validation(const ValidateOptions& o, const SimSetup& setup,
     throw UsageError("--cross-validate takes each run's NCCL knobs from its manifest's nccl_env column");
   std::vector<validation::Family> families;
   for (const auto& f : o.families) families.push_back(validation::parse_family(f));
-  if (families.empty()) families = validation::all_families();
+  if (families.empty()) {
+    families = validation::all_families();
+    if (!o.probe.empty()) families.push_back(validation::Family::ProbedStart);
+  }
   validation::CalibrateOptions fit;
   fit.parameters = o.parameters;
+  fit.probe = o.probe;
+  fit.probe_parameters = o.probe_params;
   fit.cross_validated_band = o.band == "cross-validated";
   const auto cv = validation::cross_validate(data, setup.topology, setup.params, families, fit);
   std::printf(
@@ -158,8 +167,10 @@ void run_validate(const ValidateOptions& o) {
     throw UsageError(
         "validate needs --measured DIR..., --nccl-tests FILE..., --torch FILE... or --manifest CSV...");
   if (o.cross_validate && o.manifests.empty()) throw UsageError("--cross-validate needs --manifest CSV...");
-  if (!o.cross_validate && (!o.families.empty() || !o.parameters.empty()))
-    throw UsageError("--family and --param belong to --cross-validate");
+  if (!o.cross_validate &&
+      (!o.families.empty() || !o.parameters.empty() || !o.probe.empty() || !o.probe_params.empty()))
+    throw UsageError("--family, --param, --probe and --probe-param belong to --cross-validate");
+  if (o.probe.empty() && !o.probe_params.empty()) throw UsageError("--probe-param needs --probe");
   if (!o.cross_validate && (!o.band_out.empty() || !o.band_set.empty() || o.band != "cross-validated"))
     throw UsageError("--band, --band-out and --band-set belong to --cross-validate");
   if (!o.band_set.empty() && o.band_out.empty()) throw UsageError("--band-set needs --band-out FILE");
@@ -322,15 +333,28 @@ void add_validate_command(CLI::App& app) {
   v->add_flag("--cross-validate", o->cross_validate,
               "Leave-one-family-out cross-validation over the --manifest data: per family\nvalue, fit on the "
               "rest (as calibrate) and predict the held-out rows");
-  v->add_option(
-      "--family", o->families,
-      "Families to hold out (repeatable): ring, pair, knob, collective, launch,\nstart (default: all)");
+  v->add_option("--family", o->families,
+                "Families to hold out (repeatable): ring, pair, knob, collective, launch,\nstart, "
+                "probed-start (default: "
+                "the first six, and probed-start with --probe)");
   v->add_option(
       "--param", o->parameters,
       "Parameters each fold fits, as section.key (repeatable; see calibrate).\nDefault: " + [] {
         std::string list;
         for (const auto& p : validation::default_cross_validation_parameters())
           list += (list.empty() ? "" : ", ") + p;
+        return list;
+      }());
+  v->add_option(
+      "--probe", o->probe,
+      "--cross-validate: a configuration as validate labels it (repeatable, e.g.\n'sendrecv gpus 0,1' "
+      "and 'sendrecv gpus 0,1 thread-per-gpu') that calibrates a\nheld-out machine start's host: the "
+      "probed-start family fits on the other\nstarts, refits --probe-param on these rows of the held-out "
+      "start, and predicts\nits other rows");
+  v->add_option(
+      "--probe-param", o->probe_params, "Parameters the probe refits (repeatable). Default: " + [] {
+        std::string list;
+        for (const auto& p : validation::default_probe_parameters()) list += (list.empty() ? "" : ", ") + p;
         return list;
       }());
   v->add_option("--json", o->json, "--cross-validate: write the per-family tables as JSON to this file");
@@ -357,7 +381,9 @@ CROSS-VALIDATION (--cross-validate)
   machine start) the parameters (--param, as calibrate) are fitted on every other row of the --manifest data
   and the held-out rows are predicted, each with a band whose model error comes from the held-out rows of
   the family's other folds (errors made on values their fits never saw; --band in-sample: from the fold's own
-  fit residuals and standard errors), with the measured spread in quadrature. Reported per family value: MAPE latency-bound (< 1 MiB) and bandwidth-bound (>= 1 MiB),
+  fit residuals and standard errors), with the measured spread in quadrature. With --probe, the probed-start
+  family also holds out each machine start, then refits the host (--probe-param) on that start's probe rows
+  (a short measurement a user makes on a new machine) and predicts its other rows. Reported per family value: MAPE latency-bound (< 1 MiB) and bandwidth-bound (>= 1 MiB),
   coverage and the worst size. A family with one value, or a fold whose fit is degenerate, is refused with
   the reason.
 

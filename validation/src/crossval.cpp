@@ -136,19 +136,21 @@ std::vector<ManifestEntry> load_manifest(const std::string& path) {
 
 namespace {
 
-constexpr EnumNames<Family, 6> kFamilies{{{Family::Ring, "ring"},
+constexpr EnumNames<Family, 7> kFamilies{{{Family::Ring, "ring"},
                                           {Family::Pair, "pair"},
                                           {Family::Knob, "knob"},
                                           {Family::Collective, "collective"},
                                           {Family::Launch, "launch"},
-                                          {Family::Start, "start"}}};
+                                          {Family::Start, "start"},
+                                          {Family::ProbedStart, "probed-start"}}};
 
 }  // namespace
 
 const std::vector<Family>& all_families() {
   static const std::vector<Family> list = [] {
     std::vector<Family> out;
-    for (const auto& [f, name] : kFamilies.entries) out.push_back(f);
+    for (const auto& [f, name] : kFamilies.entries)
+      if (f != Family::ProbedStart) out.push_back(f);
     return out;
   }();
   return list;
@@ -177,6 +179,7 @@ std::string ManifestRow::family_value(Family f, const std::vector<ManifestConfig
     case Family::Launch:
       return std::string(k.thread_per_gpu ? "thread-per-gpu" : "single-thread") + (k.graph ? "-graph" : "");
     case Family::Start:
+    case Family::ProbedStart:
       return start;
   }
   return "";
@@ -464,14 +467,36 @@ const std::vector<std::string>& default_cross_validation_parameters() {
   return list;
 }
 
+const std::vector<std::string>& default_probe_parameters() {
+  static const std::vector<std::string> list = {"host.launch_per_gpu"};
+  return list;
+}
+
 CrossValidation cross_validate(const ManifestData& data, const topo::Topology& topology,
                                const models::ModelParams& start, const std::vector<Family>& families,
                                const CalibrateOptions& given) {
   CalibrateOptions options = given;
   if (options.parameters.empty()) options.parameters = default_cross_validation_parameters();
+  const bool probed = std::find(families.begin(), families.end(), Family::ProbedStart) != families.end();
+  if (probed && options.probe.empty())
+    throw UsageError(
+        "the probed-start family needs probe configurations (validate --probe, e.g. 'sendrecv "
+        "gpus 0,1'): the rows each held-out start's host is calibrated on");
+  if (!probed && !options.probe.empty())
+    throw UsageError(
+        "probe configurations (--probe) belong to the probed-start family; add --family "
+        "probed-start");
+  CalibrateOptions probe_options = options;
+  probe_options.parameters =
+      options.probe_parameters.empty() ? default_probe_parameters() : options.probe_parameters;
+  const FitSelection probe_selection(options.probe);
   CrossValidation cv;
   cv.rows = static_cast<int>(data.rows.size());
   cv.parameters = fitted_parameter_names(options);
+  if (probed) {
+    cv.probe = options.probe;
+    cv.probe_parameters = probe_options.parameters;
+  }
   for (Family f : families) {
     std::vector<std::string> values;
     for (const auto& r : data.rows) {
@@ -496,7 +521,7 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
     };
     std::vector<Fitted> fitted;
     for (const std::string& value : values) {
-      Fold fold{f, value, 0, {}, {}, {}, {}, {}, {}, false};
+      Fold fold{f, value, 0, {}, {}, {}, {}, {}, {}, false, 0, {}};
       std::vector<std::size_t> train, held;
       for (std::size_t i = 0; i < data.rows.size(); ++i)
         (data.rows[i].family_value(f, data.configs) == value ? held : train).push_back(i);
@@ -526,6 +551,33 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
                                                                refit_without(loose))
           fold.unpinned = loose;
         fold.values = r.values;
+        // Probed start: the held-out start's probe rows calibrate its host (from this fold's fit); only its
+        // other rows are predicted.
+        if (!r.degenerate && f == Family::ProbedStart) {
+          std::vector<std::size_t> probe, rest;
+          for (std::size_t i : held) (probe_selection.selects(data.rows[i].c) ? probe : rest).push_back(i);
+          if (probe.empty() || rest.empty()) {
+            fold.refused = "start " + value + " has " +
+                           (probe.empty() ? "no probe rows (" : "only probe rows (") +
+                           join(options.probe, ", ") + ")";
+            cv.folds.push_back(std::move(fold));
+            continue;
+          }
+          const CalibrateResult pr = fit_rows(
+              r.params, [&](const models::ModelParams& p) { return predict_rows(data, probe, topology, p); },
+              probe_options);
+          if (pr.degenerate) {
+            fold.refused = "degenerate probe fit on " + std::to_string(probe.size()) + " sizes of start " +
+                           value + ": " + pr.why_degenerate;
+            cv.folds.push_back(std::move(fold));
+            continue;
+          }
+          fold.probe_rows = static_cast<int>(probe.size());
+          fold.probe_values = pr.values;
+          fold.fitted_rows += fold.probe_rows;
+          r.params = pr.params;
+          held = std::move(rest);
+        }
         if (r.degenerate) {
           fold.refused =
               "degenerate fit on the other " + std::to_string(train.size()) + " sizes: " + r.why_degenerate;
@@ -655,6 +707,19 @@ std::string band_source(const CrossValidation& cv) {
   return "the fold's own residuals, measured spread and standard errors";
 }
 
+/// A probed-start fold's probe, in words: "probe: 56 sizes, host.launch_per_gpu 6.83 us".
+std::string probe_text(const Fold& fold) {
+  if (fold.probe_rows == 0) return "";
+  std::string s = "probe: " + std::to_string(fold.probe_rows) + " sizes";
+  for (const FittedValue& v : fold.probe_values) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, ", %s %.3g %s", v.parameter.name.c_str(), v.value,
+                  v.parameter.unit.c_str());
+    s += buf;
+  }
+  return s;
+}
+
 }  // namespace
 
 std::string cross_validation_text(const CrossValidation& cv) {
@@ -663,6 +728,9 @@ std::string cross_validation_text(const CrossValidation& cv) {
   o << "Leave-one-family-out cross-validation over " << cv.rows << " measured sizes; each fold fits "
     << (cv.parameters.empty() ? std::string("calibrate's default parameters") : join(cv.parameters, ", "))
     << " on the other families' rows and predicts the held-out one (band: " << band_source(cv) << ").\n";
+  if (!cv.probe.empty())
+    o << "probed-start: each start's fold then refits " << join(cv.probe_parameters, ", ")
+      << " on that start's probe rows (" << join(cv.probe, "; ") << "), which are fitted, not predicted.\n";
   for (Family f : validated_families(cv)) {
     o << "\nfamily " << family_name(f) << "\n";
     std::snprintf(line, sizeof line, "  %-34s %6s %6s %9s %9s %9s %9s  %s\n", "held out", "fitted", "sizes",
@@ -688,6 +756,7 @@ std::string cross_validation_text(const CrossValidation& cv) {
         o << "  " << std::string(34, ' ')
           << "  (kept at the start value, not pinned down by the other rows: " << join(fold.unpinned, ", ")
           << ")\n";
+      if (fold.probe_rows > 0) o << "  " << std::string(34, ' ') << "  (" << probe_text(fold) << ")\n";
     }
     const auto all = held_out_rows(cv, f);
     std::snprintf(line, sizeof line, "  %-34s %6s %6zu %9s %9s %9s %9s  %s\n", "all held out", "", all.size(),
@@ -726,7 +795,14 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
     << " on every other family value and predicts the one left out; nothing in a row below was fitted to it. "
     << "Latency-bound: < 1 MiB; bandwidth-bound: >= 1 MiB. Coverage: share of measured medians inside the "
        "prediction band (band: "
-    << band_source(cv) << "). Reproduce with:\n\n"
+    << band_source(cv) << ")."
+    << (cv.probe.empty() ? std::string()
+                         : " probed-start: each machine start's fold then refits " +
+                               markdown_escape(join(cv.probe_parameters, ", ")) +
+                               " on that start's own probe rows (" + markdown_escape(join(cv.probe, "; ")) +
+                               "), which are fitted and not predicted: a new machine calibrated by a short "
+                               "measurement of its host.")
+    << " Reproduce with:\n\n"
     << markdown_code_block(command, "sh") << "\n";
   o << "| family | held out | fitted sizes | held-out sizes | latency MAPE | bandwidth MAPE | all MAPE | "
        "coverage | "
@@ -742,6 +818,7 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
       const auto& h = fold.held_out;
       std::string kept = fold.kept.empty() ? "" : " (kept at start: " + join(fold.kept, ", ") + ")";
       if (!fold.unpinned.empty()) kept += " (not pinned, kept at start: " + join(fold.unpinned, ", ") + ")";
+      if (fold.probe_rows > 0) kept += " (" + probe_text(fold) + ")";
       o << "| " << family_name(f) << " | " << markdown_escape(fold.value + kept) << " | " << fold.fitted_rows
         << " | " << h.size() << " | " << pct(in_bound(h, Bound::Latency), &ErrorStats::mape) << " | "
         << pct(in_bound(h, Bound::Bandwidth), &ErrorStats::mape) << " | " << pct(h, &ErrorStats::mape)
@@ -764,6 +841,10 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
   j["parameters"] = cv.parameters;
   j["rows"] = cv.rows;
   j["skipped"] = cv.skipped;
+  if (!cv.probe.empty()) {
+    j["probe"] = cv.probe;
+    j["probe_parameters"] = cv.probe_parameters;
+  }
   j["families"] = nlohmann::json::array();
   for (Family f : validated_families(cv)) {
     nlohmann::json fam;
@@ -780,6 +861,10 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
         for (const auto& v : fold.values) fj["fitted"][v.parameter.name] = v.value;
         if (!fold.kept.empty()) fj["kept"] = fold.kept;
         if (!fold.unpinned.empty()) fj["unpinned"] = fold.unpinned;
+        if (fold.probe_rows > 0) {
+          fj["probe_sizes"] = fold.probe_rows;
+          for (const auto& v : fold.probe_values) fj["probe_fitted"][v.parameter.name] = v.value;
+        }
         fj["band"] = {{"latency_below", fold.band.latency_below},
                       {"latency_above", fold.band.latency_above},
                       {"bandwidth_below", fold.band.bandwidth_below},

@@ -1,6 +1,7 @@
 // Manifests, prediction bands and leave-one-family-out cross-validation: parsing, refusals, closed forms.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -459,4 +460,94 @@ TEST_CASE("crossval: a fold's band takes its model error from the other folds' h
   CHECK(back.band.latency_below == doctest::Approx(pooled.latency_below).epsilon(1e-3));
   CHECK(back.band.bandwidth_above == doctest::Approx(pooled.bandwidth_above).epsilon(1e-3));
   CHECK(back.simple.channel_bandwidth == h200.simple.channel_bandwidth);  // the set's values are kept
+}
+
+namespace {
+
+/// Two 4x H200 machine starts (2026-11-22a, whose host enqueued fast, and 2026-11-26a, slow), each with a
+/// sendrecv and an all_reduce run on GPUs 0,1, one thread; `with_probe_b` false drops 26a's sendrecv.
+std::string two_starts(const std::string& name, bool with_probe_b = true) {
+  const std::string a = kSrc + "/validation/data/h200x4/coverage/h200x4-2026-11-22a/";
+  const std::string b = kSrc + "/validation/data/h200x4/coverage/h200x4-2026-11-26a/";
+  std::string body;
+  for (int r = 1; r <= 3; ++r) {
+    const std::string rep = std::to_string(r);
+    body += a + "sendrecv_g01_st_r" + rep + ".json,A,sendrecv,\"0,1\",single-thread,," + rep + "\n";
+    body += a + "all_reduce_g01_st_r" + rep + ".json,A,all_reduce,\"0,1\",single-thread,," + rep + "\n";
+    if (with_probe_b)
+      body += b + "sendrecv_g01_st_r" + rep + ".json,B,sendrecv,\"0,1\",single-thread,," + rep + "\n";
+    body += b + "all_reduce_g01_st_r" + rep + ".json,B,all_reduce,\"0,1\",single-thread,," + rep + "\n";
+  }
+  return manifest(name, body);
+}
+
+}  // namespace
+
+TEST_CASE("crossval: a probed start refits its host on its own probe rows and predicts only the others") {
+  const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  const auto topology = load("h200x4.topo");
+  const auto data = load_manifest_data({two_starts("probed")}, topology, h200);
+  CalibrateOptions o;
+  o.parameters = {"collective.ll_base_latency", "collective.simple_channel_bandwidth"};
+  o.probe = {"sendrecv gpus 0,1"};
+  CalibrateOptions unprobed = o;
+  unprobed.probe.clear();
+  const auto plain = cross_validate(data, topology, h200, {Family::Start}, unprobed);
+  const auto cv = cross_validate(data, topology, h200, {Family::ProbedStart}, o);
+  REQUIRE(cv.folds.size() == 2);
+  REQUIRE(plain.folds.size() == 2);
+  CHECK(cv.probe == std::vector<std::string>{"sendrecv gpus 0,1"});
+  CHECK(cv.probe_parameters == std::vector<std::string>{"host.launch_per_gpu"});
+  double per_gpu[2] = {0, 0};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const Fold& f = cv.folds[i];
+    REQUIRE(f.refused.empty());
+    CHECK(f.family == Family::ProbedStart);
+    CHECK(f.value == (i == 0 ? "A" : "B"));
+    // The probe's sizes are fitted, not predicted: only the start's all_reduce is held out.
+    CHECK(f.probe_rows == 28);
+    CHECK(f.fitted_rows == plain.folds[i].fitted_rows + 28);
+    REQUIRE(!f.held_out.empty());
+    for (const auto& c : f.held_out) CHECK(c.workload == "all_reduce");
+    REQUIRE(f.probe_values.size() == 1);
+    CHECK(f.probe_values[0].parameter.name == "host.launch_per_gpu");
+    per_gpu[i] = f.probe_values[0].value;
+  }
+  // 26a's host enqueued slower than 22a's (its one-thread sendrecv floor: 14.8 against 11.9 us at 8 B,
+  // medians of 3 runs).
+  CHECK(per_gpu[1] > per_gpu[0] + 0.5);
+  // Calibrating the host on the probe brings the slow start's latency-bound all_reduce closer.
+  CHECK(stats(in_bound(cv.folds[1].held_out, Bound::Latency)).mape <
+        stats(in_bound(plain.folds[1].held_out, Bound::Latency)).mape);
+  const std::string md = cross_validation_markdown(cv, "cmd");
+  CHECK(md.find("| probed-start | B (probe: 28 sizes, host.launch_per_gpu ") != std::string::npos);
+  CHECK(md.find("probed-start: each machine start's fold then refits host.launch_per_gpu") !=
+        std::string::npos);
+  const auto json = cross_validation_json(cv, "cmd");
+  CHECK(json["probe"][0] == "sendrecv gpus 0,1");
+  CHECK(json["families"][0]["folds"][1]["probe_sizes"] == 28);
+}
+
+TEST_CASE("crossval: a probed start without probe rows is refused, and probes need the probed-start family") {
+  const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  const auto topology = load("h200x4.topo");
+  const auto data = load_manifest_data({two_starts("unprobed", false)}, topology, h200);
+  CalibrateOptions o;
+  o.parameters = {"collective.ll_base_latency", "collective.simple_channel_bandwidth"};
+  o.probe = {"sendrecv gpus 0,1"};
+  const auto cv = cross_validate(data, topology, h200, {Family::ProbedStart}, o);
+  REQUIRE(cv.folds.size() == 2);
+  CHECK(cv.folds[0].refused.empty());
+  CHECK(cv.folds[1].refused.find("start B has no probe rows (sendrecv gpus 0,1)") != std::string::npos);
+  CHECK(cv.folds[1].held_out.empty());
+  CHECK(error_of([&] {
+          cross_validate(data, topology, h200, {Family::Start}, o);
+        }).find("add --family probed-start") != std::string::npos);
+  CalibrateOptions none = o;
+  none.probe.clear();
+  CHECK(error_of([&] {
+          cross_validate(data, topology, h200, {Family::ProbedStart}, none);
+        }).find("the probed-start family needs probe configurations") != std::string::npos);
+  CHECK(parse_family("probed-start") == Family::ProbedStart);
+  CHECK(std::find(all_families().begin(), all_families().end(), Family::ProbedStart) == all_families().end());
 }

@@ -59,6 +59,11 @@ struct CalibrateOptions {
   /// cross_validate only: a fold's band takes its model error from the held-out rows of its family's other
   /// folds (true), or from its own fit's residuals (false: narrower, and it covers fewer held-out sizes).
   bool cross_validated_band = true;
+  /// cross_validate's probed-start family: the configurations (FitSelection entries, e.g. "sendrecv gpus
+  /// 0,1" and "sendrecv gpus 0,1 thread-per-gpu") measured on the held-out start to calibrate its host, and
+  /// the parameters refitted on them (empty: default_probe_parameters()).
+  std::vector<std::string> probe;
+  std::vector<std::string> probe_parameters;
 };
 
 struct FittedValue {

@@ -31,10 +31,15 @@ struct ManifestEntry {
 /// launch, knob or repeat, and IoError when the manifest cannot be read.
 std::vector<ManifestEntry> load_manifest(const std::string& path);
 
-/// The ways data splits into families for leave-one-family-out cross-validation.
-enum class Family { Ring, Pair, Knob, Collective, Launch, Start };
+/// The ways data splits into families for leave-one-family-out cross-validation. ProbedStart splits by
+/// machine start as Start does, but each fold then refits a few host parameters on the held-out start's own
+/// probe rows (CalibrateOptions::probe) before it predicts the start's other rows: a user's new machine with
+/// a short measurement of its host.
+enum class Family { Ring, Pair, Knob, Collective, Launch, Start, ProbedStart };
+/// The six families a cross-validation runs by default (ProbedStart needs probe rows and is asked for).
 const std::vector<Family>& all_families();
-const char* family_name(Family f);  ///< "ring", "pair", "knob", "collective", "launch", "start"
+/// "ring", "pair", "knob", "collective", "launch", "start", "probed-start"
+const char* family_name(Family f);
 /// Throws UsageError listing the valid names.
 Family parse_family(const std::string& name);
 
@@ -100,6 +105,10 @@ struct Fold {
   /// from this fold's own fit residuals (CalibrateOptions::cross_validated_band off, or a family with one
   /// fitted fold).
   bool band_cross_validated = false;
+  /// ProbedStart: the held-out start's probe sizes (fitted, not predicted) and the values the probe gave
+  /// (CalibrateOptions::probe_parameters, refitted from the fold's fit).
+  int probe_rows = 0;
+  std::vector<FittedValue> probe_values;
 };
 
 struct CrossValidation {
@@ -107,6 +116,8 @@ struct CrossValidation {
   std::vector<std::string> skipped;  ///< families not cross-validated, with why (a single value)
   std::vector<std::string> parameters;
   int rows = 0;
+  /// The probed-start family's probe configurations and the parameters refitted on them (empty without it).
+  std::vector<std::string> probe, probe_parameters;
 };
 
 /// The parameters cross_validate fits when CalibrateOptions::parameters is empty: the fourteen that
@@ -116,12 +127,17 @@ struct CrossValidation {
 /// channel with the copy to self). A fold whose rows do not depend on one keeps its start value (Fold::kept).
 const std::vector<std::string>& default_cross_validation_parameters();
 
+/// The host parameters a probed-start fold refits on the probe when CalibrateOptions::probe_parameters is
+/// empty: host.launch_per_gpu (the host enqueue per GPU, what moves most between machine starts).
+const std::vector<std::string>& default_probe_parameters();
+
 /// Leave-one-family-out cross-validation: for each family in `families` and each of its values, fits the
 /// parameters `options.parameters` names (default: default_cross_validation_parameters();
 /// Levenberg-Marquardt, as calibrate) on the rows of every other value from `start` and predicts the rows of
 /// that value. A family with a single value is skipped (and named in `skipped`); when it was the only family
 /// asked for, throws UsageError naming it. A fold whose fit is degenerate or has fewer sizes than parameters
-/// is refused with the reason.
+/// is refused with the reason. Family::ProbedStart needs `options.probe` (UsageError otherwise); its fold for
+/// a start with no probe row is refused.
 CrossValidation cross_validate(const ManifestData& data, const topo::Topology& topology,
                                const models::ModelParams& start, const std::vector<Family>& families,
                                const CalibrateOptions& options);
