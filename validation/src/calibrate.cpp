@@ -36,7 +36,7 @@ const std::vector<Accessor>& accessors() {
   using P = models::ModelParams;
   static const std::vector<Accessor> list = {
       {{"host.launch_base", "us", 0, 10}, [](const P& p) { return us(p.launch_base); }, false},
-      {{"host.launch_per_gpu", "us", 0, 8}, [](const P& p) { return us(p.launch_per_gpu); }, false},
+      {{"host.launch_per_gpu", "us", 0, 20}, [](const P& p) { return us(p.launch_per_gpu); }, false},
       {{"host.launch_per_op", "us", 0, 4}, [](const P& p) { return us(p.launch_per_op); }, false},
       {{"kernel.gap", "us", 0, 12}, [](const P& p) { return us(p.kernel_gap); }, false},
       {{"kernel.graph_gap", "us", 0, 12}, [](const P& p) { return us(p.graph_gap); }, false},

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The host probe on start 58e759a0: h200.toml alone against h200.toml with host.launch_per_gpu (and
+# The host probe on one machine start: h200.toml alone against h200.toml with host.launch_per_gpu (and
 # host.launch_base) refitted on the sendrecv probe, predicting the six collectives' runs (never fitted).
-# Usage: validation/data/h200x2/probe/analyse.sh [COMMSIM]   (prints a Markdown table; ~5 s)
+# Usage: validation/data/h200x2/probe/analyse.sh RUNS [COMMSIM]   (RUNS: a run.sh output folder, e.g.
+# validation/data/h200x2/probe/58e759a0; prints a Markdown table, ~1 s)
 set -euo pipefail
+[ $# -ge 1 ] || { sed -n 2,5p "$0" >&2; exit 2; }
+D=$(realpath "$1")
 cd "$(dirname "$0")/../../../.."
-commsim=${1:-build/default/sim/commsim}
-D=validation/data/h200x2/probe
+commsim=${2:-build/default/sim/commsim}
 T=topologies/library/real/h200x4.topo
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -15,9 +17,13 @@ probe() {  # NAME ROUNDS PARAMS...
   local dirs=() p=()
   for r in $rounds; do dirs+=("$D/sendrecv_single-thread_r$r" "$D/sendrecv_thread-per-gpu_r$r"); done
   for x in "$@"; do p+=(--param "$x"); done
-  "$commsim" calibrate --topology $T --start models/params/h200.toml --measured "${dirs[@]}" \
+  if ! "$commsim" calibrate --topology $T --start models/params/h200.toml --measured "${dirs[@]}" \
     --fit 'sendrecv gpus 0,1 single-thread' --fit 'sendrecv gpus 0,1 thread-per-gpu' "${p[@]}" \
-    --out "$tmp/$name.toml" > "$tmp/$name.log"
+    --out "$tmp/$name.toml" > "$tmp/$name.log" 2>&1; then
+    echo "$name: $(grep -o 'degenerate fit.*' "$tmp/$name.log")" >&2
+    echo "bytes,mode,error_pct,measured_us,predicted_lo_us,predicted_hi_us" > "$tmp/$name.csv"  # no rows: '-'
+    return
+  fi
   grep -E '^  host\.' "$tmp/$name.log" | sed "s/^/$name: /" >&2
   "$commsim" validate --topology $T --params "$tmp/$name.toml" --measured "${held[@]}" --csv "$tmp/$name.csv" > /dev/null
 }
