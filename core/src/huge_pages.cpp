@@ -29,7 +29,7 @@ constexpr bool kSanitized = false;
 }  // namespace
 
 const char* huge_pages_tunables() {
-  return "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=1073741824:glibc.malloc.top_pad=67108864";
+  return "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=4194304";
 }
 
 std::string huge_pages_skip_reason() {

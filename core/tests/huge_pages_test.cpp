@@ -69,8 +69,10 @@ TEST_CASE("huge_pages: the restart is skipped, with the reason, where the caller
 TEST_CASE("huge_pages: the tunables name glibc's malloc settings, colon-separated") {
   const std::string t = commsim::huge_pages_tunables();
   CHECK(t.find("glibc.malloc.hugetlb=1") != std::string::npos);
-  CHECK(t.find("glibc.malloc.mmap_threshold=") != std::string::npos);
-  CHECK(t.find("glibc.malloc.top_pad=") != std::string::npos);
+  // Blocks from 4 MiB get mappings of their own, returned when freed; no top pad (the heap grown 64 MiB at a
+  // time kept freed blocks resident: 15 MiB more peak memory on the 1,024-GPU all-to-all).
+  CHECK(t.find("glibc.malloc.mmap_threshold=4194304") != std::string::npos);
+  CHECK(t.find("glibc.malloc.top_pad=") == std::string::npos);
   CHECK(t.find(' ') == std::string::npos);
 }
 

@@ -157,9 +157,9 @@ FlowNetwork::FlowId FlowNetwork::start_flow(std::span<const ResourceId> path, co
   dirty_classes_.push_back(cls);
   // Slots of completed flows are reused: a long run keeps as many slots as flows ever active at once.
   FlowId id;
-  if (!free_members_.empty()) {
-    id = free_members_.back();
-    free_members_.pop_back();
+  if (free_member_ >= 0) {
+    id = free_member_;
+    free_member_ = members_[id].next;
   } else {
     id = static_cast<FlowId>(members_.size());
     members_.emplace_back();
@@ -641,6 +641,7 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     c.weight = c.path_len;
     if (c.weight == 0) free_class(ci);
   }
+  release_if_large(finished_);  // before the callbacks: a million ended flows' list is not needed again
   mark_stale();
   const auto seq_of = [&](FlowId m) { return members_[m].seq; };
   if (!std::is_sorted(done.begin(), done.end(), [&](FlowId a, FlowId b) { return seq_of(a) < seq_of(b); })) {
@@ -648,7 +649,8 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
   }
   for (const FlowId id : done) {
     const Tag tag = members_[id].tag;
-    free_members_.push_back(id);
+    members_[id].next = free_member_;  // freed slots form a stack through `next`, reused last-freed first
+    free_member_ = id;
     if (tag & kDoneTag) {
       const auto at = static_cast<std::uint32_t>(tag & ~kDoneTag);
       Done d = std::move(dones_[at]);

@@ -10,10 +10,11 @@ namespace commsim {
 /// and tests): empty when it will, else the reason it keeps the default allocator.
 std::string huge_pages_skip_reason();
 
-/// The GLIBC_TUNABLES value the restart sets: malloc advises the kernel to back the heap with 2 MiB pages
-/// (glibc.malloc.hugetlb=1), serves large blocks from the heap instead of fresh mappings (mmap_threshold) and
-/// grows the heap 64 MiB at a time (top_pad). Simulating 10^6-10^7 flows touches hundreds of MB; with 4 KiB
-/// pages each first touch is a page fault, which costs up to half of such a run on a virtual machine.
+/// The GLIBC_TUNABLES value the restart sets: malloc advises the kernel to back its memory with 2 MiB pages
+/// (glibc.malloc.hugetlb=1) and gives blocks from 4 MiB up mappings of their own (mmap_threshold), returned
+/// when freed. Simulating 10^6-10^7 flows touches hundreds of MB; with 4 KiB pages each first touch is a page
+/// fault, which costs up to half of such a run on a virtual machine. (Until session 17 large blocks came from
+/// a heap grown 64 MiB at a time; freed ones stayed resident: 15 MiB more peak memory at no gain in time.)
 const char* huge_pages_tunables();
 
 /// Restarts the running program (/proc/self/exe, same argv) with huge_pages_tunables() in its environment,
