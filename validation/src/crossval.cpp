@@ -495,7 +495,12 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
   cv.parameters = fitted_parameter_names(options);
   if (probed) {
     cv.probe = options.probe;
-    cv.probe_parameters = probe_options.parameters;
+    cv.probe_parameters = fitted_parameter_names(probe_options);  // an unknown name: UsageError listing them
+    if (std::none_of(data.rows.begin(), data.rows.end(),
+                     [&](const ManifestRow& r) { return probe_selection.selects(r.c); }))
+      throw UsageError("no measured row is a probe (" + join(options.probe, ", ") +
+                       "): name configurations as validate labels them, e.g. 'sendrecv gpus 0,1' or 'sendrecv "
+                       "gpus 0,1 thread-per-gpu'");
   }
   for (Family f : families) {
     std::vector<std::string> values;
@@ -558,8 +563,10 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
           for (std::size_t i : held) (probe_selection.selects(data.rows[i].c) ? probe : rest).push_back(i);
           if (probe.empty() || rest.empty()) {
             fold.refused = "start " + value + " has " +
-                           (probe.empty() ? "no probe rows (" : "only probe rows (") +
-                           join(options.probe, ", ") + ")";
+                           (probe.empty() ? "no probe rows (" + join(options.probe, ", ") +
+                                                "): measure the probe on that start, or leave it out"
+                                          : "only probe rows (" + join(options.probe, ", ") +
+                                                "): nothing else of it to predict");
             cv.folds.push_back(std::move(fold));
             continue;
           }
@@ -624,7 +631,12 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
 models::BandParams cross_validated_band(const CrossValidation& cv, const ManifestData& data,
                                         const models::BandParams& fallback) {
   std::vector<Comparison> held;
-  for (const Fold& fold : cv.folds) held.insert(held.end(), fold.held_out.begin(), fold.held_out.end());
+  for (const Fold& fold : cv.folds) {
+    // Probed predictions had their start's host measured: a set used without a probe would get too narrow a
+    // band from them.
+    if (fold.family == Family::ProbedStart) continue;
+    held.insert(held.end(), fold.held_out.begin(), fold.held_out.end());
+  }
   std::vector<std::size_t> all(data.rows.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   return band_from_held_out(data, all, held, fallback);
@@ -792,7 +804,9 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
     << "Each fold fits "
     << (cv.parameters.empty() ? std::string("calibrate's default parameters")
                               : markdown_escape(join(cv.parameters, ", ")))
-    << " on every other family value and predicts the one left out; nothing in a row below was fitted to it. "
+    << " on every other family value and predicts the one left out; nothing in a row below was fitted to it"
+    << (cv.probe.empty() ? "" : " (probed-start: but for its start's probe rows, which are fitted and not scored)")
+    << ". "
     << "Latency-bound: < 1 MiB; bandwidth-bound: >= 1 MiB. Coverage: share of measured medians inside the "
        "prediction band (band: "
     << band_source(cv) << ")."

@@ -548,6 +548,20 @@ TEST_CASE("crossval: a probed start without probe rows is refused, and probes ne
   CHECK(error_of([&] {
           cross_validate(data, topology, h200, {Family::ProbedStart}, none);
         }).find("the probed-start family needs probe configurations") != std::string::npos);
+  // A probe that is every row of a start leaves nothing of it to predict.
+  CalibrateOptions all_reduce_probe = o;
+  all_reduce_probe.probe = {"all_reduce gpus 0,1"};
+  const auto only = cross_validate(data, topology, h200, {Family::ProbedStart}, all_reduce_probe);
+  REQUIRE(only.folds.size() == 2);
+  CHECK(only.folds[1].refused.find("start B has only probe rows (all_reduce gpus 0,1)") != std::string::npos);
+  // A probe no row matches, and an unknown probe parameter, are usage errors, not folds refused one by one.
+  CalibrateOptions nowhere = o;
+  nowhere.probe = {"sendrecv gpus 2,3"};
+  CHECK(error_of([&] { cross_validate(data, topology, h200, {Family::ProbedStart}, nowhere); })
+            .find("no measured row is a probe (sendrecv gpus 2,3)") != std::string::npos);
+  CalibrateOptions unknown = o;
+  unknown.probe_parameters = {"host.launch_per_gpus"};
+  CHECK(!error_of([&] { cross_validate(data, topology, h200, {Family::ProbedStart}, unknown); }).empty());
   CHECK(parse_family("probed-start") == Family::ProbedStart);
   CHECK(std::find(all_families().begin(), all_families().end(), Family::ProbedStart) == all_families().end());
 }

@@ -641,7 +641,7 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     c.weight = c.path_len;
     if (c.weight == 0) free_class(ci);
   }
-  release_if_large(finished_);  // before the callbacks: a million ended flows' list is not needed again
+  release_if_large(finished_);  // before the callbacks: a million ended classes' list is not needed again
   mark_stale();
   const auto seq_of = [&](FlowId m) { return members_[m].seq; };
   if (!std::is_sorted(done.begin(), done.end(), [&](FlowId a, FlowId b) { return seq_of(a) < seq_of(b); })) {

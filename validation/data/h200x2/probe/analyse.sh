@@ -11,7 +11,8 @@ commsim=${2:-build/default/sim/commsim}
 T=topologies/library/real/h200x4.topo
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mapfile -t held < <(ls -d $D/*_r[123] | grep -v /sendrecv_)
+held=()
+for d in "$D"/*_r[123]; do [[ $d == */sendrecv_* ]] || held+=("$d"); done
 probe() {  # NAME ROUNDS PARAMS...
   local name=$1 rounds=$2; shift 2
   local dirs=() p=()
@@ -20,11 +21,11 @@ probe() {  # NAME ROUNDS PARAMS...
   if ! "$commsim" calibrate --topology $T --start models/params/h200.toml --measured "${dirs[@]}" \
     --fit 'sendrecv gpus 0,1 single-thread' --fit 'sendrecv gpus 0,1 thread-per-gpu' "${p[@]}" \
     --out "$tmp/$name.toml" > "$tmp/$name.log" 2>&1; then
-    echo "$name: $(grep -o 'degenerate fit.*' "$tmp/$name.log")" >&2
+    echo "$name: calibrate failed: $(tail -1 "$tmp/$name.log")" >&2
     echo "bytes,mode,error_pct,measured_us,predicted_lo_us,predicted_hi_us" > "$tmp/$name.csv"  # no rows: '-'
     return
   fi
-  grep -E '^  host\.' "$tmp/$name.log" | sed "s/^/$name: /" >&2
+  grep -E '^  host\.' "$tmp/$name.log" | sed "s/^/$name: /" >&2 || true
   "$commsim" validate --topology $T --params "$tmp/$name.toml" --measured "${held[@]}" --csv "$tmp/$name.csv" > /dev/null
 }
 "$commsim" validate --topology $T --params models/params/h200.toml --measured "${held[@]}" --csv "$tmp/h200.csv" > /dev/null

@@ -27,7 +27,7 @@ for round in 1 2 3; do
       if [ "${PIN:-0}" = 1 ]; then
         if [ "$l" = single-thread ]; then pin=(taskset -c 0); else pin=(taskset -c 0-1); fi
       fi
-      "${pin[@]}" "$M" "$w" "${common[@]}" --launch "$l" --out "$out/$d" > "$out/$d.log" 2>&1 || echo "rc=$? $d" >> "$out/failures.txt"
+      ${pin[@]+"${pin[@]}"} "$M" "$w" "${common[@]}" --launch "$l" --out "$out/$d" > "$out/$d.log" 2>&1 || echo "rc=$? $d" >> "$out/failures.txt"
       echo "$d $(date +%s.%N) $s" >> "$out/times.txt"
     done
   done

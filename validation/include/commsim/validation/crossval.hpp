@@ -136,8 +136,9 @@ const std::vector<std::string>& default_probe_parameters();
 /// Levenberg-Marquardt, as calibrate) on the rows of every other value from `start` and predicts the rows of
 /// that value. A family with a single value is skipped (and named in `skipped`); when it was the only family
 /// asked for, throws UsageError naming it. A fold whose fit is degenerate or has fewer sizes than parameters
-/// is refused with the reason. Family::ProbedStart needs `options.probe` (UsageError otherwise); its fold for
-/// a start with no probe row is refused.
+/// is refused with the reason. Family::ProbedStart needs `options.probe` selecting at least one row, and known
+/// `options.probe_parameters` (UsageError otherwise); its fold for a start with no probe row, with only probe
+/// rows, or whose probe fit is degenerate is refused with the reason.
 CrossValidation cross_validate(const ManifestData& data, const topo::Topology& topology,
                                const models::ModelParams& start, const std::vector<Family>& families,
                                const CalibrateOptions& options);
@@ -164,8 +165,8 @@ models::BandParams band_from_held_out(const ManifestData& data, const std::vecto
                                       const std::vector<Comparison>& held_out,
                                       const models::BandParams& fallback);
 
-/// The band that cross-validation measured: band_from_held_out over every fold's held-out rows, with every
-/// row of `data` for the spread.
+/// The band that cross-validation measured: band_from_held_out over every fold's held-out rows (but the
+/// probed-start family's, whose starts had their host measured), with every row of `data` for the spread.
 models::BandParams cross_validated_band(const CrossValidation& cv, const ManifestData& data,
                                         const models::BandParams& fallback);
 
