@@ -498,9 +498,10 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
     cv.probe_parameters = fitted_parameter_names(probe_options);  // an unknown name: UsageError listing them
     if (std::none_of(data.rows.begin(), data.rows.end(),
                      [&](const ManifestRow& r) { return probe_selection.selects(r.c); }))
-      throw UsageError("no measured row is a probe (" + join(options.probe, ", ") +
-                       "): name configurations as validate labels them, e.g. 'sendrecv gpus 0,1' or 'sendrecv "
-                       "gpus 0,1 thread-per-gpu'");
+      throw UsageError(
+          "no measured row is a probe (" + join(options.probe, ", ") +
+          "): name configurations as validate labels them, e.g. 'sendrecv gpus 0,1' or 'sendrecv "
+          "gpus 0,1 thread-per-gpu'");
   }
   for (Family f : families) {
     std::vector<std::string> values;
@@ -805,7 +806,8 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
     << (cv.parameters.empty() ? std::string("calibrate's default parameters")
                               : markdown_escape(join(cv.parameters, ", ")))
     << " on every other family value and predicts the one left out; nothing in a row below was fitted to it"
-    << (cv.probe.empty() ? "" : " (probed-start: but for its start's probe rows, which are fitted and not scored)")
+    << (cv.probe.empty() ? ""
+                         : " (probed-start: but for its start's probe rows, which are fitted and not scored)")
     << ". "
     << "Latency-bound: < 1 MiB; bandwidth-bound: >= 1 MiB. Coverage: share of measured medians inside the "
        "prediction band (band: "

@@ -557,8 +557,9 @@ TEST_CASE("crossval: a probed start without probe rows is refused, and probes ne
   // A probe no row matches, and an unknown probe parameter, are usage errors, not folds refused one by one.
   CalibrateOptions nowhere = o;
   nowhere.probe = {"sendrecv gpus 2,3"};
-  CHECK(error_of([&] { cross_validate(data, topology, h200, {Family::ProbedStart}, nowhere); })
-            .find("no measured row is a probe (sendrecv gpus 2,3)") != std::string::npos);
+  CHECK(error_of([&] {
+          cross_validate(data, topology, h200, {Family::ProbedStart}, nowhere);
+        }).find("no measured row is a probe (sendrecv gpus 2,3)") != std::string::npos);
   CalibrateOptions unknown = o;
   unknown.probe_parameters = {"host.launch_per_gpus"};
   CHECK(!error_of([&] { cross_validate(data, topology, h200, {Family::ProbedStart}, unknown); }).empty());

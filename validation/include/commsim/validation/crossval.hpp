@@ -136,9 +136,9 @@ const std::vector<std::string>& default_probe_parameters();
 /// Levenberg-Marquardt, as calibrate) on the rows of every other value from `start` and predicts the rows of
 /// that value. A family with a single value is skipped (and named in `skipped`); when it was the only family
 /// asked for, throws UsageError naming it. A fold whose fit is degenerate or has fewer sizes than parameters
-/// is refused with the reason. Family::ProbedStart needs `options.probe` selecting at least one row, and known
-/// `options.probe_parameters` (UsageError otherwise); its fold for a start with no probe row, with only probe
-/// rows, or whose probe fit is degenerate is refused with the reason.
+/// is refused with the reason. Family::ProbedStart needs `options.probe` selecting at least one row, and
+/// known `options.probe_parameters` (UsageError otherwise); its fold for a start with no probe row, with only
+/// probe rows, or whose probe fit is degenerate is refused with the reason.
 CrossValidation cross_validate(const ManifestData& data, const topo::Topology& topology,
                                const models::ModelParams& start, const std::vector<Family>& families,
                                const CalibrateOptions& options);
