@@ -303,26 +303,44 @@ class NcclModel final : public TransferModel {
     return t;
   }
 
-  std::vector<std::vector<PartSlot>> p2p_warps(const CommInfo& comm, int rank, std::span<const int> rank_node,
-                                               std::span<const GroupOp> ops) const override {
-    std::vector<std::vector<PartSlot>> out(ops.size());
+  GroupSlots p2p_warps(const CommInfo& comm, int rank, std::span<const int> rank_node,
+                       std::span<const GroupOp> ops) const override {
+    GroupSlots out(ops.size());
     const int n = comm.nranks;
     if (n < 1 || rank < 0 || rank >= n || rank_node.size() != static_cast<std::size_t>(n)) return out;
+    for (const GroupOp& op : ops) {
+      if (op.peer < 0 || op.peer >= n) return out;
+    }
     const std::vector<std::pair<int, int>> sched = p2p_schedule(rank, rank_node);
     std::vector<int> send_round(n, -1), recv_round(n, -1);
     for (int r = 0; r < n; ++r) {
       send_round[sched[r].first] = r;
       recv_round[sched[r].second] = r;
     }
-    // Per round, the sends and receives in issue order; pass j of the planner takes the j-th of each.
-    std::vector<std::vector<int>> sends(n), recvs(n);
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      const GroupOp& op = ops[i];
-      if (op.peer < 0 || op.peer >= n) return out;
+    // Per round, the sends and receives in issue order (a counting sort by round): pass j of the planner
+    // takes the j-th of each. Round r's sends are send_list[send_at[r] .. send_at[r + 1]).
+    std::vector<int> send_at(n + 1, 0), recv_at(n + 1, 0);
+    for (const GroupOp& op : ops) {
       if (op.dir == GroupOp::Dir::Recv) {
-        recvs[recv_round[op.peer]].push_back(static_cast<int>(i));
+        ++recv_at[recv_round[op.peer] + 1];
       } else {
-        sends[send_round[op.peer]].push_back(static_cast<int>(i));
+        ++send_at[send_round[op.peer] + 1];
+      }
+    }
+    for (int r = 0; r < n; ++r) {
+      send_at[r + 1] += send_at[r];
+      recv_at[r + 1] += recv_at[r];
+    }
+    std::vector<int> send_list(send_at[n]), recv_list(recv_at[n]);
+    {
+      std::vector<int> send_fill(send_at.begin(), send_at.end() - 1), recv_fill(recv_at.begin(), recv_at.end() - 1);
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        const GroupOp& op = ops[i];
+        if (op.dir == GroupOp::Dir::Recv) {
+          recv_list[recv_fill[recv_round[op.peer]]++] = static_cast<int>(i);
+        } else {
+          send_list[send_fill[send_round[op.peer]]++] = static_cast<int>(i);
+        }
       }
     }
     const int nch = std::max(1, comm.p2p_channels);
@@ -337,22 +355,25 @@ class NcclModel final : public TransferModel {
     }
     // A channel's batches: up to 8 works of distinct rounds each (addWorkBatchToPlan).
     struct Batch {
-      std::vector<int> rounds;
+      std::array<int, 8> rounds{};
+      int nrounds = 0;
       int load = 0;  // directions to or from other GPUs
     };
     std::vector<std::vector<Batch>> batches(nch);
     struct Work {
-      int send = -1, recv = -1;                // op indices (a Self op is both)
-      int nsend = 0, nrecv = 0;                // parts of each direction
-      std::vector<std::pair<int, int>> slots;  // per part: (channel, batch)
+      int send = -1, recv = -1;  // op indices (a Self op is both)
+      int nsend = 0, nrecv = 0;  // parts of each direction
+      std::size_t slot = 0;      // its parts' (channel, batch) in `slots`, max(nsend, nrecv) of them
     };
     std::vector<Work> works;
-    for (std::size_t pass = 0;; ++pass) {
+    works.reserve(ops.size());
+    std::vector<std::pair<int, int>> slots;
+    for (int pass = 0;; ++pass) {
       bool any = false;
       for (int r = 0; r < n; ++r) {
         Work w;
-        if (pass < sends[r].size()) w.send = sends[r][pass];
-        if (pass < recvs[r].size()) w.recv = recvs[r][pass];
+        if (pass < send_at[r + 1] - send_at[r]) w.send = send_list[send_at[r] + pass];
+        if (pass < recv_at[r + 1] - recv_at[r]) w.recv = recv_list[recv_at[r] + pass];
         if (w.send >= 0 && ops[w.send].dir == GroupOp::Dir::Self) w.recv = w.send;
         if (w.send < 0 && w.recv < 0) continue;
         any = true;
@@ -364,43 +385,57 @@ class NcclModel final : public TransferModel {
           base = (r / max_local) * static_cast<int>(div_up(max_local, 8)) + (r % max_local) / 8;
         }
         base = reverse_bits(base, bits);
+        w.slot = slots.size();
         for (int part = 0; part < std::max(w.nsend, w.nrecv); ++part) {
           const int ch = (base + part) & (nch - 1);
           std::vector<Batch>& q = batches[ch];
-          if (q.empty() || q.back().rounds.size() == 8 ||
-              std::find(q.back().rounds.begin(), q.back().rounds.end(), r) != q.back().rounds.end()) {
+          if (q.empty() || q.back().nrounds == 8 ||
+              std::find(q.back().rounds.begin(), q.back().rounds.begin() + q.back().nrounds, r) !=
+                  q.back().rounds.begin() + q.back().nrounds) {
             q.emplace_back();
           }
-          q.back().rounds.push_back(r);
-          if (!self) q.back().load += (part < w.nsend ? 1 : 0) + (part < w.nrecv ? 1 : 0);
-          w.slots.emplace_back(ch, static_cast<int>(q.size()) - 1);
+          Batch& b = q.back();
+          b.rounds[static_cast<std::size_t>(b.nrounds++)] = r;
+          if (!self) b.load += (part < w.nsend ? 1 : 0) + (part < w.nrecv ? 1 : 0);
+          slots.emplace_back(ch, static_cast<int>(q.size()) - 1);
         }
-        works.push_back(std::move(w));
+        works.push_back(w);
       }
       if (!any) break;
     }
+    std::vector<std::uint32_t> parts(ops.size(), 0);
+    for (const Work& w : works) {
+      const bool self = w.send >= 0 && w.send == w.recv;
+      if (w.send >= 0) parts[static_cast<std::size_t>(w.send)] = static_cast<std::uint32_t>(w.nsend);
+      if (w.recv >= 0 && !self) parts[static_cast<std::size_t>(w.recv)] = static_cast<std::uint32_t>(w.nrecv);
+    }
+    out.layout(parts);
     // The kernel's split (src/device/sendrecv.h): 20 warps over the batch's works; a work's send gets one
     // warp more than its receive; a lone direction (or a copy) gets both shares.
     for (const Work& w : works) {
       const bool self = w.send >= 0 && w.send == w.recv;
-      if (w.send >= 0) out[w.send].resize(w.nsend);
-      if (w.recv >= 0 && !self) out[w.recv].resize(w.nrecv);
-      for (std::size_t part = 0; part < w.slots.size(); ++part) {
-        const auto [ch, b] = w.slots[part];
-        const int k = static_cast<int>(batches[ch][b].rounds.size());
+      const int nparts = std::max(w.nsend, w.nrecv);
+      for (int part = 0; part < nparts; ++part) {
+        const auto [ch, b] = slots[w.slot + static_cast<std::size_t>(part)];
+        const int k = batches[ch][b].nrounds;
         const int per_work = std::min(32, 20 / k);
         const int recv_w = per_work <= 4 ? per_work / 2 : (per_work - 1) / 2;
         const int send_w = per_work <= 4 ? recv_w : recv_w + 1;
-        const bool has_send = static_cast<int>(part) < w.nsend;
-        const bool has_recv = static_cast<int>(part) < w.nrecv;
+        const bool has_send = part < w.nsend;
+        const bool has_recv = part < w.nrecv;
         const int lone = send_w + recv_w;
         const auto load = static_cast<std::uint8_t>(std::min(batches[ch][b].load, 255));
+        const auto p = static_cast<std::size_t>(part);
         if (self) {
-          out[w.send][part] = {static_cast<std::uint8_t>(lone), 0};
+          out.part(static_cast<std::size_t>(w.send), p) = {static_cast<std::uint8_t>(lone), 0};
           continue;
         }
-        if (has_send) out[w.send][part] = {static_cast<std::uint8_t>(has_recv ? send_w : lone), load};
-        if (has_recv) out[w.recv][part] = {static_cast<std::uint8_t>(has_send ? recv_w : lone), load};
+        if (has_send) {
+          out.part(static_cast<std::size_t>(w.send), p) = {static_cast<std::uint8_t>(has_recv ? send_w : lone), load};
+        }
+        if (has_recv) {
+          out.part(static_cast<std::size_t>(w.recv), p) = {static_cast<std::uint8_t>(has_send ? recv_w : lone), load};
+        }
       }
     }
     return out;

@@ -206,9 +206,10 @@ TEST_CASE("transfer: a group's rounds share a channel's warps only where NCCL's 
   // The warps of each op's parts (PartSlot::warps).
   const auto warps_of = [&](const std::vector<GroupOp>& g, int rank = 0) {
     std::vector<std::vector<std::uint8_t>> out;
-    for (const auto& parts : m->p2p_warps(c4, rank, one_node, g)) {
+    const GroupSlots slots = m->p2p_warps(c4, rank, one_node, g);
+    for (std::size_t op = 0; op < slots.size(); ++op) {
       out.emplace_back();
-      for (const PartSlot& s : parts) out.back().push_back(s.warps);
+      for (const PartSlot& s : slots[op]) out.back().push_back(s.warps);
     }
     return out;
   };
@@ -301,7 +302,7 @@ TEST_CASE("transfer: works with other GPUs on one channel share its budget, a co
   for (const PartSlot& s : slots[1]) CHECK(s.load == 4);
   // Op 5, the send to rank 3, is round 2 (delta 3, base 8): parts 0-7 on channels 8-15 (with the copy, load
   // 2), parts 8-15 on 16-23 (with round 1, load 4).
-  const auto& r2 = slots[5];
+  const std::span<const PartSlot> r2 = slots[5];
   REQUIRE(r2.size() == 16);
   CHECK(r2[0].load == 2);
   CHECK(r2[7].load == 2);

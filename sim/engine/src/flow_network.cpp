@@ -106,10 +106,9 @@ int FlowNetwork::new_class() {
   } else {
     id = static_cast<int>(classes_.size());
     classes_.emplace_back();
+    if (classes_.size() > 64 * class_seen_.size()) class_seen_.resize(class_seen_.size() + 1, 0);
   }
-  Class& c = classes_[id];
-  ++c.incarnation;  // entries of the slot's previous flow (resource lists, coalescing) are void
-  ++c.version;      // and so is its completion
+  ++classes_[id].version;  // the completion of the slot's previous flow is void
   return id;
 }
 
@@ -134,7 +133,12 @@ FlowNetwork::FlowId FlowNetwork::start_flow(std::span<const ResourceId> path, co
   if (slot.path == key && slot.len == path.size() && slot.time == now && slot.cap == cap &&
       slot.bytes == bytes) {
     const Class& c = classes_[slot.cls];
-    if (c.active && c.incarnation == slot.incarnation && c.since == now && c.remaining == bytes)
+    // The slot may have been freed and reused since; a class that is active, on this very path with this
+    // cap, and started at this instant with these bytes is identical to the flow either way. (The reuse of
+    // a slot by an identical flow rewrites this entry, so this joins exactly the classes a stamp of the
+    // slot's reuse would let through.)
+    if (c.active && c.path == path.data() && c.path_len == path.size() && c.cap == cap && c.since == now &&
+        c.remaining == bytes)
       cls = slot.cls;
   }
   if (cls < 0) {
@@ -150,7 +154,7 @@ FlowNetwork::FlowId FlowNetwork::start_flow(std::span<const ResourceId> path, co
     c.tail = -1;
     c.active = true;
     for (ResourceId r : path) resources_[r].classes.push_back(cls);
-    slot = Recent{key, path.size(), cap, bytes, now, cls, c.incarnation};
+    slot = Recent{key, path.size(), cap, bytes, now, cls};
     ++active_classes_;
     ++created_classes_;
   }
@@ -261,15 +265,16 @@ void FlowNetwork::settle() {
     // flow), grown through shared resources and solved one by one: a component alone on its links is one
     // small solve, not part of a big one.
     std::vector<ResourceId>& stack = stack_;
-    if (++class_visit_ == 0) {  // wrapped: no stale stamp may equal a new one
-      for (Class& c : classes_) c.visit = 0;
-      class_visit_ = 1;
-    }
-    const std::uint32_t cvisit = class_visit_;
+    // The classes found this settle are marked in class_seen_ and listed in comp, component after component
+    // (the one being searched starts at `begin`); their marks are cleared at the end.
+    std::uint64_t* const seen = class_seen_.data();
+    std::size_t begin = 0;
     auto add_class = [&](int ci) {
-      Class& c = classes_[ci];
-      if (!c.active || c.visit == cvisit) return;
-      c.visit = cvisit;
+      const Class& c = classes_[ci];
+      const auto ui = static_cast<std::size_t>(ci);
+      const std::uint64_t bit = std::uint64_t{1} << (ui % 64);
+      if (!c.active || (seen[ui / 64] & bit) != 0) return;
+      seen[ui / 64] |= bit;
       comp.push_back(ci);
       for (ResourceId r : c.route()) {
         if (resources_[r].visit != visit) {
@@ -287,12 +292,12 @@ void FlowNetwork::settle() {
         for (const int ci : res.classes) add_class(ci);  // skips ended flows' entries
       }
       // Search order is deterministic (start order through the resource lists): no sort needed.
-      if (!comp.empty()) solve(comp, comp_res);
-      comp.clear();
+      if (comp.size() > begin) solve(std::span<int>(comp).subspan(begin), comp_res);
+      begin = comp.size();
       comp_res.clear();
     };
     stack.clear();
-    for (int ci : dirty_classes_) {
+    for (const int ci : dirty_classes_) {
       add_class(ci);
       grow_and_solve();
     }
@@ -302,6 +307,11 @@ void FlowNetwork::settle() {
       stack.push_back(r);
       grow_and_solve();
     }
+    for (const int ci : comp) {
+      const auto ui = static_cast<std::size_t>(ci);
+      seen[ui / 64] &= ~(std::uint64_t{1} << (ui % 64));
+    }
+    comp.clear();
     dirty_classes_.clear();
     clear_dirty_resources();
     schedule_next();
@@ -310,7 +320,8 @@ void FlowNetwork::settle() {
   }
   dirty_classes_.clear();
   clear_dirty_resources();
-  solve(comp, comp_res);
+  rates_.assign(comp.begin(), comp.end());  // solve() reorders its list; the loads are reported in start order
+  solve(rates_, comp_res);
   if (observer_) report_loads(comp);
   schedule_next();
 }
@@ -321,12 +332,21 @@ void FlowNetwork::clear_dirty_resources() {
 }
 
 void FlowNetwork::set_rate(Class& c, double rate) {
+  if (rerate(c, rate)) schedule_due(c);
+}
+
+bool FlowNetwork::rerate(Class& c, double rate) {
   const Picoseconds now = events_.now();
-  if (rate == c.rate && c.since != now) return;  // same rate: the scheduled completion stands
+  if (rate == c.rate && c.since != now) return false;  // same rate: the scheduled completion stands
   if (now > c.since) c.remaining -= c.rate * (static_cast<double>(now - c.since) / 1e12);
   c.since = now;
   c.rate = rate;
   ++c.version;
+  return true;
+}
+
+void FlowNetwork::schedule_due(const Class& c) {
+  const Picoseconds now = events_.now();
   const double t = c.remaining <= 0 ? 0.0 : c.remaining / c.rate;
   if (!(t < kInf)) return;
   const double ps = std::max(std::ceil(t * 1e12 - 1e-6), 0.0);
@@ -336,6 +356,23 @@ void FlowNetwork::set_rate(Class& c, double rate) {
         "bandwidth is outside the range commsim simulates");
   }
   add_due(now + static_cast<Picoseconds>(ps), static_cast<int>(&c - classes_.data()), c.version);
+}
+
+void FlowNetwork::drop_stale_dues() {
+  auto stale = [&](const Due& d) {
+    const Class& c = classes_[d.cls];
+    return !c.active || c.version != d.version;
+  };
+  for (auto it = due_.begin(); it != due_.end();) {
+    Bucket& b = it->second;
+    b.items.erase(b.items.begin(), b.items.begin() + static_cast<std::ptrdiff_t>(b.head));
+    b.head = 0;
+    const std::size_t before = b.items.size();
+    b.items.erase(std::remove_if(b.items.begin(), b.items.end(), stale), b.items.end());
+    due_count_ -= before - b.items.size();
+    if (b.items.capacity() > kKeepScratch && b.items.capacity() > 4 * b.items.size()) b.items.shrink_to_fit();
+    it = b.items.empty() ? erase_bucket(it) : std::next(it);
+  }
 }
 
 void FlowNetwork::add_due(Picoseconds when, int cls, std::uint32_t version) {
@@ -374,7 +411,7 @@ double FlowNetwork::saturated_usable(Resource& res, double demand) {
   return res.sat_usable;
 }
 
-void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<ResourceId>& comp_res) {
+void FlowNetwork::solve(std::span<int> comp, const std::vector<ResourceId>& comp_res) {
   solved_classes_ += comp.size();
   if (comp.size() == 1 && comp_res.size() == classes_[comp.front()].path_len) {
     // One (weighted) flow alone on its resources, each crossed once: the first level of the water-filling
@@ -438,11 +475,11 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     return s.version == res.version && res.unfrozen > 0;
   };
   std::size_t pending = comp.size();
-  // Rates are applied after filling: the classes in freezing order (rates_), each round's level and where its
-  // classes end (levels_).
-  std::vector<int>& rates = rates_;
+  // Rates are applied after filling: the classes in freezing order, each round's level and where its classes
+  // end (levels_). The order is written over `comp`, which is not read again (every class of it freezes once):
+  // no second list of a million classes.
+  std::size_t nrates = 0;
   std::vector<std::pair<std::size_t, double>>& levels = levels_;
-  rates.clear();
   levels.clear();
   auto pop_cap = [&] {
     std::pop_heap(caps.begin(), caps.end(), cap_later);
@@ -458,12 +495,13 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     if (!caps.empty()) level = std::min(level, classes_[caps.front()].cap);
     if (level == kInf) throw Error("flow with unbounded rate");
     const double limit = level * (1 + 1e-12);
-    const std::size_t round_start = rates.size();  // this round's frozen classes: rates[round_start..]
+    const std::size_t round_start = nrates;  // this round's frozen classes: comp[round_start..nrates)
     auto freeze = [&](int ci) {
       Class& c = classes_[ci];
       if (c.frozen) return;
+      if (nrates == comp.size()) throw Error("water-filling froze a flow outside its component");
       c.frozen = true;
-      rates.push_back(ci);
+      comp[nrates++] = ci;
     };
     while (!heap.empty() && heap.front().share <= limit) {
       const Share s = heap.front();
@@ -480,9 +518,9 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
       freeze(caps.front());
       pop_cap();
     }
-    if (rates.size() == round_start) throw Error("water-filling made no progress");
-    levels.emplace_back(rates.size(), level);
-    const std::span<const int> frozen(rates.data() + round_start, rates.size() - round_start);
+    if (nrates == round_start) throw Error("water-filling made no progress");
+    levels.emplace_back(nrates, level);
+    const std::span<const int> frozen = comp.subspan(round_start, nrates - round_start);
     for (int ci : frozen) {
       const Class& c = classes_[ci];
       const double w = c.weight;
@@ -506,8 +544,25 @@ void FlowNetwork::solve(const std::vector<int>& comp, const std::vector<Resource
     pending -= frozen.size();
   }
   std::size_t from = 0;
+  if (comp.size() <= kKeepScratch || 2 * comp.size() < due_count_) {
+    for (const auto& [end, level] : levels) {
+      for (; from < end; ++from) set_rate(classes_[comp[from]], level);
+    }
+    return;
+  }
+  // A huge component with most of the scheduled completions (the sweep below costs at most twice the
+  // component): the new rates first (`frozen`, scratch now, is cleared on the classes they changed),
+  // then the completions they void are dropped, then the new completions are added, in the same order as
+  // above. Else the million stale entries of the old instant and the million new ones are held at once.
   for (const auto& [end, level] : levels) {
-    for (; from < end; ++from) set_rate(classes_[rates[from]], level);
+    for (; from < end; ++from) {
+      Class& c = classes_[comp[from]];
+      if (rerate(c, level)) c.frozen = false;
+    }
+  }
+  drop_stale_dues();
+  for (const int ci : comp) {
+    if (!classes_[ci].frozen) schedule_due(classes_[ci]);
   }
 }
 
@@ -546,17 +601,7 @@ void FlowNetwork::schedule_next() {
     return !c.active || c.version != d.version;
   };
   // Stale entries accumulate while rates change; drop them all once they dominate.
-  if (due_count_ > 2 * active_classes_ + 1024) {
-    for (auto it = due_.begin(); it != due_.end();) {
-      Bucket& b = it->second;
-      b.items.erase(b.items.begin(), b.items.begin() + static_cast<std::ptrdiff_t>(b.head));
-      b.head = 0;
-      const std::size_t before = b.items.size();
-      b.items.erase(std::remove_if(b.items.begin(), b.items.end(), stale), b.items.end());
-      due_count_ -= before - b.items.size();
-      it = b.items.empty() ? erase_bucket(it) : std::next(it);
-    }
-  }
+  if (due_count_ > 2 * active_classes_ + 1024) drop_stale_dues();
   // The earliest instant with a live completion.
   while (!due_.empty()) {
     Bucket& b = due_.begin()->second;

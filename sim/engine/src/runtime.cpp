@@ -89,25 +89,39 @@ class FlatIndex {
 };
 
 /// Routes (resource ids) stored back to back in fixed blocks, so a stored route never moves (flows keep
-/// pointers into it) and costs its ids alone, not a vector and an allocation each.
+/// pointers into it) and costs its ids alone, not a vector and an allocation each. A stored route is named by
+/// a 32-bit position: block number x kBlock + offset (blocks double from 1,024 ids up to kBlock; a route
+/// longer than kBlock gets a block spanning several numbers).
 class RouteArena {
  public:
-  std::span<const int> store(const std::vector<int>& route) {
-    if (route.size() > size_ - used_) {
-      // Blocks double up to kBlock ids: a small run's runtime allocates little.
-      size_ = std::max(route.size(), std::min(kBlock, 2 * size_));
+  static constexpr std::size_t kBlock = std::size_t{1} << 18;  ///< ids per block number (1 MiB)
+  /// Stores `route` (with `prefix` ids of room before it, written by the caller through at()); returns its
+  /// position.
+  std::uint32_t store(const std::vector<int>& route, std::size_t prefix = 0) {
+    const std::size_t need = route.size() + prefix;
+    if (need > size_ - used_) {
+      size_ = std::max(need, std::min(kBlock, 2 * size_));
+      const std::size_t numbers = (size_ + kBlock - 1) / kBlock;
+      if (base_.size() + numbers > (std::size_t{1} << 32) / kBlock) {
+        throw Error("the routes of this run exceed 2^32 links in all");
+      }
       blocks_.push_back(std::make_unique_for_overwrite<int[]>(size_));
+      for (std::size_t j = 0; j < numbers; ++j) base_.push_back(blocks_.back().get() + j * kBlock);
+      first_ = base_.size() - numbers;
       used_ = 0;
     }
-    int* at = blocks_.back().get() + used_;
-    std::copy(route.begin(), route.end(), at);
-    used_ += route.size();
-    return {at, route.size()};
+    const std::size_t at = first_ * kBlock + used_ + prefix;
+    std::copy(route.begin(), route.end(), blocks_.back().get() + used_ + prefix);
+    used_ += need;
+    return static_cast<std::uint32_t>(at);
   }
+  int* at(std::uint32_t pos) { return base_[pos / kBlock] + pos % kBlock; }
+  const int* at(std::uint32_t pos) const { return base_[pos / kBlock] + pos % kBlock; }
 
  private:
-  static constexpr std::size_t kBlock = std::size_t{1} << 18;  ///< ids per block (1 MiB)
   std::vector<std::unique_ptr<int[]>> blocks_;
+  std::vector<int*> base_;  ///< per block number, where its ids start
+  std::size_t first_ = 0;   ///< the last block's first number
   std::size_t size_ = 512;  ///< ids in the last block (the first has 1,024)
   std::size_t used_ = 512;
 };
@@ -131,46 +145,61 @@ struct Runtime::Impl {
   std::unordered_map<const topo::LinkInfo*, int> edge_resource;
   std::vector<int> shm_out, shm_in;                ///< virtual host-memory copy limits per GPU
   std::unordered_map<topo::Vertex, int> shm_host;  ///< CPU vertex -> its memory, shared by SHM transfers
-  /// One per GPU pair that a run used (an all-to-all over 1,024 GPUs: a million), 16 bytes: its P2P route in
-  /// the arena and its PairInfo, interned (pairs the model sees alike share one). The routes over host memory
-  /// and through a NIC inside the machine (rare) are kept apart, in `other`.
+  /// One per GPU pair that a run used (an all-to-all over 1,024 GPUs: a million), 8 bytes: where its P2P
+  /// route is in the arena, its length and its PairInfo, interned (pairs the model sees alike share one).
+  /// The routes over host memory and through a NIC inside the machine (rare) are kept apart, in `other`.
   struct OtherRoutes {
     std::vector<int> shm, net;
     bool shm_done = false, net_done = false;
   };
   struct PairCache {
-    const int* p2p = nullptr;
-    std::uint32_t p2p_len = 0;
-    std::uint32_t info = 0;  ///< index in `infos`
-    std::span<const int> route() const { return {p2p, p2p_len}; }
+    static constexpr std::uint32_t kLenBits = 10;
+    /// A length of kLongLen: the route is longer, its length is the arena id before it.
+    static constexpr std::uint32_t kLongLen = (std::uint32_t{1} << kLenBits) - 1;
+    std::uint32_t pos = 0;       ///< in the arena
+    std::uint32_t len_info = 0;  ///< length (low kLenBits bits) | index in `infos` << kLenBits; 0: none
+    std::uint32_t info() const { return len_info >> kLenBits; }
   };
-  std::vector<PairCache> pairs;  ///< in order of first use
-  /// Up to kDenseGpus GPUs a pair's index in `pairs` is found in a dense n x n table (4 bytes a pair, the
-  /// index + 1, 0 for none; calloc'ed, so a row takes memory once a run uses a pair of it: 4 MB for every
-  /// pair of 1,024 GPUs), above it in `pair_index` (16 bytes a slot at half load: 33 MB for that million).
+  std::span<const int> route(const PairCache& pc) const {
+    const int* at = routes.at(pc.pos);
+    const std::uint32_t len = pc.len_info & PairCache::kLongLen;
+    return {at, len == PairCache::kLongLen ? static_cast<std::size_t>(at[-1]) : len};
+  }
+  /// Up to kDenseGpus GPUs the pairs are a dense n x n table (calloc'ed, so a row takes memory once a run
+  /// uses a pair of it: 8 MB for every pair of 1,024 GPUs); above it, `pairs` in order of first use and
+  /// their index in `pair_index` (16 bytes a slot at half load).
   static constexpr std::size_t kDenseGpus = 2048;
   std::size_t n_gpus = 0;
   struct FreeDeleter {
-    void operator()(std::uint32_t* p) const { std::free(p); }
+    void operator()(PairCache* p) const { std::free(p); }
   };
-  std::unique_ptr<std::uint32_t[], FreeDeleter> dense_index;
+  std::unique_ptr<PairCache[], FreeDeleter> dense;
+  std::vector<PairCache> pairs;
   FlatIndex pair_index;  ///< by src << 32 | dst, above kDenseGpus GPUs
-  std::uint32_t find_pair(int src, int dst) const {
-    if (n_gpus > kDenseGpus) return pair_index.find(key(src, dst));
-    if (!dense_index || src < 0 || dst < 0 || static_cast<std::size_t>(src) >= n_gpus ||
+  /// The pair's entry, or one with len_info 0 if it has none yet.
+  PairCache find_pair(int src, int dst) const {
+    if (n_gpus > kDenseGpus) {
+      const std::uint32_t at = pair_index.find(key(src, dst));
+      return at == FlatIndex::kNone ? PairCache{} : pairs[at];
+    }
+    if (!dense || src < 0 || dst < 0 || static_cast<std::size_t>(src) >= n_gpus ||
         static_cast<std::size_t>(dst) >= n_gpus) {
-      return FlatIndex::kNone;  // an unknown GPU is reported by entry()
+      return {};  // an unknown GPU is reported by entry()
     }
-    // 0 (none) becomes kNone
-    return dense_index[static_cast<std::size_t>(src) * n_gpus + static_cast<std::size_t>(dst)] - 1;
+    return dense[static_cast<std::size_t>(src) * n_gpus + static_cast<std::size_t>(dst)];
   }
-  void add_pair(int src, int dst, std::uint32_t at) {
-    if (n_gpus > kDenseGpus) return pair_index.insert(key(src, dst), at);
-    if (!dense_index) {
-      dense_index.reset(static_cast<std::uint32_t*>(std::calloc(n_gpus * n_gpus, sizeof(std::uint32_t))));
-      if (!dense_index) throw std::bad_alloc();
+  void add_pair(int src, int dst, const PairCache& pc) {
+    if (n_gpus > kDenseGpus) {
+      if (pairs.size() >= FlatIndex::kNone) throw Error("more than 2^32 GPU pairs");
+      pair_index.insert(key(src, dst), static_cast<std::uint32_t>(pairs.size()));
+      pairs.push_back(pc);
+      return;
     }
-    dense_index[static_cast<std::size_t>(src) * n_gpus + static_cast<std::size_t>(dst)] = at + 1;
+    if (!dense) {
+      dense.reset(static_cast<PairCache*>(std::calloc(n_gpus * n_gpus, sizeof(PairCache))));
+      if (!dense) throw std::bad_alloc();
+    }
+    dense[static_cast<std::size_t>(src) * n_gpus + static_cast<std::size_t>(dst)] = pc;
   }
   RouteArena routes;
   std::deque<models::PairInfo> infos;  ///< distinct PairInfos (references to them stay valid)
@@ -178,7 +207,7 @@ struct Runtime::Impl {
   std::unordered_map<std::uint64_t, OtherRoutes> other;  ///< by pair key
   /// The pair's entry, made on first use (what Runtime::pair returns the info of).
   PairCache entry(const topo::Topology& topo, int src, int dst);
-  const models::PairInfo& info(const PairCache& pc) const { return infos[pc.info]; }
+  const models::PairInfo& info(const PairCache& pc) const { return infos[pc.info()]; }
   std::uint32_t intern(const models::PairInfo& info);
   static std::uint64_t key(int src, int dst) {
     return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) |
@@ -412,7 +441,7 @@ std::uint32_t Runtime::Impl::intern(const models::PairInfo& info) {
 }
 
 Runtime::Impl::PairCache Runtime::Impl::entry(const topo::Topology& topo, int src, int dst) {
-  if (const std::uint32_t at = find_pair(src, dst); at != FlatIndex::kNone) return pairs[at];
+  if (const PairCache found = find_pair(src, dst); found.len_info != 0) return found;
   const topo::GpuInfo& a = topo.gpus.at(src);
   const topo::GpuInfo& b = topo.gpus.at(dst);
   models::PairInfo info;
@@ -439,11 +468,21 @@ Runtime::Impl::PairCache Runtime::Impl::entry(const topo::Topology& topo, int sr
   info.nvlink_bandwidth = a.nvlinks > 0 ? a.nvlink_bandwidth / a.nvlinks : 0;
   info.same_node = a.node == b.node;
   info.tcp = tcp_fabric(topo);
-  const std::span<const int> stored = routes.store(p2p);
-  PairCache pc{stored.data(), static_cast<std::uint32_t>(stored.size()), intern(info)};
-  if (pairs.size() >= FlatIndex::kNone) throw Error("more than 2^32 GPU pairs");
-  add_pair(src, dst, static_cast<std::uint32_t>(pairs.size()));
-  pairs.push_back(pc);
+  const std::uint32_t kind = intern(info);
+  if (kind >= (std::uint32_t{1} << (32 - PairCache::kLenBits))) {
+    throw Error("more than 2^22 kinds of GPU pair in one run");
+  }
+  // A route of kLongLen links or more keeps its length in the arena, just before it.
+  const bool long_route = p2p.size() >= PairCache::kLongLen;
+  if (long_route && p2p.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    throw Error("a route of over 2^31 links");
+  }
+  PairCache pc;
+  pc.pos = routes.store(p2p, long_route ? 1 : 0);
+  if (long_route) routes.at(pc.pos)[-1] = static_cast<int>(p2p.size());
+  pc.len_info = (long_route ? PairCache::kLongLen : static_cast<std::uint32_t>(p2p.size())) |
+                kind << PairCache::kLenBits;
+  add_pair(src, dst, pc);
   return pc;
 }
 
@@ -1349,7 +1388,7 @@ std::span<const int> Runtime::Execution::route(int src, int dst, Transport trans
 std::span<const int> Runtime::Execution::route(const Impl::PairCache& pc, int src, int dst,
                                                Transport transport) {
   const models::PairInfo& info = impl_.info(pc);
-  if (transport == Transport::P2p || (transport == Transport::Net && !info.same_node)) return pc.route();
+  if (transport == Transport::P2p || (transport == Transport::Net && !info.same_node)) return impl_.route(pc);
   Impl::OtherRoutes& o = impl_.other[Impl::key(src, dst)];
   if (transport == Transport::Shm) {
     if (!o.shm_done) {
@@ -1372,7 +1411,7 @@ std::span<const int> Runtime::Execution::route(const Impl::PairCache& pc, int sr
     }
     return o.net;
   }
-  return pc.route();
+  return impl_.route(pc);
 }
 
 /// Posts send or receive `op_index` of kernel `k`: it begins a transfer with the oldest matching post of the
@@ -1493,6 +1532,8 @@ int Runtime::Execution::op_warps(const KernelInstance& ki, int op) {
     const int me = comm_rank(k.comm, ki.gpu);
     std::vector<models::GroupOp> group;
     std::vector<std::size_t> index;  // group entry -> op
+    group.reserve(k.ops.size());
+    index.reserve(k.ops.size());
     bool members = me >= 0;
     for (std::size_t i = 0; i < k.ops.size() && members; ++i) {
       const OpSpec& o = k.ops[i];
@@ -1511,15 +1552,16 @@ int Runtime::Execution::op_warps(const KernelInstance& ki, int op) {
       const auto lists = model_.p2p_warps(comms_[static_cast<std::size_t>(k.comm)], me,
                                           comm_nodes_[static_cast<std::size_t>(k.comm)], group);
       for (std::size_t g = 0; g < lists.size() && g < index.size(); ++g) {
-        if (lists[g].empty()) continue;
+        const std::span<const models::PartSlot> list = lists[g];
+        if (list.empty()) continue;
         std::string key;  // the list's bytes: warps and load of each part
-        key.reserve(2 * lists[g].size());
-        for (const models::PartSlot& s : lists[g]) {
+        key.reserve(2 * list.size());
+        for (const models::PartSlot& s : list) {
           key += static_cast<char>(s.warps);
           key += static_cast<char>(s.load);
         }
         auto [w, added] = warp_list_ids_.emplace(std::move(key), static_cast<int>(warp_lists_.size()));
-        if (added) warp_lists_.push_back(lists[g]);
+        if (added) warp_lists_.emplace_back(list.begin(), list.end());
         layout[index[g]] = w->second;
       }
     }

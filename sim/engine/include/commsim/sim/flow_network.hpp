@@ -108,16 +108,14 @@ class FlowNetwork {
     double sat_demand = -1;     ///< the last offered load (bytes/s) saturated_usable() was asked for
     double sat_usable = 0;      ///< and its answer (bytes/s)
   };
-  /// A weighted flow: `weight` identical flows that started together. 64 bytes: an all-to-all over 1,024
+  /// A weighted flow: `weight` identical flows that started together. 56 bytes: an all-to-all over 1,024
   /// GPUs keeps a million of them.
   struct Class {
     // What the component search reads first, together.
     const ResourceId* path = nullptr;  ///< in owned_paths_, or a caller's path (start_on)
     std::uint32_t path_len : 30 = 0;
     std::uint32_t active : 1 = 0;
-    std::uint32_t frozen : 1 = 0;   ///< scratch for water-filling
-    std::uint32_t incarnation = 0;  ///< bumped when the slot is reused
-    std::uint32_t visit = 0;        ///< scratch: component search stamp (class_visit_)
+    std::uint32_t frozen : 1 = 0;  ///< scratch for water-filling
     /// Active: the identical flows it stands for. Ended: its entries still in resource lists; the slot is
     /// freed when that reaches 0.
     std::uint32_t weight = 0;
@@ -131,7 +129,7 @@ class FlowNetwork {
     Picoseconds since = 0;
     std::span<const ResourceId> route() const { return {path, path_len}; }
   };
-  static_assert(sizeof(Class) <= 64);
+  static_assert(sizeof(Class) <= 56);
   /// The first member of a class, -1 for none.
   int head_of(const Class& c) const { return c.tail < 0 ? -1 : members_[c.tail].next; }
   struct Member {  ///< 24 bytes
@@ -166,11 +164,17 @@ class FlowNetwork {
   TagHandler tag_handler_;
   int new_class();
   double saturated_usable(Resource& res, double demand);
-  void solve(const std::vector<int>& classes, const std::vector<ResourceId>& resources);
+  /// Water-filling of one component (`classes`, whose order it overwrites with the freezing order).
+  void solve(std::span<int> classes, const std::vector<ResourceId>& resources);
   void report_loads(const std::vector<int>& classes);
   void schedule_next();  ///< the earliest completion, tagged with the current generation
   void on_completion(std::uint64_t generation);
   void set_rate(Class& c, double rate);
+  /// set_rate in two steps: the new rate (true if it changed the scheduled completion), then that completion.
+  bool rerate(Class& c, double rate);
+  void schedule_due(const Class& c);
+  /// Drops the completion entries voided since (ended flows, changed rates).
+  void drop_stale_dues();
   /// Rates are recomputed once per instant: starts and completions mark the allocation stale and one event
   /// at the same time (after everything already queued for it) recomputes, so n flows started together cost
   /// one water-filling instead of n.
@@ -209,7 +213,6 @@ class FlowNetwork {
     double cap = 0, bytes = 0;
     Picoseconds time = -1;
     int cls = -1;
-    std::uint32_t incarnation = 0;
   };
   static constexpr std::size_t kRecent = 4096;
   std::vector<Recent> recent_ = std::vector<Recent>(kRecent);
@@ -225,8 +228,8 @@ class FlowNetwork {
   std::vector<ResourceId> comp_res_, stack_;
   std::vector<int> caps_;  ///< capped classes, a min-heap by (cap, slot)
   std::vector<Share> shares_;
-  std::vector<int> rates_;                              ///< classes in freezing order
-  std::vector<std::pair<std::size_t, double>> levels_;  ///< per round: end in rates_, level
+  std::vector<int> rates_;                              ///< observer mode: the classes solve() reorders
+  std::vector<std::pair<std::size_t, double>> levels_;  ///< per round: where its classes end in the freezing order, level
   std::vector<Due> later_;
   /// Entries of completion scratch (done_, finished_, later_, a bucket) kept for reuse after an instant;
   /// larger vectors are freed.
@@ -248,7 +251,9 @@ class FlowNetwork {
   std::vector<ResourceId> loaded_;  ///< resources with load after the last recomputation (observer mode)
   std::uint64_t next_seq_ = 0;
   std::uint64_t visit_ = 0;
-  std::uint32_t class_visit_ = 0;  ///< classes' search stamp (32 bits: on wrap every stamp is cleared)
+  /// Classes the component search has reached (bit per slot); the bits of a component are cleared once it is
+  /// solved. A bitmap, not a stamp in each class: 4 bytes a class less (a million in a 1,024-GPU all-to-all).
+  std::vector<std::uint64_t> class_seen_;
   std::uint64_t generation_ = 0;
   std::uint64_t recomputations_ = 0;
   std::uint64_t solved_classes_ = 0;
