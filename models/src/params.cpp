@@ -90,6 +90,7 @@ const std::vector<Field>& fields() {
       {"p2p", "solo_speedup", Kind::Ratio, to(&P::solo_speedup)},
       {"p2p", "self_copy_bandwidth", Kind::Bandwidth, to(&P::self_copy_bandwidth)},
       {"p2p", "split_rate", Kind::Ratio, to(&P::split_rate)},
+      {"p2p", "split3_rate", Kind::Fraction, to(&P::split3_rate)},
       {"p2p", "channel_budget", Kind::Ratio, to(&P::channel_budget)},
       {"p2p", "nvlink_saturation", Kind::Sharpness, to(&P::nvlink_saturation)},
       {"p2p", "pcie_saturation", Kind::Sharpness, to(&P::pcie_saturation)},

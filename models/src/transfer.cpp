@@ -218,10 +218,17 @@ class NcclModel final : public TransferModel {
   /// A channel part's rate relative to one that both sends and receives (10 + 9 warps): the direction's
   /// warps e (the receive side's counted as 10/9 of a send warp) over 10, to the power that makes a lone
   /// direction's 19 warps p2p.solo_speedup times as fast above 10, and a two-work channel's 5 + 4
-  /// p2p.split_rate times as fast below.
+  /// p2p.split_rate times as fast below. Below 4.44 warps, if p2p.split3_rate is set, a second power law
+  /// from there makes a three-work channel's 3 + 2 (2.22) split3_rate times as fast: the rate is not one
+  /// power of the warps (measured on H200: 0.686 at 4.44 warps, 0.39-0.40 at 2.22, where one law says 0.50).
   double warp_factor(PartWarps w) const {
     const double e = std::min(static_cast<double>(w.send), static_cast<double>(w.recv) * 10.0 / 9.0);
     if (e <= 0 || e == 10.0) return 1.0;
+    constexpr double kTwoWorks = 40.0 / 9.0;  // 5 + 4 warps: min(5, 4 x 10/9)
+    if (e < kTwoWorks && p_.split3_rate > 0) {
+      const double g3 = std::log(std::max(p_.split3_rate, 1e-9) / std::max(p_.split_rate, 1e-9)) / std::log(0.5);
+      return p_.split_rate * std::pow(e / kTwoWorks, g3);
+    }
     const double gamma = e > 10.0 ? std::log(std::max(p_.solo_speedup, 1e-9)) / std::log(1.9)
                                   : std::log(std::max(p_.split_rate, 1e-9)) / std::log(4.0 / 9.0);
     return std::pow(e / 10.0, gamma);

@@ -1,6 +1,8 @@
 // Model tests for the NCCL send/recv model: transport rule, channel counts and steps, LL/Simple switch point.
 #include <doctest/doctest.h>
 
+#include <array>
+#include <cmath>
 #include <vector>
 
 #include "commsim/core/error.hpp"
@@ -258,6 +260,43 @@ TEST_CASE("transfer: a part's rate follows its warps: solo_speedup above one wor
   // A warp list that matches neither one entry nor the parts is a caller's error.
   std::vector<PartWarps> wrong(3, kSharedWarps);
   CHECK_THROWS_AS(m->plan(64u << 20, p, c2, wrong), Error);
+}
+
+TEST_CASE("transfer: below two works' warps, split3_rate sets a second power law (0: split_rate's goes on)") {
+  ModelParams params = ModelParams::defaults();
+  params.split_rate = 0.7;
+  const PairInfo p = nvswitch_pair();
+  const PartWarps three{3, 2};  // three works on a channel: the receive's 2 x 10/9 = 2.22 binds
+  const PartWarps four{3, 1};   // 1.11: past the anchor, the same law
+  const PartWarps two{5, 4};    // 4.44: the anchor itself
+  auto rates = [&](const ModelParams& mp) {
+    const auto m = make_transfer_model("nccl", mp, NcclEnv::parse({}));
+    const CommInfo c2 = comm(*m, 2, p);
+    const double shared = m->plan(64u << 20, p, c2, true).channel_rate;
+    auto r = [&](PartWarps w) {
+      return m->plan(64u << 20, p, c2, std::span<const PartWarps>(&w, 1)).channel_rate / shared;
+    };
+    return std::array<double, 3>{r(two), r(three), r(four)};
+  };
+  // Unset: one law, (e / 10)^(ln 0.7 / ln 0.444) all the way down.
+  const double g = std::log(0.7) / std::log(4.0 / 9.0);
+  const auto one_law = rates(params);
+  CHECK(one_law[0] == doctest::Approx(0.7));
+  CHECK(one_law[1] == doctest::Approx(std::pow(2.0 / 9.0, g)));
+  CHECK(one_law[2] == doctest::Approx(std::pow(1.0 / 9.0, g)));
+  // Set: 0.7 at 4.44 warps, 0.4 at 2.22, and (0.4 / 0.7) once more per halving below.
+  params.split3_rate = 0.4;
+  const auto two_laws = rates(params);
+  CHECK(two_laws[0] == doctest::Approx(0.7));
+  CHECK(two_laws[1] == doctest::Approx(0.4));
+  CHECK(two_laws[2] == doctest::Approx(0.4 * 0.4 / 0.7));
+  // Above 4.44 warps nothing changes.
+  const auto m = make_transfer_model("nccl", params, NcclEnv::parse({}));
+  const CommInfo c2 = comm(*m, 2, p);
+  const PartWarps six{7, 6};
+  const double shared = m->plan(64u << 20, p, c2, true).channel_rate;
+  CHECK(m->plan(64u << 20, p, c2, std::span<const PartWarps>(&six, 1)).channel_rate / shared ==
+        doctest::Approx(std::pow(2.0 / 3.0, g)));  // 7 send, 6 receive: 6.67 warps
 }
 
 TEST_CASE("transfer: works with other GPUs on one channel share its budget, a copy to self does not count") {

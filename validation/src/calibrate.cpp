@@ -61,6 +61,7 @@ const std::vector<Accessor>& accessors() {
       {{"p2p.nvlink_saturation", "", 1.5, 40}, [](const P& p) { return p.nvlink_saturation; }, false},
       {{"p2p.solo_speedup", "", 0.8, 2.0}, [](const P& p) { return p.solo_speedup; }, true},
       {{"p2p.split_rate", "", 0.2, 1.5}, [](const P& p) { return p.split_rate; }, false},
+      {{"p2p.split3_rate", "", 0.1, 1.0}, [](const P& p) { return p.split3_rate; }, false},
       {{"p2p.channel_budget", "", 0.5, 4.0}, [](const P& p) { return p.channel_budget; }, false},
   };
   static const std::vector<Accessor> all = [] {

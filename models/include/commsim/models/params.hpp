@@ -121,6 +121,10 @@ struct ModelParams {
   /// fewer warps than 10 scale the rate by (warps / 10)^g, g = ln(split_rate) / ln(4.44 / 10), the receive's
   /// warps counted as 10/9 of a send's. 0.444 is proportional to the warps.
   double split_rate = 1.0;
+  /// Rate of a channel part whose channel carries three works (3 + 2 warps each) over one work's (10 + 9):
+  /// from 4.44 warps down, the rate follows (warps / 4.44)^g3 times split_rate, g3 = ln(split3_rate /
+  /// split_rate) / ln(1/2). 0: split_rate's power law goes on below 4.44 warps (as before session 18).
+  double split3_rate = 0;
   /// What one channel (one CTA on one SM) moves to and from other GPUs, all its works together, in units of
   /// one work's rate (10 + 9 warps) in each direction: a part on a channel whose batch carries d directions
   /// to or from other GPUs moves at most 2 channel_budget / d of that rate (k works that send and receive:
