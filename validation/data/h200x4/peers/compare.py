@@ -3,7 +3,8 @@
 import csv,glob,os,sys
 here=os.path.dirname(os.path.abspath(__file__))
 meas={}
-for d in sorted(glob.glob(here+'/vm-*')):
+# START=vm-... restricts the measured side to one machine start's directory (default: every start, pooled).
+for d in sorted(glob.glob(here+'/'+os.environ.get('START','vm-*'))):
     for r in glob.glob(d+'/*/results.csv'):
         name=os.path.basename(os.path.dirname(r))
         for row in csv.DictReader(open(r)):
@@ -16,8 +17,9 @@ dirs=sys.argv[1:]
 print('| pattern | channels | '+' | '.join(os.path.basename(d) for d in dirs)+' |')
 print('| --- | --- |'+' ---: |'*len(dirs))
 for k in ['k1','k2','k3','fanout3','fanin3','one']:
-  for ch in ['default','16','8']:
+  for ch in ['default','16','8','4']:
     name=f'{k}_ch{ch}'
+    if not all(os.path.exists(f'{d}/{name}.csv') for d in dirs): continue
     cells=[]
     for d in dirs:
         pr=load(d,name); errs=[]; signed=[]
