@@ -251,8 +251,9 @@ class FlowNetwork {
   std::vector<ResourceId> loaded_;  ///< resources with load after the last recomputation (observer mode)
   std::uint64_t next_seq_ = 0;
   std::uint64_t visit_ = 0;
-  /// Classes the component search has reached (bit per slot); the bits of a component are cleared once it is
-  /// solved. A bitmap, not a stamp in each class: 4 bytes a class less (a million in a 1,024-GPU all-to-all).
+  /// Classes the component search of one settle has reached (bit per slot), cleared at the settle's end (a
+  /// dirty class already solved in an earlier component is skipped). A bitmap, not a stamp in each class: 4
+  /// bytes a class less (a million in a 1,024-GPU all-to-all).
   std::vector<std::uint64_t> class_seen_;
   std::uint64_t generation_ = 0;
   std::uint64_t recomputations_ = 0;
