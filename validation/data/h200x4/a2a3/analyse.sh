@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
-# Held-out test of p2p.split3_rate on start a4b472e1: commsim validate of every configuration with
+# Held-out test of p2p.split3_rate on new machine starts (a4b472e1, 0dd4a3d5): commsim validate of every configuration with
 # models/params/h200.toml, MAPE from 1 MiB and the mean signed error of the sizes where three works share a
 # channel on 3 GPUs (NCCL_MAX_NCHANNELS=4 from 128 MiB, 8 from 256 MiB, 16 from 512 MiB).
-# Usage: validation/data/h200x4/a2a3/analyse.sh [COMMSIM] [PARAMS]   (unpacks a4b472e1.tar.xz into a temp dir)
+# Usage: validation/data/h200x4/a2a3/analyse.sh [COMMSIM] [PARAMS] [START]   (START: a4b472e1, the default, or
+# 0dd4a3d5; unpacks START.tar.xz into a temp dir)
 set -euo pipefail
 cd "$(dirname "$0")/../../../.."
 C=${1:-build/default/sim/commsim}
 P=${2:-models/params/h200.toml}
+S=${3:-a4b472e1}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-tar -C "$tmp" -xJf validation/data/h200x4/a2a3/a4b472e1.tar.xz
+tar -C "$tmp" -xJf "validation/data/h200x4/a2a3/$S.tar.xz"
 for g in 012 0123; do
   for c in 4 8 16 default; do
     env=()
     [ "$c" = default ] || env=(--nccl-env "NCCL_MAX_NCHANNELS=$c")
     "$C" validate --topology topologies/library/real/h200x4.topo --params "$P" \
-      --measured "$tmp/a4b472e1/a2a_g${g}_ch${c}_r1" "$tmp/a4b472e1/a2a_g${g}_ch${c}_r2" ${env[@]+"${env[@]}"} \
+      --measured "$tmp/$S/a2a_g${g}_ch${c}_r1" "$tmp/$S/a2a_g${g}_ch${c}_r2" ${env[@]+"${env[@]}"} \
       --csv "$tmp/g${g}_ch$c.csv" > /dev/null
   done
 done
