@@ -492,11 +492,13 @@ struct KernelInstance {
   const KernelSpec* spec = nullptr;
   int iteration = 0;
   int gpu = 0;  ///< spec->gpu, or the rank's GPU for a kernel of every rank
-  Picoseconds ready = 0;
-  Picoseconds start = -1;
+  /// When it can start (issued + the launch latency) until it starts, then when it started: one field, as
+  /// nothing reads the first once the second is known.
+  Picoseconds start = 0;
   Picoseconds end = -1;
-  // 56 bytes: a 16,384-GPU weight push has 12.6 M of them.
-  int pending : 28 = 0;
+  // 48 bytes: a 16,384-GPU weight push has 12.6 M of them.
+  int pending : 27 = 0;
+  unsigned started : 1 = 0;  ///< `start` is the start, not the ready time
   unsigned shared : 1 = 0;
   unsigned marker : 1 = 0;  ///< a pure stream wait: no gap, no trace
   unsigned graph : 1 = 0;   ///< inside a captured CUDA graph: the graph's kernel gap, no host launch
@@ -507,7 +509,7 @@ struct KernelInstance {
   /// their count and they follow it (one pool: millions of kernels).
   int deps = -1;
 };
-static_assert(sizeof(KernelInstance) <= 56);
+static_assert(sizeof(KernelInstance) <= 48);
 
 std::uint64_t pair_key(int a, int b) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
@@ -1151,9 +1153,9 @@ void Runtime::Execution::issue_kernel(const KernelSpec& k, int gpu, int iteratio
   ki.iteration = iteration;
   ki.gpu = gpu;
   ki.marker = is_marker(k);
-  ki.ready = ki.marker ? issued : issued + model_.kernel_launch_latency();
-  if (k.ops.size() >= (std::size_t{1} << 27)) throw UsageError("a kernel has more than 2^27 operations");
-  ki.pending = static_cast<int>(k.ops.size() & ((std::size_t{1} << 27) - 1));  // checked above
+  ki.start = ki.marker ? issued : issued + model_.kernel_launch_latency();  // ready; the start once started
+  if (k.ops.size() >= (std::size_t{1} << 26)) throw UsageError("a kernel has more than 2^26 operations");
+  ki.pending = static_cast<int>(k.ops.size() & ((std::size_t{1} << 26) - 1));  // checked above
   ki.shared = check_ops(k);
   if (k.collective) ki.coll_seq = collective_seq(k, gpu, rank);
   add_stream_waits(k, ki);
@@ -1274,7 +1276,7 @@ void Runtime::Execution::try_start(int sid) {
   queue.pop_front();
   busy_[sid] = 1;
   const KernelInstance& ki = kernels_[k];
-  Picoseconds when = ki.ready;
+  Picoseconds when = ki.start;  // not started: the ready time
   if (last_end_[sid] != kNever && !ki.marker)
     when = std::max(when, last_end_[sid] + (ki.graph ? model_.graph_kernel_gap() : model_.kernel_gap()));
   if (ki.join) {
@@ -1288,6 +1290,7 @@ void Runtime::Execution::try_start(int sid) {
 void Runtime::Execution::kernel_start(int k) {
   KernelInstance& ki = kernels_[k];
   ki.start = q_.now();
+  ki.started = 1;
   running_.push_back(k);
   if (ki.spec->collective) {
     ki.pending = 1;
@@ -1832,7 +1835,7 @@ void Runtime::Execution::report_deadlock() const {
 
 /// What unfinished kernel `ki` waits on.
 void Runtime::Execution::describe_wait(const KernelInstance& ki, std::ostream& waits) const {
-  if (ki.start < 0) {
+  if (!ki.started) {
     bool dep_waiting = false;
     for (int i = 1; ki.deps >= 0 && i <= deps_pool_[ki.deps]; ++i)
       dep_waiting = dep_waiting || kernels_[deps_pool_[ki.deps + i]].end < 0;
