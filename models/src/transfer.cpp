@@ -226,7 +226,8 @@ class NcclModel final : public TransferModel {
     if (e <= 0 || e == 10.0) return 1.0;
     constexpr double kTwoWorks = 40.0 / 9.0;  // 5 + 4 warps: min(5, 4 x 10/9)
     if (e < kTwoWorks && p_.split3_rate > 0) {
-      const double g3 = std::log(std::max(p_.split3_rate, 1e-9) / std::max(p_.split_rate, 1e-9)) / std::log(0.5);
+      const double g3 =
+          std::log(std::max(p_.split3_rate, 1e-9) / std::max(p_.split_rate, 1e-9)) / std::log(0.5);
       return p_.split_rate * std::pow(e / kTwoWorks, g3);
     }
     const double gamma = e > 10.0 ? std::log(std::max(p_.solo_speedup, 1e-9)) / std::log(1.9)
@@ -340,7 +341,8 @@ class NcclModel final : public TransferModel {
     }
     std::vector<int> send_list(send_at[n]), recv_list(recv_at[n]);
     {
-      std::vector<int> send_fill(send_at.begin(), send_at.end() - 1), recv_fill(recv_at.begin(), recv_at.end() - 1);
+      std::vector<int> send_fill(send_at.begin(), send_at.end() - 1),
+          recv_fill(recv_at.begin(), recv_at.end() - 1);
       for (std::size_t i = 0; i < ops.size(); ++i) {
         const GroupOp& op = ops[i];
         if (op.dir == GroupOp::Dir::Recv) {
@@ -438,10 +440,12 @@ class NcclModel final : public TransferModel {
           continue;
         }
         if (has_send) {
-          out.part(static_cast<std::size_t>(w.send), p) = {static_cast<std::uint8_t>(has_recv ? send_w : lone), load};
+          out.part(static_cast<std::size_t>(w.send), p) = {
+              static_cast<std::uint8_t>(has_recv ? send_w : lone), load};
         }
         if (has_recv) {
-          out.part(static_cast<std::size_t>(w.recv), p) = {static_cast<std::uint8_t>(has_send ? recv_w : lone), load};
+          out.part(static_cast<std::size_t>(w.recv), p) = {
+              static_cast<std::uint8_t>(has_send ? recv_w : lone), load};
         }
       }
     }

@@ -229,21 +229,23 @@ TEST_CASE("accuracy: nccl-tests alltoall on 2 and 4 H200s (grouped send/recv)") 
 
 TEST_CASE("accuracy: three works a channel on 3 H200s, held out on a new machine start (split3_rate)") {
   // validation/data/h200x4/a2a3: commsim-measure alltoall on GPUs 0-2 of start a4b472e1 (never fitted to);
-  // p2p.split3_rate was fitted on start h200x4-2026-11-26a. With NCCL_MAX_NCHANNELS=4 from 128 MiB (8: 256 MiB,
-  // 16: 512 MiB) every channel carries three works. Without the second warp law these sizes were 15-19% fast.
+  // p2p.split3_rate was fitted on start h200x4-2026-11-26a. With NCCL_MAX_NCHANNELS=4 from 128 MiB (8: 256
+  // MiB, 16: 512 MiB) every channel carries three works. Without the second warp law these sizes were 15-19%
+  // fast.
   std::vector<double> errors;
   for (const auto& [channels, first] : std::vector<std::pair<int, std::uint64_t>>{
            {4, std::uint64_t{128} << 20}, {8, std::uint64_t{256} << 20}, {16, std::uint64_t{512} << 20}}) {
     H200 h({"NCCL_MAX_NCHANNELS=" + std::to_string(channels)});
     for (int round : {1, 2}) {
-      const std::string dir = kDir + "a2a3/held/a2a_g012_ch" + std::to_string(channels) + "_r" +
-                              std::to_string(round);
+      const std::string dir =
+          kDir + "a2a3/held/a2a_g012_ch" + std::to_string(channels) + "_r" + std::to_string(round);
       for (const Comparison& c : compare_measured(dir, *h.runtime)) {
         if (c.bytes >= first) errors.push_back(std::abs(c.predicted_us / c.measured_us - 1) * 100);
       }
     }
   }
-  REQUIRE(errors.size() == 12);  // 3 + 2 + 1 sizes a round (alltoall sizes are multiples of 3 x 16 B: 128 MiB is just below)
+  REQUIRE(errors.size() ==
+          12);  // 3 + 2 + 1 sizes a round (alltoall sizes are multiples of 3 x 16 B: 128 MiB is just below)
   double mape = 0;
   for (double e : errors) mape += e / static_cast<double>(errors.size());
   MESSAGE("3-GPU alltoall, three works a channel (held out): MAPE " << mape << "% over " << errors.size()

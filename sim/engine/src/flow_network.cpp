@@ -320,7 +320,8 @@ void FlowNetwork::settle() {
   }
   dirty_classes_.clear();
   clear_dirty_resources();
-  rates_.assign(comp.begin(), comp.end());  // solve() reorders its list; the loads are reported in start order
+  rates_.assign(comp.begin(),
+                comp.end());  // solve() reorders its list; the loads are reported in start order
   solve(rates_, comp_res);
   if (observer_) report_loads(comp);
   schedule_next();
@@ -359,10 +360,7 @@ void FlowNetwork::schedule_due(const Class& c) {
 }
 
 void FlowNetwork::drop_stale_dues() {
-  auto stale = [&](const Due& d) {
-    const Class& c = classes_[d.cls];
-    return !c.active || c.version != d.version;
-  };
+  const auto stale = [this](const Due& d) { return is_void(d); };
   for (auto it = due_.begin(); it != due_.end();) {
     Bucket& b = it->second;
     b.items.erase(b.items.begin(), b.items.begin() + static_cast<std::ptrdiff_t>(b.head));
@@ -476,8 +474,8 @@ void FlowNetwork::solve(std::span<int> comp, const std::vector<ResourceId>& comp
   };
   std::size_t pending = comp.size();
   // Rates are applied after filling: the classes in freezing order, each round's level and where its classes
-  // end (levels_). The order is written over `comp`, which is not read again (every class of it freezes once):
-  // no second list of a million classes.
+  // end (levels_). The order is written over `comp`, which is not read again (every class of it freezes
+  // once): no second list of a million classes.
   std::size_t nrates = 0;
   std::vector<std::pair<std::size_t, double>>& levels = levels_;
   levels.clear();
@@ -596,16 +594,12 @@ void FlowNetwork::report_loads(const std::vector<int>& comp) {
 
 void FlowNetwork::schedule_next() {
   ++generation_;
-  auto stale = [&](const Due& d) {
-    const Class& c = classes_[d.cls];
-    return !c.active || c.version != d.version;
-  };
   // Stale entries accumulate while rates change; drop them all once they dominate.
   if (due_count_ > 2 * active_classes_ + 1024) drop_stale_dues();
   // The earliest instant with a live completion.
   while (!due_.empty()) {
     Bucket& b = due_.begin()->second;
-    while (b.head < b.items.size() && stale(b.items[b.head])) {
+    while (b.head < b.items.size() && is_void(b.items[b.head])) {
       ++b.head;
       --due_count_;
     }
@@ -637,8 +631,8 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     const auto first = b.items.begin() + static_cast<std::ptrdiff_t>(b.head);
     later.clear();
     for (auto d = first; d != b.items.end(); ++d) {
-      Class& c = classes_[d->cls];
-      if (!c.active || c.version != d->version) continue;
+      if (is_void(*d)) continue;
+      const Class& c = classes_[d->cls];
       const double left = c.remaining - c.rate * (static_cast<double>(now - c.since) / 1e12);
       if (when <= now || left <= c.rate * 1e-12 + 1e-9) {
         finished.push_back(d->cls);

@@ -144,7 +144,8 @@ TEST_CASE("flow_network: incremental solver matches the whole-network solver on 
   CHECK(exact >= cases * 85 / 100);
 }
 
-TEST_CASE("flow_network: a component of over 65,536 flows re-solved at once matches the whole-network solver") {
+TEST_CASE(
+    "flow_network: a component of over 65,536 flows re-solved at once matches the whole-network solver") {
   // Above 65,536 classes solve() applies the new rates, drops the voided completions and only then adds the
   // new ones. 70,000 flows that cannot coalesce (each its own path object) share four links; a second wave
   // at 1 ms and the waves' ends re-solve the whole component with a scheduled completion for every flow.
@@ -166,7 +167,8 @@ TEST_CASE("flow_network: a component of over 65,536 flows re-solved at once matc
   for (std::size_t f = 0; f < c.flows.size(); ++f) {
     REQUIRE(got.done[f] >= 0);
     const Picoseconds diff = std::llabs(got.done[f] - want.done[f]);
-    CHECK(diff <= std::max<Picoseconds>(4, static_cast<Picoseconds>(1e-9 * static_cast<double>(want.done[f]))));
+    CHECK(diff <=
+          std::max<Picoseconds>(4, static_cast<Picoseconds>(1e-9 * static_cast<double>(want.done[f]))));
   }
   CHECK(got.order == want.order);
 }

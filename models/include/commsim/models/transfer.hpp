@@ -196,7 +196,8 @@ class TransferModel {
   /// parts: result[i][p]. NCCL orders the group by its p2p schedule (rounds of peer deltas), stripes round
   /// k's parts over channels from a base that reverses k's bits, and lets a channel's works share its warps.
   /// An empty list for an operation means the default of plan(bool). The base model (no such kernel) returns
-  /// empty lists (GroupSlots). Each part also says how many directions to or from other GPUs its channel batch carries.
+  /// empty lists (GroupSlots). Each part also says how many directions to or from other GPUs its channel
+  /// batch carries.
   virtual GroupSlots p2p_warps(const CommInfo& comm, int rank, std::span<const int> rank_node,
                                std::span<const GroupOp> ops) const {
     (void)comm, (void)rank, (void)rank_node;

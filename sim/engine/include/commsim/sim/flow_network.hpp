@@ -228,8 +228,9 @@ class FlowNetwork {
   std::vector<ResourceId> comp_res_, stack_;
   std::vector<int> caps_;  ///< capped classes, a min-heap by (cap, slot)
   std::vector<Share> shares_;
-  std::vector<int> rates_;                              ///< observer mode: the classes solve() reorders
-  std::vector<std::pair<std::size_t, double>> levels_;  ///< per round: where its classes end in the freezing order, level
+  std::vector<int> rates_;  ///< observer mode: the classes solve() reorders
+  std::vector<std::pair<std::size_t, double>>
+      levels_;  ///< per round: where its classes end in the freezing order, level
   std::vector<Due> later_;
   /// Entries of completion scratch (done_, finished_, later_, a bucket) kept for reuse after an instant;
   /// larger vectors are freed.
@@ -246,6 +247,11 @@ class FlowNetwork {
   Buckets::iterator last_bucket_{};   ///< where the last completion went (valid if has_last_bucket_)
   bool has_last_bucket_ = false;
   void add_due(Picoseconds when, int cls, std::uint32_t version);
+  /// A completion entry voided since it was added: its flow ended or its rate changed.
+  bool is_void(const Due& d) const {
+    const Class& c = classes_[d.cls];
+    return !c.active || c.version != d.version;
+  }
   Buckets::iterator erase_bucket(Buckets::iterator it);
   void release_solver_scratch();
   std::vector<ResourceId> loaded_;  ///< resources with load after the last recomputation (observer mode)
