@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -511,6 +512,50 @@ struct KernelInstance {
 };
 static_assert(sizeof(KernelInstance) <= 48);
 
+/// Kernel instances by id (ids in issue order), kept in a ring: the ids issued and not yet released. Ended
+/// kernels at the front are released when the ring is full instead of growing it, so a run keeps the kernels
+/// in flight, not every kernel it issues (a 16,384-GPU weight push issues 12.6 M).
+class KernelStore {
+ public:
+  KernelInstance& operator[](int k) {
+    assert(k >= base_ && k < next_);
+    return ring_[static_cast<std::size_t>(k) & mask_];
+  }
+  const KernelInstance& operator[](int k) const {
+    assert(k >= base_ && k < next_);
+    return ring_[static_cast<std::size_t>(k) & mask_];
+  }
+  /// Ids issued so far; the next kernel gets this id.
+  int size() const { return next_; }
+  /// The first id not released; ids below it ended and are gone.
+  int base() const { return base_; }
+  bool released(int k) const { return k < base_; }
+  /// Appends `ki`; first releases front kernels `releasable` accepts (in id order, stopping at the first it
+  /// refuses) when the ring is full. Returns its id.
+  template <typename Releasable>
+  int push(const KernelInstance& ki, Releasable releasable) {
+    if (next_ == std::numeric_limits<int>::max()) throw Error("more than 2^31 - 1 kernels in one run");
+    if (static_cast<std::size_t>(next_ - base_) == ring_.size()) {
+      while (base_ < next_ && releasable(ring_[static_cast<std::size_t>(base_) & mask_])) ++base_;
+      if (static_cast<std::size_t>(next_ - base_) == ring_.size()) grow();
+    }
+    ring_[static_cast<std::size_t>(next_) & mask_] = ki;
+    return next_++;
+  }
+
+ private:
+  void grow() {
+    const std::size_t n = ring_.empty() ? 1024 : 2 * ring_.size();
+    std::vector<KernelInstance> bigger(n);
+    for (int k = base_; k < next_; ++k) bigger[static_cast<std::size_t>(k) & (n - 1)] = (*this)[k];
+    ring_ = std::move(bigger);
+    mask_ = n - 1;
+  }
+  std::vector<KernelInstance> ring_;
+  std::size_t mask_ = 0;
+  int base_ = 0, next_ = 0;
+};
+
 std::uint64_t pair_key(int a, int b) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
 }
@@ -723,21 +768,29 @@ class Runtime::Execution {
   void set_up_communicators();
   models::CommInfo comm_info(const CommSpec& c);
   double weakest_node_network(const std::set<int>& nodes) const;
-  void issue_iterations();
+  /// Checks every launch and numbers the streams (in issue order) before any event; the kernels themselves
+  /// are issued lazily (issue_next).
+  void prepare_issue();
+  /// Issues the next launch in program order (iteration by iteration); false once all are issued.
+  bool issue_next();
+  void check_kernel(const KernelSpec& k, int gpu, int rank);
   void issue_launch(const LaunchSpec& l, int iteration, std::size_t index);
   /// `rank`: the rank `gpu` is of k's communicator when known (kernels of every rank), else -1. `graph`:
   /// inside a captured CUDA graph; `join`: the previous graph iteration's kernels of its launch, to join on.
   void issue_kernel(const KernelSpec& k, int gpu, int iteration, Picoseconds issued, int rank = -1,
-                    bool graph = false, const std::vector<int>* join = nullptr);
+                    bool graph = false, const std::vector<int>* join = nullptr, int sid = -1);
+  /// The sids, by rank, of the streams a kernel of every rank on communicator `comm` and `stream` runs on
+  /// (numbered on first use, rank by rank).
+  const std::vector<int>& rank_sids(int comm, int stream);
   void add_join(const std::vector<int>& previous, KernelInstance& ki);
   /// The GPUs, in rank order, of `k`, a kernel of every rank; checks that it is a collective on a known
   /// communicator.
   const std::vector<int>& every_rank_members(const KernelSpec& k) const;
   bool check_ops(const KernelSpec& k) const;
   int collective_seq(const KernelSpec& k, int gpu, int rank);
+  /// Whether kernel `k` has ended (a released kernel has).
+  bool ended(int k) const { return kernels_.released(k) || kernels_[k].end >= 0; }
   void add_stream_waits(const KernelSpec& k, KernelInstance& ki);
-  /// The GPUs a launch's kernel runs on: its own, or every rank's.
-  std::size_t copies(const KernelSpec& k) const;
   int stream_of(int gpu, int stream);
   void start_streams();
 
@@ -800,8 +853,19 @@ class Runtime::Execution {
   std::vector<std::vector<int>> sorted_members_;  ///< per communicator, its GPUs in order (membership tests)
 
   // Kernels, in issue order; host thread -> time its next launch starts.
-  std::vector<KernelInstance> kernels_;
-  std::vector<int> deps_pool_;                        ///< KernelInstance dependencies
+  KernelStore kernels_;
+  /// Lazy issue: the launches are issued in program order, each when a stream needs its next kernel
+  /// (try_start), which gives the ids, times and order that issuing them all before the first event gave.
+  /// Kernels that ended before the current time are released (not under CUDA graphs, whose joins read earlier
+  /// ends).
+  int issue_iteration_ = 0;
+  std::size_t issue_launch_ = 0;
+  int total_iterations_ = 0;
+  bool release_ = true;
+  std::vector<std::int64_t> stream_left_;                      ///< sid -> its kernels not issued yet
+  std::map<std::pair<int, int>, std::vector<int>> rank_sids_;  ///< (comm, stream) -> sid of each rank
+  std::vector<int> comm_gpus_;  ///< per communicator, its distinct GPUs (a launch's host time counts them)
+  std::vector<int> deps_pool_;  ///< KernelInstance dependencies
   std::unordered_map<int, Picoseconds> thread_time_;  ///< read in no particular order (max of them)
   std::map<int, std::vector<int>> thread_gpus_;       ///< per host thread, the GPUs its last iteration ran on
   std::vector<Picoseconds> last_gpu_end_;             ///< per GPU, the end of its last iteration's kernels
@@ -878,9 +942,11 @@ RunResult Runtime::Execution::run() {
     throw UsageError("a run needs at least one measured iteration");
   add_resources();
   set_up_communicators();
-  issue_iterations();
+  prepare_issue();
   start_streams();
   run_events();
+  while (issue_next()) {
+  }  // launches no stream waited for: launches without kernels, or kernels behind a deadlock
   result_.recomputations = net_.recomputations();
   result_.solved_flows = net_.solved_flows();
   result_.flow_classes = net_.coalesced_flows();
@@ -1021,14 +1087,13 @@ double Runtime::Execution::weakest_node_network(const std::set<int>& nodes) cons
 }
 
 /// Host threads issue every iteration's launches back to back; kernels become ready after the launch
-/// latency.
-void Runtime::Execution::issue_iterations() {
-  std::size_t per_iteration = 0;
-  for (const LaunchSpec& l : program_.launches) {
-    for (const KernelSpec& k : l.kernels) per_iteration += copies(k);
-  }
+/// latency. Before any event: every launch is checked (as issuing it would, in the same order, so a bad
+/// program fails with the same error before it runs) and every stream numbered in order of first use, with
+/// the number of kernels it will get. Every iteration issues the same launches: the first is walked.
+void Runtime::Execution::prepare_issue() {
   const int total_iterations = program_.warmup + program_.iterations;
-  kernels_.reserve(per_iteration * static_cast<std::size_t>(std::max(0, total_iterations)));
+  total_iterations_ = total_iterations;
+  release_ = !program_.cuda_graph;
   gpu_streams_.resize(topo_.gpus.size());
   for (const CommSpec& c : program_.comms) {
     sorted_members_.push_back(c.gpus);
@@ -1041,10 +1106,54 @@ void Runtime::Execution::issue_iterations() {
     }
   }
   result_.issue_end.assign(total_iterations, 0);
-  for (int it = 0; it < total_iterations; ++it) {
-    for (std::size_t li = 0; li < program_.launches.size(); ++li) issue_launch(program_.launches[li], it, li);
-    for (const auto& [thread, t] : thread_time_) result_.issue_end[it] = std::max(result_.issue_end[it], t);
+  for (const CommSpec& c : program_.comms) {
+    std::vector<int> gpus = c.gpus;
+    std::sort(gpus.begin(), gpus.end());
+    comm_gpus_.push_back(static_cast<int>(std::unique(gpus.begin(), gpus.end()) - gpus.begin()));
   }
+  std::vector<std::int64_t> per_iteration;  // sid -> kernels per iteration
+  const auto count = [&](int sid) {
+    if (per_iteration.size() <= static_cast<std::size_t>(sid)) per_iteration.resize(sid + 1, 0);
+    ++per_iteration[static_cast<std::size_t>(sid)];
+  };
+  // A kernel of every rank: checked as every rank's instance would be (the kernel's own checks on the first
+  // rank, each rank's GPU), its ranks' streams numbered once per (communicator, stream).
+  const auto count_ranks = [&](const KernelSpec& k) {
+    const std::vector<int>& members = program_.comms[k.comm].gpus;
+    for (std::size_t r = 0; r < members.size(); ++r) {
+      if (r == 0) {
+        check_kernel(k, members[r], 0);
+      } else if (members[r] < 0 || members[r] >= n_gpus_) {
+        check_gpu(members[r], "a kernel");
+      }
+    }
+    for (int sid : rank_sids(k.comm, k.stream)) count(sid);
+  };
+  for (const LaunchSpec& l : program_.launches) {
+    if (l.thread_per_rank) {
+      if (l.kernels.size() != 1 || !l.kernels.front().every_rank)
+        throw UsageError("a launch per rank needs exactly one kernel of every rank");
+      every_rank_members(l.kernels.front());
+      count_ranks(l.kernels.front());
+      continue;
+    }
+    for (const KernelSpec& k : l.kernels) {
+      if (k.every_rank) every_rank_members(k);
+    }
+    for (const KernelSpec& k : l.kernels) {
+      if (k.every_rank) {
+        count_ranks(k);
+      } else {
+        check_kernel(k, k.gpu, -1);
+        count(stream_of(k.gpu, k.stream));
+      }
+    }
+  }
+  per_iteration.resize(streams_.size(), 0);
+  stream_left_.resize(streams_.size());
+  for (std::size_t sid = 0; sid < streams_.size(); ++sid)
+    stream_left_[sid] = per_iteration[sid] * std::max(0, total_iterations);
+  if (program_.launches.empty()) issue_iteration_ = total_iterations;  // nothing to issue
   result_.iteration_end.assign(total_iterations, 0);
   last_gpu_end_.assign(topo_.gpus.size(), 0);
   busy_.assign(streams_.size(), 0);
@@ -1066,18 +1175,26 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration, std::s
     // Each rank's launch: one GPU, no send/recv, one collective (one GPU per thread: no graph join).
     const Picoseconds host =
         graph ? 0 : model_.host_launch_time(1, 0, 1) + l.framework_calls * model_.framework_call_time();
+    const std::vector<int>& sids = rank_sids(k.comm, k.stream);
     for (std::size_t r = 0; r < members.size(); ++r) {
       Picoseconds& t = thread_time_[l.thread + static_cast<int>(r)];
       t += host;
       if (last) thread_gpus_[l.thread + static_cast<int>(r)].push_back(members[r]);
-      issue_kernel(k, members[r], iteration, t, static_cast<int>(r), graph);
+      issue_kernel(k, members[r], iteration, t, static_cast<int>(r), graph, nullptr, sids[r]);
     }
     return;
   }
   std::vector<int> gpus;
   int ops = 0, colls = 0;
   bool comm_kernel = false, compute_kernel = false;
-  for (const KernelSpec& k : l.kernels) {
+  int distinct = -1;  // the GPUs the launch drives, when known without listing them
+  if (l.kernels.size() == 1 && l.kernels.front().every_rank) {
+    const KernelSpec& k = l.kernels.front();
+    colls = static_cast<int>(every_rank_members(k).size());
+    comm_kernel = true;
+    distinct = comm_gpus_[static_cast<std::size_t>(k.comm)];
+  }
+  for (const KernelSpec& k : distinct >= 0 ? std::span<const KernelSpec>{} : std::span{l.kernels}) {
     if (k.every_rank) {
       const std::vector<int>& members = every_rank_members(k);
       gpus.insert(gpus.end(), members.begin(), members.end());
@@ -1095,34 +1212,37 @@ void Runtime::Execution::issue_launch(const LaunchSpec& l, int iteration, std::s
     for (const OpSpec& op : k.ops) ops += op.kind == OpSpec::Kind::SelfCopy ? 1 : 0;
     colls += k.collective ? 1 : 0;
   }
-  std::sort(gpus.begin(), gpus.end());
-  gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+  if (distinct < 0) {
+    std::sort(gpus.begin(), gpus.end());
+    distinct = static_cast<int>(std::unique(gpus.begin(), gpus.end()) - gpus.begin());
+  }
   Picoseconds& t = thread_time_[l.thread];
   if (!graph) {
-    if (comm_kernel) t += model_.host_launch_time(static_cast<int>(gpus.size()), ops, colls);
+    if (comm_kernel) t += model_.host_launch_time(distinct, ops, colls);
     if (compute_kernel) t += model_.compute_launch_time();
     t += l.framework_calls * model_.framework_call_time();
   }
   // Joined (a graph launch over several GPUs): remember this iteration's kernels of the launch for the next
   // iteration's join.
-  const bool joined = graph && gpus.size() >= 2;
+  const bool joined = graph && distinct >= 2;
   std::vector<int>* previous = nullptr;
   std::vector<int> issued;
   if (joined) {
     if (graph_previous_.size() <= index) graph_previous_.resize(index + 1);
     previous = &graph_previous_[index];
   }
-  const auto issue = [&](const KernelSpec& k, int gpu, int rank) {
-    issue_kernel(k, gpu, iteration, t, rank, graph, previous);
+  const auto issue = [&](const KernelSpec& k, int gpu, int rank, int sid) {
+    issue_kernel(k, gpu, iteration, t, rank, graph, previous, sid);
     if (last) thread_gpus_[l.thread].push_back(gpu);
-    if (joined) issued.push_back(static_cast<int>(kernels_.size()) - 1);
+    if (joined) issued.push_back(kernels_.size() - 1);
   };
   for (const KernelSpec& k : l.kernels) {
     if (k.every_rank) {
       const std::vector<int>& members = program_.comms[k.comm].gpus;
-      for (std::size_t r = 0; r < members.size(); ++r) issue(k, members[r], static_cast<int>(r));
+      const std::vector<int>& sids = rank_sids(k.comm, k.stream);
+      for (std::size_t r = 0; r < members.size(); ++r) issue(k, members[r], static_cast<int>(r), sids[r]);
     } else {
-      issue(k, k.gpu, -1);
+      issue(k, k.gpu, -1, -1);
     }
   }
   if (joined) *previous = std::move(issued);
@@ -1135,37 +1255,71 @@ const std::vector<int>& Runtime::Execution::every_rank_members(const KernelSpec&
   return program_.comms[k.comm].gpus;
 }
 
-std::size_t Runtime::Execution::copies(const KernelSpec& k) const {
-  if (!k.every_rank) return 1;
-  return k.comm >= 0 && static_cast<std::size_t>(k.comm) < program_.comms.size()
-             ? program_.comms[k.comm].gpus.size()
-             : 0;
+bool Runtime::Execution::issue_next() {
+  if (issue_iteration_ >= total_iterations_) return false;
+  issue_launch(program_.launches[issue_launch_], issue_iteration_, issue_launch_);
+  if (++issue_launch_ == program_.launches.size()) {
+    Picoseconds& end = result_.issue_end[static_cast<std::size_t>(issue_iteration_)];
+    for (const auto& [thread, t] : thread_time_) end = std::max(end, t);
+    issue_launch_ = 0;
+    ++issue_iteration_;
+  }
+  return true;
 }
 
-/// Checks `k` and queues an instance of it on its stream; `issued` is when its host thread issued it.
-void Runtime::Execution::issue_kernel(const KernelSpec& k, int gpu, int iteration, Picoseconds issued,
-                                      int rank, bool graph, const std::vector<int>* join) {
+/// What issuing an instance of `k` on `gpu` checks (prepare_issue, before any event).
+void Runtime::Execution::check_kernel(const KernelSpec& k, int gpu, int rank) {
   check_gpu(gpu, "a kernel");
   if (k.comm < 0 || static_cast<std::size_t>(k.comm) >= comms_.size())
     throw UsageError("kernel on an unknown communicator");
+  if (k.ops.size() >= (std::size_t{1} << 26)) throw UsageError("a kernel has more than 2^26 operations");
+  check_ops(k);
+  if (!k.collective) return;
+  if (rank < 0) {
+    const auto& sorted = sorted_members_[k.comm];
+    if (!std::binary_search(sorted.begin(), sorted.end(), gpu)) {
+      throw UsageError("GPU " + std::to_string(gpu) + " issues a collective on a communicator it is not in");
+    }
+  }
+  if (k.collective->root < 0 ||
+      static_cast<std::size_t>(k.collective->root) >= program_.comms[k.comm].gpus.size())
+    throw UsageError("collective root is not a rank of the communicator");
+}
+
+/// Queues an instance of `k` (checked by prepare_issue) on its stream; `issued` is when its host thread
+/// issued it.
+const std::vector<int>& Runtime::Execution::rank_sids(int comm, int stream) {
+  auto [it, fresh] = rank_sids_.try_emplace({comm, stream});
+  if (fresh) {
+    for (int g : program_.comms[static_cast<std::size_t>(comm)].gpus)
+      it->second.push_back(stream_of(g, stream));
+  }
+  return it->second;
+}
+
+void Runtime::Execution::issue_kernel(const KernelSpec& k, int gpu, int iteration, Picoseconds issued,
+                                      int rank, bool graph, const std::vector<int>* join, int sid) {
   KernelInstance ki;
   ki.spec = &k;
   ki.iteration = iteration;
   ki.gpu = gpu;
   ki.marker = is_marker(k);
   ki.start = ki.marker ? issued : issued + model_.kernel_launch_latency();  // ready; the start once started
-  if (k.ops.size() >= (std::size_t{1} << 26)) throw UsageError("a kernel has more than 2^26 operations");
-  ki.pending = static_cast<int>(k.ops.size() & ((std::size_t{1} << 26) - 1));  // checked above
-  ki.shared = check_ops(k);
+  ki.pending = static_cast<int>(k.ops.size() & ((std::size_t{1} << 26) - 1));  // checked by check_kernel
+  ki.shared = !k.ops.empty() && check_ops(k);
   if (k.collective) ki.coll_seq = collective_seq(k, gpu, rank);
   add_stream_waits(k, ki);
   ki.graph = graph ? 1 : 0;
-  const int id = static_cast<int>(kernels_.size());
-  ki.sid = stream_of(gpu, k.stream);
+  ki.sid = sid >= 0 ? sid : stream_of(gpu, k.stream);
   if (join) add_join(*join, ki);
-  streams_[ki.sid].push_back(id);
-  last_enqueued_[ki.sid] = id;
-  kernels_.push_back(std::move(ki));
+  sid = ki.sid;
+  const Picoseconds now = q_.now();
+  const int id = kernels_.push(ki, [&](const KernelInstance& old) {
+    return release_ && old.end >= 0 && old.end < now;  // nothing of the current instant refers to it
+  });
+  streams_[sid].push_back(id);
+  last_enqueued_[sid] = id;
+  --stream_left_[sid];
 }
 
 /// Checks the peers of `k`'s operations; returns whether it both sends and receives.
@@ -1265,12 +1419,15 @@ void Runtime::Execution::start_streams() {
 /// Schedules the next kernel of stream `sid` if the stream is free and the kernel's dependencies have ended;
 /// it starts at its ready time, but not before the stream's last kernel ended plus the model's kernel gap.
 void Runtime::Execution::try_start(int sid) {
+  if (busy_[sid]) return;
   auto& queue = streams_[sid];
-  if (busy_[sid] || queue.empty()) return;
+  while (queue.empty() && stream_left_[sid] > 0 && issue_next()) {
+  }  // its next kernel, issued lazily
+  if (queue.empty()) return;
   const int k = queue.front();
   if (const int at = kernels_[k].deps; at >= 0) {
     for (int i = 1; i <= deps_pool_[at]; ++i) {
-      if (kernels_[deps_pool_[at + i]].end < 0) return;  // woken again when that kernel ends
+      if (!ended(deps_pool_[at + i])) return;  // woken again when that kernel ends
     }
   }
   queue.pop_front();
@@ -1292,25 +1449,28 @@ void Runtime::Execution::kernel_start(int k) {
   ki.start = q_.now();
   ki.started = 1;
   running_.push_back(k);
-  if (ki.spec->collective) {
+  // `ki` is not used past a call that may end a kernel: ending one issues others (try_start), which may
+  // move the store.
+  const KernelSpec& spec = *ki.spec;
+  if (spec.collective) {
     ki.pending = 1;
     arrive(k);
     return;
   }
-  if (ki.spec->compute > 0) {
+  if (spec.compute > 0) {
     ki.pending = 1;
-    q_.after_tagged(ki.spec->compute, event_tag(Ev::KernelOpDone, k));
+    q_.after_tagged(spec.compute, event_tag(Ev::KernelOpDone, k));
     return;
   }
-  if (ki.spec->ops.empty()) {
+  if (spec.ops.empty()) {
     ki.pending = 1;
     kernel_op_done(k);
     return;
   }
-  for (std::size_t i = 0; i < ki.spec->ops.size(); ++i) {
-    if (ki.spec->ops[i].kind == OpSpec::Kind::Copy) {
+  for (std::size_t i = 0; i < spec.ops.size(); ++i) {
+    if (spec.ops[i].kind == OpSpec::Kind::Copy) {
       start_copy(k, static_cast<int>(i));
-    } else if (ki.spec->ops[i].kind == OpSpec::Kind::SelfCopy) {
+    } else if (spec.ops[i].kind == OpSpec::Kind::SelfCopy) {
       start_self_copy(k, static_cast<int>(i));
     } else {
       post(k, static_cast<int>(i));
@@ -1369,7 +1529,7 @@ void Runtime::Execution::note_moving(int iteration, int gpu, Picoseconds from) {
   }
   spans.push_back({lo, q_.now()});
   // Spans that end before the earliest start of a running kernel (or now) are final: sum and drop them.
-  while (!running_.empty() && kernels_[running_.front()].end >= 0) running_.pop_front();
+  while (!running_.empty() && ended(running_.front())) running_.pop_front();
   const Picoseconds floor = running_.empty() ? q_.now() : kernels_[running_.front()].start;
   while (m.head < spans.size() && spans[m.head].second < floor) {
     m.closed += spans[m.head].second - spans[m.head].first;
@@ -1820,7 +1980,8 @@ void Runtime::Execution::run_events_polled() {
 void Runtime::Execution::report_deadlock() const {
   std::ostringstream waits;
   int stuck = 0;
-  for (const KernelInstance& ki : kernels_) {
+  for (int k = kernels_.base(); k < kernels_.size(); ++k) {
+    const KernelInstance& ki = kernels_[k];
     if (ki.end >= 0) continue;
     if (++stuck > 8) continue;
     waits << "\n  GPU " << ki.gpu << " stream " << ki.spec->stream << " '" << ki.spec->name << "' (iteration "
@@ -1838,7 +1999,7 @@ void Runtime::Execution::describe_wait(const KernelInstance& ki, std::ostream& w
   if (!ki.started) {
     bool dep_waiting = false;
     for (int i = 1; ki.deps >= 0 && i <= deps_pool_[ki.deps]; ++i)
-      dep_waiting = dep_waiting || kernels_[deps_pool_[ki.deps + i]].end < 0;
+      dep_waiting = dep_waiting || !ended(deps_pool_[ki.deps + i]);
     waits << (dep_waiting ? " never started: it waits for another stream of its GPU that did not finish"
                           : " never started: an earlier kernel on its stream did not finish");
     return;

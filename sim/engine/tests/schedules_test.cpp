@@ -80,6 +80,55 @@ TEST_CASE("runtime: a collective a rank never joins is reported as a deadlock na
   CHECK_THROWS_WITH_AS(rt.run(q), doctest::Contains("collective mismatch"), SimulationError);
 }
 
+TEST_CASE("runtime: kernels issued as their streams need them keep a 20,000-kernel chain's closed form") {
+  // Two streams of one GPU take turns, each kernel waiting for the other stream's last one: every kernel
+  // starts when the previous ends. 20,000 kernels outgrow the store of issued kernels many times over, and
+  // each waits on one that ended and was released.
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("ideal", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  Program p;
+  p.comms.push_back({{0, 1}});
+  constexpr int kKernels = 20'000;
+  for (int i = 0; i < kKernels; ++i) {
+    p.launches.push_back({0, {compute(0, i % 2, 1'000'000)}, 0});
+    if (i > 0) p.launches.back().kernels.front().wait_streams = {1 - i % 2};
+  }
+  CHECK(once(rt, p) == doctest::Approx(kKernels * 1e-6));
+  // Without the waits the two streams overlap: half the time.
+  for (auto& l : p.launches) l.kernels.front().wait_streams.clear();
+  CHECK(once(rt, p) == doctest::Approx(kKernels / 2 * 1e-6));
+  // Kernels that wait on one that ended (and was released) long before: stream 0's only kernel (1 us), then
+  // 5,000 of 1 us on stream 1, each waiting for it.
+  Program q;
+  q.comms.push_back({{0, 1}});
+  q.launches.push_back({0, {compute(0, 0, 1'000'000)}, 0});
+  constexpr int kLater = 5'000;
+  for (int i = 0; i < kLater; ++i) {
+    q.launches.push_back({0, {compute(0, 1, 1'000'000)}, 0});
+    q.launches.back().kernels.front().wait_streams = {0};
+  }
+  CHECK(once(rt, q) == doctest::Approx((1 + kLater) * 1e-6));
+}
+
+TEST_CASE(
+    "runtime: a deadlock counts the kernels never issued behind it, a bad launch fails before the run") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  Program p;
+  p.comms.push_back({{0, 1}});
+  p.launches.push_back({0, {p2p_kernel(0, 0, 0, {{OpSpec::Kind::Send, 1, 1024}}, "lonely send")}});
+  for (int i = 0; i < 3000; ++i) p.launches.push_back({0, {compute(0, 0, 1'000)}, 0});
+  p.launches.push_back({1, {compute(1, 0, 1'000)}, 0});
+  p.warmup = 1;
+  p.iterations = 2;  // GPU 1's three kernels end; GPU 0's 3 x 3001 do not
+  CHECK_THROWS_WITH_AS(rt.run(p), doctest::Contains("9003 kernel(s) cannot finish"), SimulationError);
+  // A kernel on a GPU the topology lacks, after the one that would deadlock: refused before anything runs.
+  p.launches.push_back({1, {compute(7, 0, 1'000)}, 0});
+  CHECK_THROWS_WITH_AS(rt.run(p), doctest::Contains("names GPU 7"), UsageError);
+}
+
 TEST_CASE("runtime: the NCCL model picks LL for small all-reduces and Simple for large ones") {
   const auto t = tiny(kBridge, "A6000");
   const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
