@@ -23,6 +23,7 @@ void simulate_model(const SimContext& ctx, const WorkloadArgs& args, ResultTable
                                        thread_per_gpu(args.str("--launch"), ctx.topology, gpus));
   p.iterations = ctx.iterations;
   p.warmup = ctx.warmup;
+  p.transfer_busy = false;  // not reported
   const RunResult r = ctx.run_raw(std::move(p));
   const double t_us = static_cast<double>(r.per_iteration) / 1e6;
   table.columns = {"model", "tensors", "broadcasts", "bytes", "time_us", "algbw_gbps", "busbw_gbps", "ngpus"};
@@ -31,8 +32,8 @@ void simulate_model(const SimContext& ctx, const WorkloadArgs& args, ResultTable
   table.metadata["bucket_bytes"] = bucket_flag(args, 0);
   const double bw = static_cast<double>(spec.bytes()) / (t_us * 1e3);
   table.rows.push_back({spec.name, static_cast<std::int64_t>(spec.tensors().size()),
-                        static_cast<std::int64_t>(pieces.size()), static_cast<std::int64_t>(spec.bytes()), t_us, bw,
-                        bw, static_cast<std::int64_t>(gpus.size())});
+                        static_cast<std::int64_t>(pieces.size()), static_cast<std::int64_t>(spec.bytes()),
+                        t_us, bw, bw, static_cast<std::int64_t>(gpus.size())});
 }
 
 void simulate(const SimContext& ctx, const WorkloadArgs& args, ResultTable& table) {
@@ -43,7 +44,8 @@ void simulate(const SimContext& ctx, const WorkloadArgs& args, ResultTable& tabl
 }  // namespace
 
 const SimWorkload& sim_workload_broadcast() {
-  static const SimWorkload w{"broadcast", &simulate, collective_workload<models::CollOp::Broadcast>().program};
+  static const SimWorkload w{"broadcast", &simulate,
+                             collective_workload<models::CollOp::Broadcast>().program};
   return w;
 }
 

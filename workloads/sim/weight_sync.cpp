@@ -27,6 +27,7 @@ Timings broadcast_push(const SimContext& ctx, const WorkloadArgs& args, const wo
   Program p = broadcast_pieces_program(groups, pieces, ctx.framework, spans);
   p.warmup = 0;  // one push from idle GPUs: total_transfer_time runs from the first call to the last byte
   p.iterations = 1;
+  p.transfer_busy = false;  // not reported
   const RunResult r = ctx.run_raw(std::move(p));
   const Picoseconds push = r.per_iteration;
   // Host enqueue time of one push: what the trainers' loops spend issuing the broadcasts (the slowest).
@@ -56,6 +57,7 @@ Timings engine_push(const SimContext& ctx, const WorkloadArgs& args, const workl
   Program p = copy_engine_program(groups, tensors, args.integer("--streams"));
   p.warmup = 0;
   p.iterations = 1;
+  p.transfer_busy = false;  // not reported
   const RunResult r = ctx.run_raw(std::move(p));
   const Picoseconds push = r.per_iteration;
   // Each trainer's engine submits its own tasks; the largest share sets the submit time.

@@ -1448,7 +1448,7 @@ void Runtime::Execution::kernel_start(int k) {
   KernelInstance& ki = kernels_[k];
   ki.start = q_.now();
   ki.started = 1;
-  running_.push_back(k);
+  if (program_.transfer_busy) running_.push_back(k);  // read by note_moving only
   // `ki` is not used past a call that may end a kernel: ending one issues others (try_start), which may
   // move the store.
   const KernelSpec& spec = *ki.spec;
@@ -1516,7 +1516,7 @@ void Runtime::Execution::kernel_op_done(int k) {
 
 /// Data of `gpu` moved from `from` until now (counted in the measured iterations only).
 void Runtime::Execution::note_moving(int iteration, int gpu, Picoseconds from) {
-  if (iteration < program_.warmup) return;
+  if (iteration < program_.warmup || !program_.transfer_busy) return;
   if (moving_.empty()) moving_.resize(static_cast<std::size_t>(n_gpus_));
   Moving& m = moving_[static_cast<std::size_t>(gpu)];
   auto& spans = m.spans;

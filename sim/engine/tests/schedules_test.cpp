@@ -129,6 +129,21 @@ TEST_CASE(
   CHECK_THROWS_WITH_AS(rt.run(p), doctest::Contains("names GPU 7"), UsageError);
 }
 
+TEST_CASE("runtime: a program that does not ask for transfer busy times runs the same without them") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  Program p = collective_program({0, 1}, models::CollOp::AllReduce, 64u << 20);
+  const RunResult with = rt.run(p);
+  p.transfer_busy = false;
+  const RunResult without = rt.run(p);
+  CHECK(with.per_iteration == without.per_iteration);
+  CHECK(with.iteration_end == without.iteration_end);
+  REQUIRE(with.busy.count(0) == 1);
+  CHECK(with.busy.at(0).transfer > 0);
+  CHECK((without.busy.count(0) == 0 || without.busy.at(0).transfer == 0));
+}
+
 TEST_CASE("runtime: the NCCL model picks LL for small all-reduces and Simple for large ones") {
   const auto t = tiny(kBridge, "A6000");
   const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});

@@ -175,6 +175,7 @@ void simulate_ring(const SimContext& ctx, const WorkloadArgs& args, ResultTable&
   sweep_sizes(ctx, args, table, [&](const RowRequest& row, double factor) {
     Program p = program(row);
     p.cuda_graph = row.cuda_graph;
+    p.transfer_busy = false;  // a row reports times, not GPU busy time
     add_transfer_row(table, {}, row.bytes, ctx.run(std::move(p)),
                      {static_cast<std::int64_t>(row.gpus.size())});
     auto& cells = table.rows.back();
@@ -192,6 +193,7 @@ void simulate_collective(const SimContext& ctx, const WorkloadArgs& args, Result
   sweep_sizes(ctx, args, table, [&](const RowRequest& row, double factor) {
     Program p = collective_row_program(op, row);
     p.cuda_graph = row.cuda_graph;
+    p.transfer_busy = false;  // a row reports times, not GPU busy time
     const RunResult r = ctx.run(std::move(p));
     const double t_us = static_cast<double>(r.per_iteration) / 1e6;
     const double algbw = t_us > 0 ? static_cast<double>(row.bytes) / (t_us * 1e3) : 0.0;

@@ -127,6 +127,9 @@ struct Program {
   /// the threads (nccl-tests' default `-a 1`). false: to the last kernel of any GPU (with one thread, the
   /// same).
   bool mean_over_threads = false;
+  /// Fill RunResult::busy's transfer times (the union of each GPU's transfer spans, kept as they come: about
+  /// a tenth of a 16,384-GPU weight push). A workload that does not report them turns it off.
+  bool transfer_busy = true;
 };
 
 /// How the first measured iteration moved one operation (40 bytes; RunOptions::op_records says how many a run
@@ -186,7 +189,7 @@ struct RunResult {
   /// (none unless asked for).
   std::vector<OpRecord> ops;
   std::vector<CollectiveRecord> collectives;  ///< of the first measured iteration
-  std::map<int, GpuBusy> busy;                ///< per GPU, over the measured iterations
+  std::map<int, GpuBusy> busy;                ///< per GPU, over the measured iterations (transfer: if asked)
   std::vector<ComputeSpan> compute;           ///< compute kernels of the first measured iteration
   /// Per GPU, where the first measured iteration starts on stream 0 (the end of the warmup's last kernel
   /// there: where a CUDA event recorded between iterations would fire); 0 without warmup.
