@@ -545,7 +545,7 @@ class KernelStore {
 
  private:
   void grow() {
-    const std::size_t n = ring_.empty() ? 1024 : 2 * ring_.size();
+    const std::size_t n = ring_.empty() ? 16 : 2 * ring_.size();  // small runs stay small
     std::vector<KernelInstance> bigger(n);
     for (int k = base_; k < next_; ++k) bigger[static_cast<std::size_t>(k) & (n - 1)] = (*this)[k];
     ring_ = std::move(bigger);
@@ -764,7 +764,7 @@ class Runtime::Execution {
 
   // Set-up, before any event.
   void add_resources();
-  void check_gpu(int g, const std::string& what) const;
+  void check_gpu(int g, const char* what) const;
   void set_up_communicators();
   models::CommInfo comm_info(const CommSpec& c);
   double weakest_node_network(const std::set<int>& nodes) const;
@@ -1015,9 +1015,9 @@ void Runtime::Execution::add_resources() {
   }
 }
 
-void Runtime::Execution::check_gpu(int g, const std::string& what) const {
+void Runtime::Execution::check_gpu(int g, const char* what) const {
   if (g < 0 || g >= n_gpus_) {
-    throw UsageError(what + " names GPU " + std::to_string(g) + ", but the topology has GPUs 0-" +
+    throw UsageError(std::string(what) + " names GPU " + std::to_string(g) + ", but the topology has GPUs 0-" +
                      std::to_string(n_gpus_ - 1));
   }
 }
@@ -1306,7 +1306,13 @@ void Runtime::Execution::issue_kernel(const KernelSpec& k, int gpu, int iteratio
   ki.marker = is_marker(k);
   ki.start = ki.marker ? issued : issued + model_.kernel_launch_latency();  // ready; the start once started
   ki.pending = static_cast<int>(k.ops.size() & ((std::size_t{1} << 26) - 1));  // checked by check_kernel
-  ki.shared = !k.ops.empty() && check_ops(k);
+  // Both a send and a receive (checked by check_kernel).
+  bool sends = false, receives = false;
+  for (const OpSpec& op : k.ops) {
+    sends = sends || op.kind == OpSpec::Kind::Send;
+    receives = receives || op.kind == OpSpec::Kind::Recv;
+  }
+  ki.shared = sends && receives;
   if (k.collective) ki.coll_seq = collective_seq(k, gpu, rank);
   add_stream_waits(k, ki);
   ki.graph = graph ? 1 : 0;
