@@ -14,7 +14,8 @@ std::unique_ptr<SimSetup> load_setup(const std::string& topology, const std::str
                                      const std::string& params, const std::string& cost_model,
                                      const std::vector<std::string>& nccl_env) {
   models::NcclEnv env = models::NcclEnv::parse(nccl_env);
-  models::ModelParams set = params.empty() ? models::ModelParams::defaults() : models::ModelParams::load(params);
+  models::ModelParams set =
+      params.empty() ? models::ModelParams::defaults() : models::ModelParams::load(params);
   auto transfer = models::make_transfer_model(cost_model, set, env);
   topo::Diagnostics diag;
   // The topology is built in place: assigning one copies its graph (boost's adjacency_list has no move

@@ -43,8 +43,9 @@ FlowNetwork::ResourceId FlowNetwork::add_resource(double capacity, std::string n
   res.capacity = capacity;
   res.saturation = saturation;
   resources_.push_back(std::move(res));
-  names_.push_back(std::move(name));
-  return static_cast<ResourceId>(resources_.size() - 1);
+  const auto id = static_cast<ResourceId>(resources_.size() - 1);
+  if (!name.empty()) names_.emplace(id, std::move(name));
+  return id;
 }
 
 FlowNetwork::FlowId FlowNetwork::start(std::vector<ResourceId> path, double bytes, double cap, Done done) {

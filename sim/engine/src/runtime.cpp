@@ -512,6 +512,28 @@ struct KernelInstance {
 };
 static_assert(sizeof(KernelInstance) <= 48);
 
+/// A stream's kernels not yet started, oldest first: nothing allocated while empty (a 16,384-GPU run has a
+/// stream per GPU; a std::deque takes 576 bytes even empty).
+class KernelQueue {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  int front() const { return items_[head_]; }
+  void push_back(int k) { items_.push_back(k); }
+  void pop_front() {
+    if (++head_ == items_.size()) {
+      items_.clear();
+      head_ = 0;
+    } else if (head_ >= 64 && 2 * head_ >= items_.size()) {  // a stream that never empties: drop the front
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+
+ private:
+  std::vector<int> items_;
+  std::size_t head_ = 0;
+};
+
 /// Kernel instances by id (ids in issue order), kept in a ring: the ids issued and not yet released. Ended
 /// kernels at the front are released when the ring is full instead of growing it, so a run keeps the kernels
 /// in flight, not every kernel it issues (a 16,384-GPU weight push issues 12.6 M).
@@ -877,7 +899,7 @@ class Runtime::Execution {
   // Streams are numbered in order of first use (sid); per-stream state lives in vectors indexed by sid.
   std::unordered_map<std::uint64_t, int> sid_of_;  ///< (gpu, stream) -> sid
   std::vector<std::pair<int, int>> stream_key_;    ///< sid -> (gpu, stream)
-  std::vector<std::deque<int>> streams_;           ///< sid -> kernels not yet started, in order
+  std::vector<KernelQueue> streams_;               ///< sid -> kernels not yet started, in order
   std::vector<int> last_enqueued_;                 ///< sid -> last kernel enqueued
   std::vector<std::vector<int>>
       graph_previous_;  ///< launch index -> its kernels of the previous graph iteration
@@ -1002,6 +1024,7 @@ void Runtime::Execution::add_resources() {
   });
   // Names stay in the runtime (the trace reads them): a 16,384-GPU cluster has hundreds of thousands of
   // links, and the network of every run would copy them.
+  net_.reserve_resources(impl_.resources.size());
   for (std::size_t i = 0; i < impl_.resources.size(); ++i) {
     const ResourceDef& r = impl_.resources[i];
     net_.add_resource(r.capacity, r.capacity > 0 ? std::string() : impl_.name(topo_, static_cast<int>(i)),
@@ -1017,8 +1040,8 @@ void Runtime::Execution::add_resources() {
 
 void Runtime::Execution::check_gpu(int g, const char* what) const {
   if (g < 0 || g >= n_gpus_) {
-    throw UsageError(std::string(what) + " names GPU " + std::to_string(g) + ", but the topology has GPUs 0-" +
-                     std::to_string(n_gpus_ - 1));
+    throw UsageError(std::string(what) + " names GPU " + std::to_string(g) +
+                     ", but the topology has GPUs 0-" + std::to_string(n_gpus_ - 1));
   }
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "commsim/core/units.hpp"
@@ -52,7 +53,15 @@ class FlowNetwork {
   /// D / (1 + (D/C)^k)^(1/k), a smooth minimum of D and C that tends to the hard one as k grows.
   ResourceId add_resource(double capacity, std::string name, double saturation = 0);
   double capacity(ResourceId r) const { return resources_[r].capacity; }
-  const std::string& resource_name(ResourceId r) const { return names_[r]; }
+  /// Its name; empty for a resource added without one.
+  const std::string& resource_name(ResourceId r) const {
+    static const std::string kNone;
+    const auto it = names_.find(r);
+    return it == names_.end() ? kNone : it->second;
+  }
+  /// Room for `n` resources in all: a caller that knows how many it adds spares the array's regrowth (a
+  /// 16,384-GPU cluster has ~200,000).
+  void reserve_resources(std::size_t n) { resources_.reserve(n); }
   std::size_t resource_count() const { return resources_.size(); }
 
   /// Starts a flow of `bytes` over `path` now; `cap` limits its rate (0 = no own limit). `done` runs when the
@@ -186,7 +195,7 @@ class FlowNetwork {
   EventQueue& events_;
   std::deque<std::vector<ResourceId>> owned_paths_;  ///< paths given by value to start(); never move
   std::vector<Resource> resources_;
-  std::vector<std::string> names_;
+  std::unordered_map<ResourceId, std::string> names_;  ///< the resources added with a name
   std::vector<Class> classes_;
   /// Free class slots as a two-level bitmap (bit set = free), popped lowest first.
   std::vector<std::uint64_t> free_bits_, free_summary_;
