@@ -321,8 +321,8 @@ void FlowNetwork::settle() {
   }
   dirty_classes_.clear();
   clear_dirty_resources();
-  rates_.assign(comp.begin(),
-                comp.end());  // solve() reorders its list; the loads are reported in start order
+  // solve() reorders its list; the loads are reported in start order.
+  rates_.assign(comp.begin(), comp.end());
   solve(rates_, comp_res);
   if (observer_) report_loads(comp);
   schedule_next();

@@ -582,6 +582,16 @@ std::uint64_t pair_key(int a, int b) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
 }
 
+/// Whether kernel `k` both sends and receives (its channels' warps are then split between them).
+bool sends_and_receives(const KernelSpec& k) {
+  bool has_send = false, has_recv = false;
+  for (const OpSpec& op : k.ops) {
+    has_send = has_send || op.kind == OpSpec::Kind::Send;
+    has_recv = has_recv || op.kind == OpSpec::Kind::Recv;
+  }
+  return has_send && has_recv;
+}
+
 bool is_marker(const KernelSpec& k) {
   return k.ops.empty() && !k.collective && k.compute == 0 && !k.wait_streams.empty();
 }
@@ -808,7 +818,7 @@ class Runtime::Execution {
   /// The GPUs, in rank order, of `k`, a kernel of every rank; checks that it is a collective on a known
   /// communicator.
   const std::vector<int>& every_rank_members(const KernelSpec& k) const;
-  bool check_ops(const KernelSpec& k) const;
+  void check_ops(const KernelSpec& k) const;
   int collective_seq(const KernelSpec& k, int gpu, int rank);
   /// Whether kernel `k` has ended (a released kernel has).
   bool ended(int k) const { return kernels_.released(k) || kernels_[k].end >= 0; }
@@ -1121,19 +1131,17 @@ void Runtime::Execution::prepare_issue() {
   for (const CommSpec& c : program_.comms) {
     sorted_members_.push_back(c.gpus);
     std::sort(sorted_members_.back().begin(), sorted_members_.back().end());
+    const auto& sorted = sorted_members_.back();
+    int distinct = 0;
+    for (std::size_t i = 0; i < sorted.size(); ++i) distinct += i == 0 || sorted[i] != sorted[i - 1] ? 1 : 0;
+    comm_gpus_.push_back(distinct);
     coll_count_.emplace_back(c.gpus.size(), 0);
     std::vector<int>& pos = rank_pos_.emplace_back();
     for (int g : c.gpus) {
-      const auto& sorted = sorted_members_.back();
       pos.push_back(static_cast<int>(std::lower_bound(sorted.begin(), sorted.end(), g) - sorted.begin()));
     }
   }
   result_.issue_end.assign(total_iterations, 0);
-  for (const CommSpec& c : program_.comms) {
-    std::vector<int> gpus = c.gpus;
-    std::sort(gpus.begin(), gpus.end());
-    comm_gpus_.push_back(static_cast<int>(std::unique(gpus.begin(), gpus.end()) - gpus.begin()));
-  }
   std::vector<std::int64_t> per_iteration;  // sid -> kernels per iteration
   const auto count = [&](int sid) {
     if (per_iteration.size() <= static_cast<std::size_t>(sid)) per_iteration.resize(sid + 1, 0);
@@ -1146,7 +1154,7 @@ void Runtime::Execution::prepare_issue() {
     for (std::size_t r = 0; r < members.size(); ++r) {
       if (r == 0) {
         check_kernel(k, members[r], 0);
-      } else if (members[r] < 0 || members[r] >= n_gpus_) {
+      } else {
         check_gpu(members[r], "a kernel");
       }
     }
@@ -1309,8 +1317,6 @@ void Runtime::Execution::check_kernel(const KernelSpec& k, int gpu, int rank) {
     throw UsageError("collective root is not a rank of the communicator");
 }
 
-/// Queues an instance of `k` (checked by prepare_issue) on its stream; `issued` is when its host thread
-/// issued it.
 const std::vector<int>& Runtime::Execution::rank_sids(int comm, int stream) {
   auto [it, fresh] = rank_sids_.try_emplace({comm, stream});
   if (fresh) {
@@ -1320,6 +1326,8 @@ const std::vector<int>& Runtime::Execution::rank_sids(int comm, int stream) {
   return it->second;
 }
 
+/// Queues an instance of `k` (checked by prepare_issue) on its stream; `issued` is when its host thread
+/// issued it.
 void Runtime::Execution::issue_kernel(const KernelSpec& k, int gpu, int iteration, Picoseconds issued,
                                       int rank, bool graph, const std::vector<int>* join, int sid) {
   KernelInstance ki;
@@ -1329,31 +1337,23 @@ void Runtime::Execution::issue_kernel(const KernelSpec& k, int gpu, int iteratio
   ki.marker = is_marker(k);
   ki.start = ki.marker ? issued : issued + model_.kernel_launch_latency();  // ready; the start once started
   ki.pending = static_cast<int>(k.ops.size() & ((std::size_t{1} << 26) - 1));  // checked by check_kernel
-  // Both a send and a receive (checked by check_kernel).
-  bool sends = false, receives = false;
-  for (const OpSpec& op : k.ops) {
-    sends = sends || op.kind == OpSpec::Kind::Send;
-    receives = receives || op.kind == OpSpec::Kind::Recv;
-  }
-  ki.shared = sends && receives;
+  ki.shared = sends_and_receives(k);
   if (k.collective) ki.coll_seq = collective_seq(k, gpu, rank);
   add_stream_waits(k, ki);
   ki.graph = graph ? 1 : 0;
   ki.sid = sid >= 0 ? sid : stream_of(gpu, k.stream);
   if (join) add_join(*join, ki);
-  sid = ki.sid;
   const Picoseconds now = q_.now();
   const int id = kernels_.push(ki, [&](const KernelInstance& old) {
     return release_ && old.end >= 0 && old.end < now;  // nothing of the current instant refers to it
   });
-  streams_[sid].push_back(id);
-  last_enqueued_[sid] = id;
-  --stream_left_[sid];
+  streams_[ki.sid].push_back(id);
+  last_enqueued_[ki.sid] = id;
+  --stream_left_[ki.sid];
 }
 
-/// Checks the peers of `k`'s operations; returns whether it both sends and receives.
-bool Runtime::Execution::check_ops(const KernelSpec& k) const {
-  bool has_send = false, has_recv = false;
+/// Checks the peers of `k`'s operations.
+void Runtime::Execution::check_ops(const KernelSpec& k) const {
   for (const OpSpec& op : k.ops) {
     check_gpu(op.peer, "an operation");
     if (op.kind == OpSpec::Kind::SelfCopy) {
@@ -1364,10 +1364,7 @@ bool Runtime::Execution::check_ops(const KernelSpec& k) const {
       continue;
     }
     if (op.peer == k.gpu) throw UsageError("GPU " + std::to_string(k.gpu) + " sends to itself");
-    has_send = has_send || op.kind == OpSpec::Kind::Send;
-    has_recv = has_recv || op.kind == OpSpec::Kind::Recv;
   }
-  return has_send && has_recv;
 }
 
 /// Checks collective kernel `k`; returns its position among its GPU's collectives on its communicator.

@@ -238,8 +238,8 @@ class FlowNetwork {
   std::vector<int> caps_;  ///< capped classes, a min-heap by (cap, slot)
   std::vector<Share> shares_;
   std::vector<int> rates_;  ///< observer mode: the classes solve() reorders
-  std::vector<std::pair<std::size_t, double>>
-      levels_;  ///< per round: where its classes end in the freezing order, level
+  /// Per round: where its classes end in the freezing order, and its level.
+  std::vector<std::pair<std::size_t, double>> levels_;
   std::vector<Due> later_;
   /// Entries of completion scratch (done_, finished_, later_, a bucket) kept for reuse after an instant;
   /// larger vectors are freed.
