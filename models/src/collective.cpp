@@ -348,6 +348,10 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
     const int hops = op == CollOp::AllReduce ? 2 * (n - 1) : n - 1;
     inter_steps = nodes == 1 ? 0 : op == CollOp::AllReduce ? 2 * (nodes - 1) : nodes - 1;
     intra_steps = hops - inter_steps;
+    // A ring loop ends with a receive-only step (the final directRecv of all_gather and all_reduce,
+    // recvReduceCopy of reduce_scatter: src/device/*.h runRing) that waits for the last data like a sending
+    // step does: one more step of latency. Chains (broadcast, reduce) have none.
+    if (op != CollOp::Broadcast && op != CollOp::Reduce) ++intra_steps;
   } else {
     intra_steps = 2 * (ppn - 1);
     inter_steps = 2 * log2i(static_cast<std::uint64_t>(nodes));

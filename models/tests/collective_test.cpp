@@ -90,6 +90,42 @@ TEST_CASE("collective: the ring's receive-only step costs 2 ranks a larger share
   for (const auto& f : tree.flows) CHECK(f.wire_bytes == doctest::Approx(s));
 }
 
+TEST_CASE("collective: a ring's receive-only step is one more step of latency, not a chain's or a Tree's") {
+  // Latency = base + steps x hop. A ring loop of n ranks sends n - 1 steps (2 (n - 1) for all-reduce) and
+  // then receives once more (src/device/*.h runRing); a chain (broadcast, reduce) only sends and forwards, n
+  // - 1 steps; a Tree on one node goes up and down its chain, 2 (n - 1) steps.
+  ModelParams p = ModelParams::defaults();
+  p.coll.base_latency[2] = 10'000'000;  // Simple: 10 us
+  p.coll.hop_latency[2] = 1'000'000;    // and 1 us a step
+  const auto m = make_transfer_model("nccl", p, NcclEnv::parse({"NCCL_PROTO=Simple"}));
+  const std::vector<int> nodes{0, 0, 0, 0};
+  const auto latency_us = [&](CollOp op, const CommInfo& c, const std::vector<int>& on) {
+    return static_cast<double>(m->collective(op, 4 << 20, 0, c, on, {}).latency) / 1e6;
+  };
+  // The ring's last slice (Simple) adds its own time: take it out by comparing with the same size's base.
+  const auto slice_us = [&](CollOp, const CommInfo& c) {
+    const double per_channel = static_cast<double>(4 << 20) / 24 / c.nranks;
+    const double step = static_cast<double>(p.buffsize) / p.steps;
+    return std::min(2 * step, per_channel / 2) / static_cast<double>(p.coll.channel_bandwidth[2]) * 1e6;
+  };
+  CHECK(latency_us(CollOp::AllGather, h200x4(), nodes) - slice_us(CollOp::AllGather, h200x4()) ==
+        doctest::Approx(10 + 4 * 1).epsilon(1e-5));
+  CHECK(latency_us(CollOp::ReduceScatter, h200x4(), nodes) - slice_us(CollOp::ReduceScatter, h200x4()) ==
+        doctest::Approx(10 + 4 * 1).epsilon(1e-5));
+  CHECK(latency_us(CollOp::AllReduce, h200x4(), nodes) - slice_us(CollOp::AllReduce, h200x4()) ==
+        doctest::Approx(10 + 7 * 1).epsilon(1e-5));
+  CHECK(latency_us(CollOp::Broadcast, h200x4(), nodes) == doctest::Approx(10 + 3 * 1).epsilon(1e-5));
+  CHECK(latency_us(CollOp::Reduce, h200x4(), nodes) == doctest::Approx(10 + 3 * 1).epsilon(1e-5));
+  CommInfo two = h200x4();
+  two.nranks = 2;
+  CHECK(latency_us(CollOp::AllGather, two, {0, 0}) - slice_us(CollOp::AllGather, two) ==
+        doctest::Approx(10 + 2 * 1).epsilon(1e-5));
+  CHECK(latency_us(CollOp::Reduce, two, {0, 0}) == doctest::Approx(10 + 1 * 1).epsilon(1e-5));
+  const auto tree = make_transfer_model("nccl", p, NcclEnv::parse({"NCCL_ALGO=Tree", "NCCL_PROTO=Simple"}))
+                        ->collective(CollOp::AllReduce, 4 << 20, 0, h200x4(), nodes, {});
+  CHECK(static_cast<double>(tree.latency) / 1e6 == doctest::Approx(10 + 6 * 1).epsilon(1e-5));
+}
+
 TEST_CASE("collective: broadcast is a chain from the root, reduce a chain into it") {
   const std::vector<int> nodes{0, 0, 0, 0};
   const auto b = plan(CollOp::Broadcast, 1 << 20, h200x4(), nodes, {}, 2);

@@ -342,6 +342,7 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
       result.why_degenerate =
           "no fitted row depends on " + unused + " (add data that exercises it, or fit without it)";
     } else if (traded.find(',') == std::string::npos) {
+      result.barely.push_back(traded);
       result.why_degenerate =
           rank + "the data barely depends on " + traded + " (add data that exercises it, or fit without it)";
     } else {

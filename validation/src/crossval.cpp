@@ -463,7 +463,19 @@ const std::vector<std::string>& default_cross_validation_parameters() {
                                                 "collective.ring_recv_step",
                                                 "shm.bandwidth",
                                                 "shm.channel_bandwidth",
-                                                "p2p.split_rate"};
+                                                "p2p.split_rate",
+                                                "collective.all_reduce_efficiency",
+                                                "collective.all_gather_efficiency",
+                                                "collective.reduce_scatter_efficiency",
+                                                "collective.broadcast_efficiency",
+                                                "collective.reduce_efficiency",
+                                                "collective.simple_hop_latency",
+                                                "collective.ll_hop_latency",
+                                                "collective.ll128_hop_latency",
+                                                "collective.tree_efficiency",
+                                                "simple.fill_bandwidth",
+                                                "simple.step_overhead",
+                                                "simple.channel_latency"};
   return list;
 }
 
@@ -551,11 +563,14 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
         // Parameters no training row depends on.
         if (const std::vector<std::string> unused = r.unused; r.degenerate && refit_without(unused))
           fold.kept = unused;
+        // A parameter the rows barely depend on (a rank-deficient Jacobian along it alone): not pinned down.
+        if (const std::vector<std::string> faint = r.barely; r.degenerate && refit_without(faint))
+          fold.unpinned = faint;
         // Every parameter is seen, but some are not pinned down (their standard error is over the bound).
         if (const std::vector<std::string> loose = r.unpinned; r.degenerate && std::isfinite(r.condition) &&
                                                                r.condition <= kMaxCondition &&
                                                                refit_without(loose))
-          fold.unpinned = loose;
+          fold.unpinned.insert(fold.unpinned.end(), loose.begin(), loose.end());
         fold.values = r.values;
         // Probed start: the held-out start's probe rows calibrate its host (from this fold's fit); only its
         // other rows are predicted.

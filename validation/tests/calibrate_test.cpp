@@ -75,6 +75,43 @@ TEST_CASE("calibrate: parameters that trade off exactly are reported as degenera
   CHECK(r.why_degenerate.find("host.launch_base") != std::string::npos);
 }
 
+TEST_CASE("calibrate: a parameter the rows barely depend on is named in `barely`, not in `unused`") {
+  // Synthetic rows: simple.base_latency moves every prediction; collective.ll128_base_latency moves them a
+  // few billionths as much (as LL128's latency moves the few thread-per-GPU rows that run LL128 next to its
+  // per-step latency): the Jacobian is rank-deficient along it alone (condition over 1e8), but its column is
+  // not zero.
+  const auto start = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  const double a0 = static_cast<double>(start.simple.base_latency) / 1e6;
+  const double b0 = static_cast<double>(start.coll.base_latency[1]) / 1e6;
+  const RowPredictor predict = [&](const models::ModelParams& p) {
+    std::vector<Comparison> rows;
+    const double a = static_cast<double>(p.simple.base_latency) / 1e6;
+    const double b = static_cast<double>(p.coll.base_latency[1]) / 1e6;
+    for (int k = 0; k < 8; ++k) {
+      Comparison c;
+      c.workload = "sendrecv";
+      c.bytes = (1ULL << 20) << k;
+      c.measured_us = 100.0 * (k + 1);
+      c.predicted_us = c.measured_us * (1 + 0.1 * (a - a0 - 0.5) * (1 + 0.01 * k) + 2e-10 * (b - b0));
+      rows.push_back(c);
+    }
+    return rows;
+  };
+  CalibrateOptions o;
+  o.parameters = {"simple.base_latency", "collective.ll128_base_latency"};
+  const auto r = fit_rows(start, predict, o);
+  CHECK(r.degenerate);
+  CHECK(r.unused.empty());
+  CHECK(r.barely == std::vector<std::string>{"collective.ll128_base_latency"});
+  CHECK(r.why_degenerate.find("barely depends on collective.ll128_base_latency") != std::string::npos);
+  // Without it the same rows pin the other one down.
+  o.parameters = {"simple.base_latency"};
+  const auto pinned = fit_rows(start, predict, o);
+  CHECK(!pinned.degenerate);
+  CHECK(pinned.barely.empty());
+  CHECK(value_of(pinned, "simple.base_latency") == doctest::Approx(a0 + 0.5).epsilon(1e-3));
+}
+
 TEST_CASE("calibrate: unknown parameters and empty selections are usage errors") {
   CalibrateOptions o = exchange_batched();
   o.parameters = {"simple.warp_speed"};

@@ -96,6 +96,9 @@ struct CalibrateResult {
   /// Fitted parameters the rows depend on but do not pin down: not at a bound, standard error over
   /// CalibrateOptions::max_relative_std_error of the value (each makes the fit degenerate).
   std::vector<std::string> unpinned;
+  /// With a rank-deficient Jacobian and no unused parameter: the one parameter along the direction the data
+  /// cannot see, when that direction is a single parameter (the rows barely depend on it); empty otherwise.
+  std::vector<std::string> barely;
   bool band_fitted = false;  ///< params.band was computed from the data (written as [band])
 };
 

@@ -120,11 +120,13 @@ struct CrossValidation {
   std::vector<std::string> probe, probe_parameters;
 };
 
-/// The parameters cross_validate fits when CalibrateOptions::parameters is empty: the fourteen that
-/// nccl-tests runs exercise (host launch per GPU, the send/recv protocols' base latencies and channel rates,
-/// NVLink efficiency, the collectives' LL, LL128 and Simple base latencies, the Simple ring channel rate, the
-/// ring's receive-only step, SHM's rate per GPU and per channel, and the rate of a work that shares its
-/// channel with the copy to self). A fold whose rows do not depend on one keeps its start value (Fold::kept).
+/// The parameters cross_validate fits when CalibrateOptions::parameters is empty: the twenty-six that
+/// nccl-tests runs exercise (host launch per GPU; the send/recv Simple protocol's base latency, per-channel
+/// latency, per-step overhead, channel rate and first-chunk copy rate; LL's base latency and channel rate;
+/// NVLink efficiency; the collectives' LL, LL128 and Simple base and per-step latencies, the Simple ring
+/// channel rate, the ring's receive-only step, each operation's efficiency and Tree's; SHM's rate per GPU and
+/// per channel; and the rate of a work that shares its channel with the copy to self). A fold whose rows do
+/// not depend on one keeps its start value (Fold::kept).
 const std::vector<std::string>& default_cross_validation_parameters();
 
 /// The host parameters a probed-start fold refits on the probe when CalibrateOptions::probe_parameters is
