@@ -471,8 +471,6 @@ const std::vector<std::string>& default_cross_validation_parameters() {
                                                 "collective.reduce_efficiency",
                                                 "collective.simple_hop_latency",
                                                 "collective.ll_hop_latency",
-                                                "collective.ll128_hop_latency",
-                                                "collective.tree_efficiency",
                                                 "simple.fill_bandwidth",
                                                 "simple.step_overhead",
                                                 "simple.channel_latency"};
