@@ -126,9 +126,9 @@ struct CrossValidation {
 /// NVLink efficiency; the collectives' LL, LL128 and Simple base latencies, LL's and Simple's per-step
 /// latencies, the Simple ring channel rate, the ring's receive-only step and each operation's efficiency;
 /// SHM's rate per GPU and per channel; and the rate of a work that shares its channel with the copy to self).
-/// Not Tree's efficiency nor LL128's per-step latency: only the NCCL_ALGO=Tree runs see the first and only the
-/// 4-GPU LL128 runs the second (held out, a fold fits them to nothing or trades them off). A fold whose rows
-/// do not depend on one keeps its start value (Fold::kept).
+/// Not Tree's efficiency nor LL128's per-step latency: only the NCCL_ALGO=Tree runs see the first and only
+/// the 4-GPU LL128 runs the second (held out, a fold fits them to nothing or trades them off). A fold whose
+/// rows do not depend on one keeps its start value (Fold::kept).
 const std::vector<std::string>& default_cross_validation_parameters();
 
 /// The host parameters a probed-start fold refits on the probe when CalibrateOptions::probe_parameters is
