@@ -368,15 +368,17 @@ class NcclModel final : public TransferModel {
       int nrounds = 0;
       int load = 0;  // directions to or from other GPUs
     };
-    std::vector<std::vector<Batch>> batches(nch);
+    // Every channel's batches in one array; a channel appends only to its newest (cur[ch]).
+    std::vector<Batch> batches;
+    std::vector<int> cur(static_cast<std::size_t>(nch), -1);
     struct Work {
       int send = -1, recv = -1;  // op indices (a Self op is both)
       int nsend = 0, nrecv = 0;  // parts of each direction
-      std::size_t slot = 0;      // its parts' (channel, batch) in `slots`, max(nsend, nrecv) of them
+      std::size_t slot = 0;      // its parts' batches start at slots[slot], max(nsend, nrecv) of them
     };
     std::vector<Work> works;
     works.reserve(ops.size());
-    std::vector<std::pair<int, int>> slots;
+    std::vector<int> slots;  // per part of each work, its batch in `batches`
     for (int pass = 0;; ++pass) {
       bool any = false;
       for (int r = 0; r < n; ++r) {
@@ -397,16 +399,17 @@ class NcclModel final : public TransferModel {
         w.slot = slots.size();
         for (int part = 0; part < std::max(w.nsend, w.nrecv); ++part) {
           const int ch = (base + part) & (nch - 1);
-          std::vector<Batch>& q = batches[ch];
-          if (q.empty() || q.back().nrounds == 8 ||
-              std::find(q.back().rounds.begin(), q.back().rounds.begin() + q.back().nrounds, r) !=
-                  q.back().rounds.begin() + q.back().nrounds) {
-            q.emplace_back();
+          int& c = cur[static_cast<std::size_t>(ch)];
+          if (c < 0 || batches[c].nrounds == 8 ||
+              std::find(batches[c].rounds.begin(), batches[c].rounds.begin() + batches[c].nrounds, r) !=
+                  batches[c].rounds.begin() + batches[c].nrounds) {
+            c = static_cast<int>(batches.size());
+            batches.emplace_back();
           }
-          Batch& b = q.back();
+          Batch& b = batches[c];
           b.rounds[static_cast<std::size_t>(b.nrounds++)] = r;
           if (!self) b.load += (part < w.nsend ? 1 : 0) + (part < w.nrecv ? 1 : 0);
-          slots.emplace_back(ch, static_cast<int>(q.size()) - 1);
+          slots.push_back(c);
         }
         works.push_back(w);
       }
@@ -425,15 +428,15 @@ class NcclModel final : public TransferModel {
       const bool self = w.send >= 0 && w.send == w.recv;
       const int nparts = std::max(w.nsend, w.nrecv);
       for (int part = 0; part < nparts; ++part) {
-        const auto [ch, b] = slots[w.slot + static_cast<std::size_t>(part)];
-        const int k = batches[ch][b].nrounds;
+        const Batch& batch = batches[slots[w.slot + static_cast<std::size_t>(part)]];
+        const int k = batch.nrounds;
         const int per_work = std::min(32, 20 / k);
         const int recv_w = per_work <= 4 ? per_work / 2 : (per_work - 1) / 2;
         const int send_w = per_work <= 4 ? recv_w : recv_w + 1;
         const bool has_send = part < w.nsend;
         const bool has_recv = part < w.nrecv;
         const int lone = send_w + recv_w;
-        const auto load = static_cast<std::uint8_t>(std::min(batches[ch][b].load, 255));
+        const auto load = static_cast<std::uint8_t>(std::min(batch.load, 255));
         const auto p = static_cast<std::size_t>(part);
         if (self) {
           out.part(static_cast<std::size_t>(w.send), p) = {static_cast<std::uint8_t>(lone), 0};

@@ -941,9 +941,16 @@ class Runtime::Execution {
   // Warp splits, computed once per kernel spec of two or more operations and shared by equal ones.
   std::unordered_map<const KernelSpec*, int> spec_layout_;  ///< -> layouts_
   std::vector<std::vector<int>> layouts_;                   ///< per op: index into warp_lists_, or -1
-  std::map<std::vector<int>, int> layout_ids_;
+  struct LayoutHash {
+    std::size_t operator()(const std::vector<int>& v) const noexcept {
+      std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the ints
+      for (int x : v) h = (h ^ static_cast<std::uint32_t>(x)) * 1099511628211ULL;
+      return static_cast<std::size_t>(h);
+    }
+  };
+  std::unordered_map<std::vector<int>, int, LayoutHash> layout_ids_;  ///< ids in order of first use
   std::vector<std::vector<models::PartSlot>> warp_lists_;  ///< warps and channel load per channel part
-  std::map<std::string, int> warp_list_ids_;               ///< a list's bytes -> its index
+  std::unordered_map<std::string, int> warp_list_ids_;     ///< a list's bytes -> its index
   std::vector<std::unordered_map<int, int>> comm_ranks_;   ///< per communicator, GPU -> rank (filled on use)
   std::vector<TransferState> transfers_;
   std::vector<int> free_transfers_;
@@ -1788,6 +1795,7 @@ void Runtime::Execution::start_parts(int t) {
   const std::span<const int> path = route(src, dst, plan.transport);
   for (std::size_t i = 0; i < plan.parts.size(); ++i) {
     ++result_.flows;
+    result_.chunk_steps += static_cast<std::uint64_t>(std::max(plan.parts[i].steps, 1));
     const int part = static_cast<int>(i);
     const double rate = plan.parts[i].rate > 0 ? plan.parts[i].rate : plan.channel_rate;
     if (i < kPartLimit) {

@@ -374,3 +374,25 @@ TEST_CASE(
   // A join shorter than the gap changes nothing.
   CHECK(period(0, us, 0, false, true) == graph);
 }
+
+TEST_CASE("runtime: chunk steps count the NCCL steps of every channel part started, once per iteration") {
+  const auto t = tiny(kBridge, "A6000");
+  const auto model = models::make_transfer_model("nccl", models::ModelParams::defaults(), {});
+  Runtime rt(t, *model);
+  const std::uint64_t bytes = 64ULL << 20;
+  Program p = p2p_program(0, 1, bytes);
+  p.warmup = 1;
+  p.iterations = 2;
+  const RunResult r = rt.run(p);
+  // The model's own plan of this send: its parts and their steps.
+  const models::PairInfo& info = rt.pair(0, 1);
+  const std::vector<models::PairInfo> pairs{info};
+  const models::CommInfo comm = model->comm_info(2, 1, pairs);
+  const models::TransferPlan plan = model->plan(bytes, info, comm, false);
+  std::uint64_t steps = 0;
+  for (const models::ChannelPart& part : plan.parts) steps += static_cast<std::uint64_t>(part.steps);
+  REQUIRE(plan.parts.size() > 1);
+  CHECK(steps > plan.parts.size());  // 64 MiB takes several steps on each channel
+  CHECK(r.flows == 3 * plan.parts.size());
+  CHECK(r.chunk_steps == 3 * steps);
+}

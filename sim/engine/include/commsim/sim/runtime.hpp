@@ -199,6 +199,9 @@ struct RunResult {
   std::uint64_t flow_classes = 0;    ///< weighted flows after coalescing identical ones
   std::uint64_t recomputations = 0;  ///< instants at which rates were re-solved
   std::uint64_t solved_flows = 0;    ///< weighted flows re-solved, summed over recomputations
+  /// NCCL chunk steps the send/recv channel parts stood for, summed over the parts started: each part is one
+  /// flow with an analytic per-step cost, where a chunk-level simulator would take an event per step.
+  std::uint64_t chunk_steps = 0;
 };
 
 /// Binds a topology to a transfer model: link capacities, routes and pair facts are computed once and reused
