@@ -1,6 +1,7 @@
 // Table-driven loading of transfer-model parameter sets with unit and range checks.
 #include "commsim/models/params.hpp"
 
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <vector>
@@ -147,10 +148,6 @@ const ModelParams& ModelParams::defaults() {
   return p;
 }
 
-ModelParams ModelParams::load(const std::string& path) {
-  return parse(read_file(path), path, defaults());
-}
-
 const ModelParams* ModelParams::fitted_for_gpu(const std::string& gpu_model) {
   static const std::vector<ModelParams> sets = [] {
     std::vector<ModelParams> out;
@@ -179,7 +176,11 @@ Band band_of(const ModelParams& params, std::uint64_t bytes, double time_us) {
   return {time_us * (1 - below), time_us * (1 + above)};
 }
 
-ModelParams ModelParams::parse(std::string_view toml_text, const std::string& file, const ModelParams& base) {
+namespace {
+
+/// ModelParams::parse, and with `allow_base` the same for a file whose `base` load() has resolved.
+ModelParams parse_set(std::string_view toml_text, const std::string& file, const ModelParams& base,
+                      bool allow_base) {
   require_text(toml_text, file, "a TOML parameter set");
   const toml::table root = parse_toml(toml_text, file);
   ModelParams p = base;
@@ -190,12 +191,15 @@ ModelParams ModelParams::parse(std::string_view toml_text, const std::string& fi
     if (std::find(sections.begin(), sections.end(), f.section) == sections.end())
       sections.push_back(f.section);
   }
+  if (root.contains("base") && !allow_base)
+    top.fail("base", "a base set is resolved only when a parameter file is loaded from disk");
   for (const auto& [k, v] : root) {
     const std::string key(k.str());
-    if (key == "name" || key == "description" || key == "fitted" || key == "gpu" || key == "nccl_version")
+    if (key == "name" || key == "description" || key == "fitted" || key == "gpu" || key == "nccl_version" ||
+        key == "base")
       continue;
     if (std::find(sections.begin(), sections.end(), key) == sections.end()) {
-      std::string list = "name, description, fitted, gpu, nccl_version";
+      std::string list = "name, description, fitted, gpu, nccl_version, base";
       for (auto s : sections) list += ", [" + std::string(s) + "]";
       top.fail(key, "unknown key or section; valid: " + list);
     }
@@ -282,6 +286,38 @@ ModelParams ModelParams::parse(std::string_view toml_text, const std::string& fi
   require(p.shm_host_memory_bandwidth >= 0,
           "shm.host_memory_bandwidth must be >= 0 (leave the key out: not limited)");
   return p;
+}
+
+}  // namespace
+
+ModelParams ModelParams::parse(std::string_view toml_text, const std::string& file, const ModelParams& base) {
+  return parse_set(toml_text, file, base, false);
+}
+
+namespace {
+
+constexpr int kMaxBaseChain = 8;
+
+ModelParams load_chain(const std::string& path, int depth) {
+  const std::string text = read_file(path);
+  require_text(text, path, "a TOML parameter set");
+  const toml::table root = parse_toml(text, path);
+  if (!root.contains("base")) return ModelParams::parse(text, path, ModelParams::defaults());
+  const TomlFields top(root, path, "");
+  const std::string rel = top.required_string("base");
+  if (depth >= kMaxBaseChain)
+    top.fail("base", "more than " + std::to_string(kMaxBaseChain) + " sets chained by base (a cycle?)");
+  const std::filesystem::path base_path = std::filesystem::path(path).parent_path() / rel;
+  if (!std::filesystem::is_regular_file(base_path))
+    top.fail("base", "no such parameter file: " + base_path.lexically_normal().string());
+  const ModelParams base = load_chain(base_path.lexically_normal().string(), depth + 1);
+  return parse_set(text, path, base, true);
+}
+
+}  // namespace
+
+ModelParams ModelParams::load(const std::string& path) {
+  return load_chain(path, 0);
 }
 
 }  // namespace commsim::models

@@ -1,6 +1,8 @@
 // Parameter sets: provenance, the default fitted set per GPU model, and the prediction band.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "commsim/core/error.hpp"
@@ -59,4 +61,59 @@ TEST_CASE("params: the ring's receive-only step is a ratio of 0 or more, located
   // The fitted H200 set measures it; the datasheet defaults leave the links never waiting.
   CHECK(ModelParams::fitted_for_gpu("H200")->coll_ring_recv_step > 0.1);
   CHECK(ModelParams::defaults().coll_ring_recv_step == 0);
+}
+
+namespace {
+
+/// Writes `text` to a fresh file under the system temp folder and returns its path.
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / "commsim_params_test";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+std::string load_error(const std::string& path) {
+  try {
+    (void)ModelParams::load(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("params: a set over a base file keeps the base's values but for the keys it sets") {
+  const std::string base = write_temp("base.toml",
+                                      "name = \"machine\"\nfitted = \"somewhere\"\ngpu = \"H200\"\n"
+                                      "[host]\nlaunch_base = \"2us\"\nlaunch_per_gpu = \"5us\"\n"
+                                      "[simple]\nchannel_bandwidth = \"30GBps\"\n");
+  const std::string over = write_temp("over.toml",
+                                      "# one start's host\nbase = \"base.toml\"\nname = \"start\"\n"
+                                      "[host]\nlaunch_per_gpu = \"7us\"\n");
+  const ModelParams p = ModelParams::load(over);
+  CHECK(p.name == "start");
+  CHECK(p.fitted == "somewhere");
+  CHECK(p.gpu == "H200");
+  CHECK(p.launch_per_gpu == 7'000'000);
+  CHECK(p.launch_base == 2'000'000);
+  CHECK(p.simple.channel_bandwidth == doctest::Approx(30e9));
+  // Keys neither file sets keep the defaults.
+  CHECK(p.kernel_gap == ModelParams::defaults().kernel_gap);
+  CHECK(p.source == over);
+}
+
+TEST_CASE("params: a missing base, a cycle of bases and a base in parsed text are located errors") {
+  const std::string missing = write_temp("missing.toml", "name = \"x\"\n\nbase = \"nowhere.toml\"\n");
+  const std::string e1 = load_error(missing);
+  CHECK(e1.find("missing.toml:3:") != std::string::npos);
+  CHECK(e1.find("no such parameter file") != std::string::npos);
+  const std::string self = write_temp("self.toml", "base = \"self.toml\"\n");
+  const std::string e2 = load_error(self);
+  CHECK(e2.find("self.toml:1:") != std::string::npos);
+  CHECK(e2.find("chained by base") != std::string::npos);
+  CHECK_THROWS_WITH_AS(ModelParams::parse("base = \"h200.toml\"\n", "<text>", ModelParams::defaults()),
+                       doctest::Contains("loaded from disk"), InputError);
 }

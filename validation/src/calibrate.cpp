@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -446,6 +447,14 @@ std::string fitted_params_toml(const CalibrateResult& res, const std::string& st
   toml::table root;
   if (!start_file.empty()) {
     root = parse_toml(read_file(start_file), start_file);
+    // A start set written over a base (`base = "FILE"`, relative to the start's folder) keeps it, made
+    // absolute: the written file may land in another folder.
+    if (const auto base = root["base"].value<std::string>()) {
+      root.insert_or_assign("base",
+                            std::filesystem::absolute(std::filesystem::path(start_file).parent_path() / *base)
+                                .lexically_normal()
+                                .string());
+    }
   }
   std::vector<std::string> inputs = o.measured;
   inputs.insert(inputs.end(), o.nccl_tests.begin(), o.nccl_tests.end());

@@ -26,7 +26,8 @@ namespace {
 
 const std::string kDir = std::string(COMMSIM_SOURCE_DIR) + "/validation/data/h200x4/";
 
-/// The lent 4x H200 machine with its fitted parameter set (and optional NCCL knobs), ready to simulate.
+/// The lent 4x H200 machine with its fitted parameter set and the 2026-11-21 start's own host costs (the
+/// start these logs come from; host-2026-11-21.toml), and optional NCCL knobs, ready to simulate.
 struct H200 {
   topo::Topology topology;
   std::unique_ptr<models::TransferModel> model;
@@ -35,9 +36,8 @@ struct H200 {
     topo::Diagnostics diag;
     topology = topo::load_topology(std::string(COMMSIM_SOURCE_DIR) + "/topologies/library/real/h200x4.topo",
                                    {}, diag);
-    model = models::make_transfer_model(
-        "nccl", models::ModelParams::load(std::string(COMMSIM_SOURCE_DIR) + "/models/params/h200.toml"),
-        models::NcclEnv::parse(env));
+    model = models::make_transfer_model("nccl", models::ModelParams::load(kDir + "host-2026-11-21.toml"),
+                                        models::NcclEnv::parse(env));
     runtime = std::make_unique<sim::Runtime>(topology, *model);
   }
 };

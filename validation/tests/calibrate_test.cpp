@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "commsim/core/error.hpp"
@@ -62,6 +64,18 @@ TEST_CASE("calibrate: a fit from a perturbed start lowers the cost and holds oth
         doctest::Approx(value_of(r, "simple.channel_bandwidth")).epsilon(1e-3));
   CHECK(reread.launch_per_op ==
         start.launch_per_op);  // keys calibrate did not fit are kept from the start file
+  // A start written over a base keeps its base, made absolute: the written file loads from any folder.
+  const std::string over = kSrc + "/validation/data/h200x4/host-2026-11-21.toml";
+  const std::string written = fitted_params_toml(r, over, "refit", o);
+  CHECK(written.find("base = '" +
+                     (std::filesystem::path(kSrc) / "models/params/h200.toml").lexically_normal().string() +
+                     "'") != std::string::npos);
+  const auto out = std::filesystem::temp_directory_path() / "commsim_calibrate_test_over.toml";
+  std::ofstream(out) << written;
+  const auto loaded = models::ModelParams::load(out.string());
+  CHECK(loaded.launch_per_gpu == models::ModelParams::load(over).launch_per_gpu);
+  CHECK(loaded.simple.channel_bandwidth / 1e9 ==
+        doctest::Approx(value_of(r, "simple.channel_bandwidth")).epsilon(1e-3));
 }
 
 TEST_CASE("calibrate: parameters that trade off exactly are reported as degenerate") {

@@ -39,9 +39,10 @@ std::string two_pairs(const std::string& name) {
                             "sendrecv_g2_d02.json,s1,sendrecv,\"0,2\",single-thread,,1\n");
 }
 
-/// h200.toml, the 4x H200 topology and the two_pairs manifest's data.
+/// h200.toml with the host costs of the start the data comes from (2026-11-21), the 4x H200 topology and the
+/// two_pairs manifest's data.
 struct TwoPairData {
-  models::ModelParams h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  models::ModelParams h200 = models::ModelParams::load(kSrc + "/validation/data/h200x4/host-2026-11-21.toml");
   topo::Topology topology = load("h200x4.topo");
   ManifestData data;
   explicit TwoPairData(const std::string& name)

@@ -148,7 +148,12 @@ struct ModelParams {
   static const ModelParams& defaults();
   /// Reads a parameter file over `base` (keys it omits keep base's values). Unknown keys, values without
   /// units and out-of-range values throw InputError with file, line and column.
+  /// A top-level `base` key is refused here: it names a file, which only load() resolves.
   static ModelParams parse(std::string_view toml_text, const std::string& file, const ModelParams& base);
+  /// Reads a parameter file over the defaults, or, when it has a top-level `base = "FILE"` (a path relative
+  /// to this file's folder), over that set, loaded the same way: a file can hold only what differs from a
+  /// fitted set (e.g. one machine start's host costs over models/params/h200.toml). A missing base or a
+  /// chain of more than 8 throws InputError at the `base` key.
   static ModelParams load(const std::string& path);
   /// The embedded fitted set for `gpu_model` ("H200"), or nullptr when there is none.
   static const ModelParams* fitted_for_gpu(const std::string& gpu_model);
