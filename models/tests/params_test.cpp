@@ -34,8 +34,8 @@ TEST_CASE("params: the band is relative to the prediction, per size regime") {
   CHECK(large.lo_us == doctest::Approx(970));
   CHECK(large.hi_us == doctest::Approx(1040));
   // The unfitted defaults carry the wider datasheet band.
-  CHECK(ModelParams::defaults().band.latency_above == doctest::Approx(0.5));
-  CHECK(ModelParams::defaults().band.bandwidth_below == doctest::Approx(0.25));
+  CHECK(ModelParams::defaults().band.latency_above == doctest::Approx(1.1));
+  CHECK(ModelParams::defaults().band.bandwidth_below == doctest::Approx(0.2));
 }
 
 TEST_CASE("params: a [band] must be plain ratios below 1 on the lower side") {
