@@ -298,26 +298,43 @@ namespace {
 
 constexpr int kMaxBaseChain = 8;
 
-ModelParams load_chain(const std::string& path, int depth) {
+/// Loads `path`, and first its base set when it names one. `chain`: the files that named it, outermost first.
+ModelParams load_chain(const std::string& path, std::vector<std::string>& chain) {
   const std::string text = read_file(path);
   require_text(text, path, "a TOML parameter set");
   const toml::table root = parse_toml(text, path);
-  if (!root.contains("base")) return ModelParams::parse(text, path, ModelParams::defaults());
+  if (!root.contains("base")) return parse_set(text, path, ModelParams::defaults(), false);
   const TomlFields top(root, path, "");
   const std::string rel = top.required_string("base");
-  if (depth >= kMaxBaseChain)
-    top.fail("base", "more than " + std::to_string(kMaxBaseChain) + " sets chained by base (a cycle?)");
+  if (rel.empty()) top.fail("base", "is empty: name the parameter file this set is read over");
+  // The file is checked and read under the same path (no textual normalisation: a symlinked folder's ".."
+  // then means what the file system says).
   const std::filesystem::path base_path = std::filesystem::path(path).parent_path() / rel;
   if (!std::filesystem::is_regular_file(base_path))
-    top.fail("base", "no such parameter file: " + base_path.lexically_normal().string());
-  const ModelParams base = load_chain(base_path.lexically_normal().string(), depth + 1);
+    top.fail("base", "no such parameter file: " + base_path.string());
+  std::error_code ec;
+  const auto id = std::filesystem::weakly_canonical(base_path, ec).string();
+  chain.push_back(std::filesystem::weakly_canonical(path, ec).string());
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    if (chain[i] == id)
+      top.fail("base", "names " + base_path.string() + ", which is already in the chain of bases");
+  }
+  if (static_cast<int>(chain.size()) > kMaxBaseChain)
+    top.fail("base", "more than " + std::to_string(kMaxBaseChain) + " sets chained by base");
+  ModelParams base;
+  try {
+    base = load_chain(base_path.string(), chain);
+  } catch (const InputError& e) {
+    throw InputError(e.where(), e.detail() + " (read as the base of " + path + ")");
+  }
   return parse_set(text, path, base, true);
 }
 
 }  // namespace
 
 ModelParams ModelParams::load(const std::string& path) {
-  return load_chain(path, 0);
+  std::vector<std::string> chain;
+  return load_chain(path, chain);
 }
 
 }  // namespace commsim::models

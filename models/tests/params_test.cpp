@@ -113,7 +113,18 @@ TEST_CASE("params: a missing base, a cycle of bases and a base in parsed text ar
   const std::string self = write_temp("self.toml", "base = \"self.toml\"\n");
   const std::string e2 = load_error(self);
   CHECK(e2.find("self.toml:1:") != std::string::npos);
-  CHECK(e2.find("chained by base") != std::string::npos);
+  CHECK(e2.find("already in the chain of bases") != std::string::npos);
+  write_temp("ping.toml", "base = \"pong.toml\"\n");
+  const std::string pong = write_temp("pong.toml", "base = \"ping.toml\"\n");
+  CHECK(load_error(pong).find("already in the chain of bases") != std::string::npos);
+  const std::string empty = write_temp("empty.toml", "base = \"\"\n");
+  CHECK(load_error(empty).find("is empty") != std::string::npos);
+  // An error inside a base names the base's own line, and which file read it as its base.
+  write_temp("bad_base.toml", "[host]\nlaunch_base = 3\n");
+  const std::string over_bad = write_temp("over_bad.toml", "base = \"bad_base.toml\"\n");
+  const std::string e3 = load_error(over_bad);
+  CHECK(e3.find("bad_base.toml:2:") != std::string::npos);
+  CHECK(e3.find("(read as the base of " + over_bad + ")") != std::string::npos);
   CHECK_THROWS_WITH_AS(ModelParams::parse("base = \"h200.toml\"\n", "<text>", ModelParams::defaults()),
                        doctest::Contains("loaded from disk"), InputError);
 }

@@ -115,7 +115,7 @@ void run_calibrate(const CalibrateCliOptions& o) {
   const std::string name = o.name.empty() ? o.out.substr(o.out.find_last_of('/') + 1,
                                                          o.out.rfind(".toml") - o.out.find_last_of('/') - 1)
                                           : o.name;
-  write_file_atomic(o.out, validation::fitted_params_toml(r, o.start, name, used));
+  write_file_atomic(o.out, validation::fitted_params_toml(r, o.start, name, used, o.out));
   std::printf("wrote %s\n", o.out.c_str());
 }
 

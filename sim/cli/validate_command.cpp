@@ -133,7 +133,8 @@ void run_cross_validation(const ValidateOptions& o, const SimSetup& setup,
              "Each bound's band: the 90th percentile of |log(measured / predicted)| over every held-out "
              "prediction (a fit that never saw the row), the same factor below and above, and the 90th "
              "percentile of the runs' deviation below and above their median, in quadrature (log space).",
-             "Reproduce: " + validate_command_line(o)}));
+             "Reproduce: " + validate_command_line(o)},
+            o.band_out));
     std::printf("\n%s; written with %s's values to %s\n", values, set.c_str(), o.band_out.c_str());
   }
 }

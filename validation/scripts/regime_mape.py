@@ -39,8 +39,13 @@ def cell(rows):
     return text + (f' / {sum(err) / len(err):+.1f}%' if signed else '')
 
 
-data = {name: [r for r in csv.DictReader(open(path)) if (r['workload'], r['gpus'], r['mode']) not in excluded]
-        for name, path in cols}
+data = {}
+for name, path in cols:
+    rows = list(csv.DictReader(open(path)))
+    for key in excluded:
+        if not any((r['workload'], r['gpus'], r['mode']) == key for r in rows):
+            sys.exit(f"{path}: --exclude '{'|'.join(key)}' matches no row (GPUs are space-separated: 'sendrecv|0 1|')")
+    data[name] = [r for r in rows if (r['workload'], r['gpus'], r['mode']) not in excluded]
 print('| sizes | launch | ' + ' | '.join(name for name, _ in cols) + ' |')
 print('| --- | --- |' + ' --- |' * len(cols))
 regimes = (('< 1 MiB', lambda b: b < MIB), ('>= 1 MiB', lambda b: b >= MIB), ('>= 32 MiB', lambda b: b >= 32 * MIB))
@@ -49,7 +54,7 @@ for regime, within in regimes:
         cells = []
         for name, _ in cols:
             rows = [r for r in data[name] if within(int(r['bytes'])) and
-                    (launch == 'all' or (r['mode'] == 'thread-per-gpu') == (launch == 'thread-per-gpu'))]
+                    (launch == 'all' or ('thread-per-gpu' in r['mode'].split()) == (launch == 'thread-per-gpu'))]
             cells.append(cell(rows))
         print(f'| {regime} | {launch} | ' + ' | '.join(cells) + ' |')
 print('\nEach cell: MAPE / worst / share of measured medians inside the band' +

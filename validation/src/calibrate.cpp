@@ -432,9 +432,29 @@ toml::table band_table(const models::BandParams& b) {
 
 }  // namespace
 
+namespace {
+
+/// A set written from `set_file`'s keys to `out_file` keeps its base (`base = "FILE"`, relative to
+/// `set_file`'s folder): rewritten relative to `out_file`'s folder, or absolute without an `out_file`.
+void rebase(toml::table& root, const std::string& set_file, const std::string& out_file) {
+  const auto base = root["base"].value<std::string>();
+  if (!base) return;
+  namespace fs = std::filesystem;
+  // Resolved through the file system (symlinks included), as ModelParams::load resolves it.
+  const fs::path target = fs::weakly_canonical(fs::absolute(fs::path(set_file).parent_path() / *base));
+  const fs::path written =
+      out_file.empty()
+          ? target
+          : target.lexically_proximate(fs::weakly_canonical(fs::absolute(fs::path(out_file)).parent_path()));
+  root.insert_or_assign("base", written.generic_string());
+}
+
+}  // namespace
+
 std::string params_with_band_toml(const std::string& set_file, const models::BandParams& band,
-                                  const std::vector<std::string>& comment) {
+                                  const std::vector<std::string>& comment, const std::string& out_file) {
   toml::table root = parse_toml(read_file(set_file), set_file);
+  rebase(root, set_file, out_file);
   root.insert_or_assign("band", band_table(band));
   std::ostringstream out;
   for (const auto& line : comment) out << "# " << line << "\n";
@@ -443,18 +463,12 @@ std::string params_with_band_toml(const std::string& set_file, const models::Ban
 }
 
 std::string fitted_params_toml(const CalibrateResult& res, const std::string& start_file,
-                               const std::string& name, const CalibrateOptions& o) {
+                               const std::string& name, const CalibrateOptions& o,
+                               const std::string& out_file) {
   toml::table root;
   if (!start_file.empty()) {
     root = parse_toml(read_file(start_file), start_file);
-    // A start set written over a base (`base = "FILE"`, relative to the start's folder) keeps it, made
-    // absolute: the written file may land in another folder.
-    if (const auto base = root["base"].value<std::string>()) {
-      root.insert_or_assign("base",
-                            std::filesystem::absolute(std::filesystem::path(start_file).parent_path() / *base)
-                                .lexically_normal()
-                                .string());
-    }
+    rebase(root, start_file, out_file);
   }
   std::vector<std::string> inputs = o.measured;
   inputs.insert(inputs.end(), o.nccl_tests.begin(), o.nccl_tests.end());

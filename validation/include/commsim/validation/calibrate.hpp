@@ -129,13 +129,16 @@ CalibrateResult calibrate_manifest(const ManifestData& data, const topo::Topolog
                                    const models::ModelParams& start, const CalibrateOptions& o);
 
 /// `set_file`'s parameter set (TOML text) with its [band] replaced by `band`, under a header of `comment`
-/// lines (each written after "# ").
+/// lines (each written after "# "). A `base` key is rewritten to name the same file from `out_file`'s folder
+/// (absolute when `out_file` is empty).
 std::string params_with_band_toml(const std::string& set_file, const models::BandParams& band,
-                                  const std::vector<std::string>& comment);
+                                  const std::vector<std::string>& comment, const std::string& out_file = "");
 
 /// The parameter file calibrate writes: `start_file`'s keys (if any) with the fitted values set, a header
-/// saying what was fitted, on what, and how well (and why, for a degenerate fit written anyway).
+/// saying what was fitted, on what, and how well (and why, for a degenerate fit written anyway). A `base`
+/// key is rewritten as params_with_band_toml does.
 std::string fitted_params_toml(const CalibrateResult& result, const std::string& start_file,
-                               const std::string& name, const CalibrateOptions& options);
+                               const std::string& name, const CalibrateOptions& options,
+                               const std::string& out_file = "");
 
 }  // namespace commsim::validation
