@@ -1,6 +1,7 @@
 // Table-driven loading of transfer-model parameter sets with unit and range checks.
 #include "commsim/models/params.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -178,11 +179,10 @@ Band band_of(const ModelParams& params, std::uint64_t bytes, double time_us) {
 
 namespace {
 
-/// ModelParams::parse, and with `allow_base` the same for a file whose `base` load() has resolved.
-ModelParams parse_set(std::string_view toml_text, const std::string& file, const ModelParams& base,
+/// ModelParams::parse on the parsed `root`, and with `allow_base` the same for a file whose `base` load() has
+/// resolved.
+ModelParams parse_set(const toml::table& root, const std::string& file, const ModelParams& base,
                       bool allow_base) {
-  require_text(toml_text, file, "a TOML parameter set");
-  const toml::table root = parse_toml(toml_text, file);
   ModelParams p = base;
   p.source = file;
   TomlFields top(root, file, "");
@@ -288,22 +288,18 @@ ModelParams parse_set(std::string_view toml_text, const std::string& file, const
   return p;
 }
 
-}  // namespace
-
-ModelParams ModelParams::parse(std::string_view toml_text, const std::string& file, const ModelParams& base) {
-  return parse_set(toml_text, file, base, false);
+/// The file's text checked and parsed, errors located in `file`.
+toml::table parse_text(std::string_view toml_text, const std::string& file) {
+  require_text(toml_text, file, "a TOML parameter set");
+  return parse_toml(toml_text, file);
 }
-
-namespace {
 
 constexpr int kMaxBaseChain = 8;
 
 /// Loads `path`, and first its base set when it names one. `chain`: the files that named it, outermost first.
 ModelParams load_chain(const std::string& path, std::vector<std::string>& chain) {
-  const std::string text = read_file(path);
-  require_text(text, path, "a TOML parameter set");
-  const toml::table root = parse_toml(text, path);
-  if (!root.contains("base")) return parse_set(text, path, ModelParams::defaults(), false);
+  const toml::table root = parse_text(read_file(path), path);
+  if (!root.contains("base")) return parse_set(root, path, ModelParams::defaults(), false);
   const TomlFields top(root, path, "");
   const std::string rel = top.required_string("base");
   if (rel.empty()) top.fail("base", "is empty: name the parameter file this set is read over");
@@ -312,13 +308,11 @@ ModelParams load_chain(const std::string& path, std::vector<std::string>& chain)
   const std::filesystem::path base_path = std::filesystem::path(path).parent_path() / rel;
   if (!std::filesystem::is_regular_file(base_path))
     top.fail("base", "no such parameter file: " + base_path.string());
-  std::error_code ec;
-  const auto id = std::filesystem::weakly_canonical(base_path, ec).string();
+  std::error_code ec;  // both files exist (read, checked above)
   chain.push_back(std::filesystem::weakly_canonical(path, ec).string());
-  for (std::size_t i = 0; i < chain.size(); ++i) {
-    if (chain[i] == id)
-      top.fail("base", "names " + base_path.string() + ", which is already in the chain of bases");
-  }
+  if (std::find(chain.begin(), chain.end(), std::filesystem::weakly_canonical(base_path, ec).string()) !=
+      chain.end())
+    top.fail("base", "names " + base_path.string() + ", which is already in the chain of bases");
   if (static_cast<int>(chain.size()) > kMaxBaseChain)
     top.fail("base", "more than " + std::to_string(kMaxBaseChain) + " sets chained by base");
   ModelParams base;
@@ -327,10 +321,14 @@ ModelParams load_chain(const std::string& path, std::vector<std::string>& chain)
   } catch (const InputError& e) {
     throw InputError(e.where(), e.detail() + " (read as the base of " + path + ")");
   }
-  return parse_set(text, path, base, true);
+  return parse_set(root, path, base, true);
 }
 
 }  // namespace
+
+ModelParams ModelParams::parse(std::string_view toml_text, const std::string& file, const ModelParams& base) {
+  return parse_set(parse_text(toml_text, file), file, base, false);
+}
 
 ModelParams ModelParams::load(const std::string& path) {
   std::vector<std::string> chain;

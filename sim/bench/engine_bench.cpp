@@ -95,7 +95,8 @@ void BM_ContentionAllToAll16(benchmark::State& state) {
   // completion here) counted as the NCCL chunk steps it stands for.
   state.counters["chunk-level events/s"] =
       benchmark::Counter(static_cast<double>(events + steps - flows), benchmark::Counter::kIsRate);
-  state.counters["steps"] = benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kAvgIterations);
+  state.counters["steps"] =
+      benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kAvgIterations);
   state.counters["flows"] =
       benchmark::Counter(static_cast<double>(flows), benchmark::Counter::kAvgIterations);
   // After coalescing identical flows, and the weighted flows the incremental solver re-solved per instant.

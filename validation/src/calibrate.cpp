@@ -430,10 +430,6 @@ toml::table band_table(const models::BandParams& b) {
   return band;
 }
 
-}  // namespace
-
-namespace {
-
 /// A set written from `set_file`'s keys to `out_file` keeps its base (`base = "FILE"`, relative to
 /// `set_file`'s folder): rewritten relative to `out_file`'s folder, or absolute without an `out_file`.
 void rebase(toml::table& root, const std::string& set_file, const std::string& out_file) {

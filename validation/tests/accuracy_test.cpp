@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -268,7 +269,7 @@ TEST_CASE(
   const auto score = [&](const models::ModelParams& params) {
     const auto data = load_manifest_data(manifest, topology, params);
     std::vector<std::size_t> all(data.rows.size());
-    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    std::iota(all.begin(), all.end(), std::size_t{0});
     auto rows = predict_rows(data, all, topology, params);
     with_band(rows, params);
     return rows;

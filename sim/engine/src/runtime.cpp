@@ -1795,7 +1795,7 @@ void Runtime::Execution::start_parts(int t) {
   const std::span<const int> path = route(src, dst, plan.transport);
   for (std::size_t i = 0; i < plan.parts.size(); ++i) {
     ++result_.flows;
-    result_.chunk_steps += static_cast<std::uint64_t>(std::max(plan.parts[i].steps, 1));
+    result_.chunk_steps += static_cast<std::uint64_t>(plan.parts[i].steps);
     const int part = static_cast<int>(i);
     const double rate = plan.parts[i].rate > 0 ? plan.parts[i].rate : plan.channel_rate;
     if (i < kPartLimit) {
