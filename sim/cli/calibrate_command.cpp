@@ -26,6 +26,7 @@ struct CalibrateCliOptions {
   bool fit_given = false;
   bool band_only = false;
   bool allow_degenerate = false;
+  std::string loss = "squared";
 };
 
 void print_rows(const char* what, const std::vector<validation::Comparison>& rows) {
@@ -78,9 +79,9 @@ void run_calibrate(const CalibrateCliOptions& o) {
   std::printf(
       "commsim calibrate: %zu sizes fitted, %zu held out; %d iterations, %d simulations of the data\n",
       r.fitted_rows.size(), r.held_out_rows.size(), r.iterations, r.evaluations);
-  std::printf(
-      "cost (sum of squared weighted relative errors) %.4g -> %.4g; Jacobian condition number %.3g\n\n",
-      r.start_cost, r.cost, r.condition);
+  std::printf("cost (%s of the weighted relative errors) %.4g -> %.4g; Jacobian condition number %.3g\n\n",
+              o.fit.loss == validation::FitLoss::SoftL1 ? "soft-L1 loss" : "sum of squares", r.start_cost,
+              r.cost, r.condition);
   std::printf("  %-26s %12s %12s %12s\n", "parameter", "start", "fitted", "std. error");
   for (const auto& v : r.values) {
     std::printf("  %-26s %12.4g %12.4g %12.2g %s%s\n", v.parameter.name.c_str(), v.start, v.value,
@@ -154,13 +155,22 @@ void add_calibrate_command(CLI::App& app) {
   c->add_option("--name", o->name, "name = in the written file (default: --out's file name)");
   c->add_option("--max-iterations", o->fit.max_iterations, "Levenberg-Marquardt iterations")
       ->capture_default_str();
+  c->add_option("--loss", o->loss,
+                "What the fit minimises: squared (least squares) or soft-l1 (squares up to\n--loss-scale "
+                "sigmas, linear beyond)")
+      ->capture_default_str();
+  c->add_option("--loss-scale", o->fit.loss_scale,
+                "soft-l1: the weighted residual, in sigmas, from which the loss grows linearly")
+      ->capture_default_str();
   c->add_flag("--allow-degenerate", o->allow_degenerate,
               "Write --out even when the fit is degenerate (the file says so): values\nthat trade off are "
               "one of many equally good choices");
   c->footer(R"(
 METHOD
   Weighted least squares on relative error: each size's residual is (predicted - measured) / measured divided
-  by the assumed measurement error (2% from 1 MiB, 8% below). Levenberg-Marquardt over the parameters scaled
+  by the assumed measurement error (2% from 1 MiB, 8% below). --loss soft-l1 minimises a soft L1 loss of
+  those residuals instead (squares up to --loss-scale sigmas, linear beyond), so sizes measured in a host's
+  slow mode pull the fit less; standard errors are still least squares' at the optimum. Levenberg-Marquardt over the parameters scaled
   to their bounds, with a forward-difference Jacobian; every evaluation simulates the fitted rows exactly as
   `commsim validate` does. Standard errors come from the Jacobian at the optimum and the residual variance.
   A fit is degenerate, and nothing is written (unless --allow-degenerate), when the Jacobian is nearly
@@ -172,6 +182,7 @@ EXAMPLE
     --out /tmp/h200-refit.toml)");
   c->callback([o, c] {
     o->fit_given = c->count("--fit") > 0;
+    o->fit.loss = validation::parse_fit_loss(o->loss);
     run_calibrate(*o);
   });
 }

@@ -31,6 +31,8 @@ struct ValidateOptions {
   std::vector<std::string> parameters;
   std::vector<std::string> probe;         ///< --cross-validate: probed-start's probe configurations
   std::vector<std::string> probe_params;  ///< and the parameters refitted on them
+  std::string loss = "squared";           ///< --cross-validate: what each fold's fit minimises
+  double loss_scale = 2.0;                ///< and, for soft-l1, from how many sigmas it grows linearly
   std::string json;
   std::string band = "cross-validated";  ///< --cross-validate: where a fold's band takes its model error
   std::string band_out;                  ///< --cross-validate: write --band-set with the pooled held-out band
@@ -74,6 +76,10 @@ std::string validate_command_line(const ValidateOptions& o) {
   for (const auto& p : o.parameters) add("--param", p);
   for (const auto& p : o.probe) add("--probe", p);
   for (const auto& p : o.probe_params) add("--probe-param", p);
+  if (o.loss != "squared") {
+    add("--loss", o.loss);
+    if (o.loss_scale != 2.0) add("--loss-scale", std::to_string(o.loss_scale));
+  }
   if (o.band != "cross-validated") add("--band", o.band);
   add("--band-set", o.band_set);
   add("--band-out", o.band_out);
@@ -101,6 +107,8 @@ void run_cross_validation(const ValidateOptions& o, const SimSetup& setup,
   fit.parameters = o.parameters;
   fit.probe = o.probe;
   fit.probe_parameters = o.probe_params;
+  fit.loss = validation::parse_fit_loss(o.loss);
+  fit.loss_scale = o.loss_scale;
   fit.cross_validated_band = o.band == "cross-validated";
   const auto cv = validation::cross_validate(data, setup.topology, setup.params, families, fit);
   std::printf(
@@ -175,6 +183,9 @@ void run_validate(const ValidateOptions& o) {
   if (!o.cross_validate && (!o.band_out.empty() || !o.band_set.empty() || o.band != "cross-validated"))
     throw UsageError("--band, --band-out and --band-set belong to --cross-validate");
   if (!o.band_set.empty() && o.band_out.empty()) throw UsageError("--band-set needs --band-out FILE");
+  if (!o.cross_validate && (o.loss != "squared" || o.loss_scale != 2.0))
+    throw UsageError("--loss and --loss-scale belong to --cross-validate (validate alone fits nothing)");
+  validation::parse_fit_loss(o.loss);  // a bad name fails before any data is read
   if (!o.band_out.empty() && o.band_set.empty() && o.params.empty())
     throw UsageError("--band-out needs --band-set SET or --params SET: the set to write the band into");
   const auto setup = load_setup(o.topology, o.gpu, o.params, o.model, o.nccl_env);
@@ -358,6 +369,13 @@ void add_validate_command(CLI::App& app) {
         for (const auto& p : validation::default_probe_parameters()) list += (list.empty() ? "" : ", ") + p;
         return list;
       }());
+  v->add_option("--loss", o->loss,
+                "--cross-validate: what each fold's fit minimises, squared or soft-l1 (see\ncalibrate)")
+      ->capture_default_str();
+  v->add_option("--loss-scale", o->loss_scale,
+                "--cross-validate, soft-l1: the weighted residual, in sigmas, from which the\nloss grows "
+                "linearly")
+      ->capture_default_str();
   v->add_option("--json", o->json, "--cross-validate: write the per-family tables as JSON to this file");
   v->add_option("--band", o->band,
                 "--cross-validate: a fold's band takes its model error from the held-out\nrows of its "

@@ -212,8 +212,20 @@ std::vector<std::string> fitted_parameter_names(const CalibrateOptions& o) {
   return out;
 }
 
+FitLoss parse_fit_loss(const std::string& name) {
+  if (name == "squared") return FitLoss::Squared;
+  if (name == "soft-l1") return FitLoss::SoftL1;
+  throw UsageError("unknown loss '" + name + "'; valid: squared, soft-l1");
+}
+
+const char* fit_loss_name(FitLoss loss) {
+  return loss == FitLoss::SoftL1 ? "soft-l1" : "squared";
+}
+
 CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& predict_rows,
                          const CalibrateOptions& o) {
+  if (o.loss == FitLoss::SoftL1 && !(o.loss_scale > 0 && std::isfinite(o.loss_scale)))
+    throw UsageError("--loss-scale must be a positive number of sigmas, not " + std::to_string(o.loss_scale));
   const std::vector<const Accessor*> chosen = chosen_accessors(o);
   std::vector<FitParameter> ps;
   std::vector<double> x0;
@@ -230,18 +242,25 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
     return v;
   };
   CalibrateResult result;
-  auto residuals_of = [&](const std::vector<Comparison>& rows) {
+  // Weighted residuals; with `robust`, mapped so that their squares sum to the soft-L1 loss (the same sign,
+  // smooth at zero), which Levenberg-Marquardt then minimises as it does squares.
+  auto residuals_of = [&](const std::vector<Comparison>& rows, bool robust) {
     Eigen::VectorXd r(static_cast<Eigen::Index>(rows.size()));
+    const double c = o.loss_scale;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const double sigma = rows[i].bytes >= (1u << 20) ? o.sigma_large : o.sigma_small;
-      r(static_cast<Eigen::Index>(i)) = rows[i].error() / sigma;
+      const double x = rows[i].error() / sigma;
+      r(static_cast<Eigen::Index>(i)) =
+          robust ? c * std::copysign(std::sqrt(2 * (std::sqrt(1 + (x / c) * (x / c)) - 1)), x) : x;
     }
     return r;
   };
-  auto residuals = [&](const Eigen::VectorXd& u) {
+  const bool robust = o.loss == FitLoss::SoftL1;
+  auto residuals_as = [&](const Eigen::VectorXd& u, bool robust_now) {
     ++result.evaluations;
-    return residuals_of(predict_rows(with_values(start, ps, from_unit(u))));
+    return residuals_of(predict_rows(with_values(start, ps, from_unit(u))), robust_now);
   };
+  auto residuals = [&](const Eigen::VectorXd& u) { return residuals_as(u, robust); };
 
   Eigen::VectorXd u(n);
   for (Eigen::Index i = 0; i < n; ++i) {
@@ -256,16 +275,19 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
     throw UsageError("only " + std::to_string(r.size()) + " measured sizes to fit " + std::to_string(n) +
                      " parameters: the fit would be degenerate");
   }
-  const auto jacobian = [&](const Eigen::VectorXd& at, const Eigen::VectorXd& r_at) {
+  const auto jacobian_as = [&](const Eigen::VectorXd& at, const Eigen::VectorXd& r_at, bool robust_now) {
     Eigen::MatrixXd j(r_at.size(), n);
     constexpr double h = 1e-3;
     for (Eigen::Index k = 0; k < n; ++k) {
       Eigen::VectorXd step = at;
       const double dir = at(k) + h <= 1.0 ? h : -h;  // stay inside the bounds
       step(k) += dir;
-      j.col(k) = (residuals(step) - r_at) / dir;
+      j.col(k) = (residuals_as(step, robust_now) - r_at) / dir;
     }
     return j;
+  };
+  const auto jacobian = [&](const Eigen::VectorXd& at, const Eigen::VectorXd& r_at) {
+    return jacobian_as(at, r_at, robust);
   };
   result.start_cost = r.squaredNorm();
   double cost = result.start_cost;
@@ -296,13 +318,20 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
     j = jacobian(u, r);
   }
   result.cost = cost;
+  if (robust) {
+    // The confidence below is least squares' at the robust optimum: the plain weighted residuals and their
+    // Jacobian, so standard errors and bands mean what they mean for a squared fit.
+    r = residuals_as(u, false);
+    j = jacobian_as(u, r, false);
+  }
+  const double raw_cost = r.squaredNorm();
 
   // Confidence: covariance of u from the Jacobian at the optimum, scaled by the residual variance.
   const Eigen::Index m = r.size();
   Eigen::JacobiSVD<Eigen::MatrixXd> svd(j, Eigen::ComputeThinV);
   const auto& sv = svd.singularValues();
   result.condition = sv(n - 1) > 0 ? sv(0) / sv(n - 1) : INFINITY;
-  const double s2 = cost / static_cast<double>(m - n);
+  const double s2 = raw_cost / static_cast<double>(m - n);
   Eigen::MatrixXd cov = Eigen::MatrixXd::Constant(n, n, INFINITY);
   if (sv(n - 1) > 1e-12 * sv(0)) cov = (j.transpose() * j).inverse() * s2;
   const std::vector<double> values = from_unit(u);
@@ -494,9 +523,12 @@ std::string fitted_params_toml(const CalibrateResult& res, const std::string& st
     out << "# Values unchanged; [band] computed from the predictions of every row of: " << data << "\n";
   } else {
     out << "# Fitted on the " << workloads << " rows of: " << data << "\n"
-        << "# Weighted least squares on relative error (sigma " << o.sigma_large * 100 << "% from 1 MiB, "
-        << o.sigma_small * 100 << "% below); cost " << res.start_cost << " -> " << res.cost << " over "
-        << res.fitted_rows.size() << " sizes, " << res.iterations << " iterations.\n";
+        << "# Weighted " << (o.loss == FitLoss::SoftL1 ? "soft-L1 loss" : "least squares")
+        << " on relative error (sigma " << o.sigma_large * 100 << "% from 1 MiB, " << o.sigma_small * 100
+        << "% below";
+    if (o.loss == FitLoss::SoftL1) out << ", linear from " << o.loss_scale << " sigmas";
+    out << "); cost " << res.start_cost << " -> " << res.cost << " over " << res.fitted_rows.size()
+        << " sizes, " << res.iterations << " iterations.\n";
     if (res.degenerate) out << "# Degenerate fit, written anyway: " << res.why_degenerate << ".\n";
   }
   if (res.band_fitted)

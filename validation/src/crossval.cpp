@@ -503,6 +503,12 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
   CrossValidation cv;
   cv.rows = static_cast<int>(data.rows.size());
   cv.parameters = fitted_parameter_names(options);
+  cv.loss = fit_loss_name(options.loss);
+  if (options.loss == FitLoss::SoftL1) {
+    std::ostringstream scale;
+    scale << options.loss_scale;
+    cv.loss += " (linear from " + scale.str() + " sigmas)";
+  }
   if (probed) {
     cv.probe = options.probe;
     cv.probe_parameters = fitted_parameter_names(probe_options);  // an unknown name: UsageError listing them
@@ -753,7 +759,9 @@ std::string cross_validation_text(const CrossValidation& cv) {
   char line[512];
   o << "Leave-one-family-out cross-validation over " << cv.rows << " measured sizes; each fold fits "
     << (cv.parameters.empty() ? std::string("calibrate's default parameters") : join(cv.parameters, ", "))
-    << " on the other families' rows and predicts the held-out one (band: " << band_source(cv) << ").\n";
+    << " on the other families' rows"
+    << (cv.loss == "squared" ? std::string() : ", minimising a " + cv.loss + " loss,")
+    << " and predicts the held-out one (band: " << band_source(cv) << ").\n";
   if (!cv.probe.empty())
     o << "probed-start: each start's fold then refits " << join(cv.probe_parameters, ", ")
       << " on that start's probe rows (" << join(cv.probe, "; ") << "), which are fitted, not predicted.\n";
@@ -818,7 +826,9 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
     << "Each fold fits "
     << (cv.parameters.empty() ? std::string("calibrate's default parameters")
                               : markdown_escape(join(cv.parameters, ", ")))
-    << " on every other family value and predicts the one left out; nothing in a row below was fitted to it"
+    << " on every other family value"
+    << (cv.loss == "squared" ? std::string() : ", minimising a " + markdown_escape(cv.loss) + " loss,")
+    << " and predicts the one left out; nothing in a row below was fitted to it"
     << (cv.probe.empty() ? ""
                          : " (probed-start: but for its start's probe rows, which are fitted and not scored)")
     << ". "
@@ -868,6 +878,7 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
   j["schema"] = "commsim.crossval/1";
   j["command"] = command;
   j["parameters"] = cv.parameters;
+  if (cv.loss != "squared") j["loss"] = cv.loss;
   j["rows"] = cv.rows;
   j["skipped"] = cv.skipped;
   if (!cv.probe.empty()) {

@@ -130,6 +130,50 @@ TEST_CASE("calibrate: a parameter the rows barely depend on is named in `barely`
   CHECK(value_of(pinned, "simple.base_latency") == doctest::Approx(a0 + 0.5).epsilon(1e-3));
 }
 
+TEST_CASE("calibrate: a soft-L1 loss lets a size's slow mode pull the fit by its distance, not its square") {
+  // Synthetic floors (< 1 MiB, sigma 8%): seven processes measured 10 us, three 16 us (a host's slow mode),
+  // and every prediction is simple.base_latency itself. Least squares on relative error lands at
+  // sum(1/m) / sum(1/m^2) = 10.860 us; the soft-L1 loss with its scale at 2 sigmas at 10.402 us and at
+  // 0.5 sigmas at 10.111 us (each the minimum of its loss on a 1e-4 us grid).
+  const auto start = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  const RowPredictor predict = [](const models::ModelParams& p) {
+    std::vector<Comparison> rows;
+    for (int k = 0; k < 10; ++k) {
+      Comparison c;
+      c.workload = "sendrecv";
+      c.bytes = 8ULL << k;
+      c.measured_us = k < 7 ? 10.0 : 16.0;
+      c.predicted_us = static_cast<double>(p.simple.base_latency) / 1e6;
+      rows.push_back(c);
+    }
+    return rows;
+  };
+  CalibrateOptions o;
+  o.parameters = {"simple.base_latency"};
+  const auto squared = fit_rows(start, predict, o);
+  CHECK(value_of(squared, "simple.base_latency") == doctest::Approx(10.860).epsilon(1e-3));
+  o.loss = FitLoss::SoftL1;
+  const auto robust = fit_rows(start, predict, o);
+  CHECK(value_of(robust, "simple.base_latency") == doctest::Approx(10.402).epsilon(1e-3));
+  CHECK(robust.cost < robust.start_cost);
+  // Its standard error is least squares' at that optimum: the same rows, the same Jacobian, a larger
+  // residual variance than at the squared optimum.
+  CHECK(robust.values[0].std_error > squared.values[0].std_error);
+  o.loss_scale = 0.5;
+  CHECK(value_of(fit_rows(start, predict, o), "simple.base_latency") ==
+        doctest::Approx(10.111).epsilon(1e-3));
+  o.loss_scale = 0;
+  CHECK_THROWS_AS(fit_rows(start, predict, o), UsageError);
+  CHECK(parse_fit_loss("soft-l1") == FitLoss::SoftL1);
+  CHECK(parse_fit_loss("squared") == FitLoss::Squared);
+  try {
+    parse_fit_loss("huber");
+    FAIL("no error");
+  } catch (const UsageError& e) {
+    CHECK(std::string(e.what()).find("valid: squared, soft-l1") != std::string::npos);
+  }
+}
+
 TEST_CASE("calibrate: unknown parameters and empty selections are usage errors") {
   CalibrateOptions o = exchange_batched();
   o.parameters = {"simple.warp_speed"};

@@ -43,6 +43,16 @@ class FitSelection {
   std::vector<Rule> rules_;
 };
 
+/// What a fit minimises over the weighted residuals r (relative error / sigma). Squared: sum r^2 (least
+/// squares). SoftL1: sum 2 c^2 (sqrt(1 + (r/c)^2) - 1), c = CalibrateOptions::loss_scale: r^2 near zero,
+/// 2 c |r| beyond c, so a size measured in a host's slow mode (single-thread floors are bimodal per process)
+/// pulls the fit by its distance, not its square.
+enum class FitLoss { Squared, SoftL1 };
+
+/// "squared" or "soft-l1"; throws UsageError naming both for anything else.
+FitLoss parse_fit_loss(const std::string& name);
+const char* fit_loss_name(FitLoss loss);
+
 struct CalibrateOptions {
   std::vector<std::string> measured;    ///< commsim-measure output directories
   std::vector<std::string> nccl_tests;  ///< nccl-tests logs (workload = the nccl-tests op)
@@ -54,6 +64,8 @@ struct CalibrateOptions {
   std::vector<std::string> parameters;  ///< "section.key" names; empty: the defaults of fit_parameters()
   double sigma_large = 0.02;            ///< relative measurement error assumed for sizes >= 1 MiB
   double sigma_small = 0.08;            ///< below 1 MiB, where run-to-run spread is larger
+  FitLoss loss = FitLoss::Squared;
+  double loss_scale = 2.0;  ///< SoftL1: the weighted residual (in sigmas) from which the loss grows linearly
   int max_iterations = 40;
   double max_relative_std_error = 0.5;  ///< a fitted value less certain than this is degenerate
   /// cross_validate only: a fold's band takes its model error from the held-out rows of its family's other
@@ -84,7 +96,7 @@ struct CalibrateResult {
   std::vector<Comparison> held_out_rows;  ///< rows not used, predicted with the fitted values
   std::vector<double> prediction_rel_se;  ///< per fitted row: relative standard error of its prediction
                                           ///< from the parameters' covariance (0 when it is singular)
-  double start_cost = 0;                  ///< sum of squared weighted residuals at the start
+  double start_cost = 0;                  ///< the loss (CalibrateOptions::loss) at the start
   double cost = 0;                        ///< and at the optimum
   int iterations = 0;
   int evaluations = 0;

@@ -115,6 +115,8 @@ struct CrossValidation {
   std::vector<Fold> folds;
   std::vector<std::string> skipped;  ///< families not cross-validated, with why (a single value)
   std::vector<std::string> parameters;
+  std::string loss =
+      "squared";  ///< what each fold's fit minimised (fit_loss_name), with its scale if soft-l1
   int rows = 0;
   /// The probed-start family's probe configurations and the parameters refitted on them (empty without it).
   std::vector<std::string> probe, probe_parameters;
