@@ -40,41 +40,79 @@ int reverse_bits(int v, int bits) {
   return r;
 }
 
+/// Scratch of p2p_schedule and NcclModel::p2p_warps, one per thread: a run plans each kernel's group once,
+/// and these arrays were most of what that cost.
+struct P2pScratch {
+  std::vector<int> node_order, node_index, member_start, member_fill, members;
+  std::vector<std::pair<int, int>> sched;
+  std::vector<int> send_round, recv_round, send_at, recv_at, send_list, recv_list, send_fill, recv_fill;
+  std::vector<int> count, cur, slots;
+  std::vector<std::uint32_t> parts;
+  // A channel's batches: up to 8 works of distinct rounds each (addWorkBatchToPlan).
+  struct Batch {
+    std::array<int, 8> rounds{};
+    int nrounds = 0;
+    int load = 0;  // directions to or from other GPUs
+  };
+  std::vector<Batch> batches;
+  struct Work {
+    int send = -1, recv = -1;  // op indices (a Self op is both)
+    int nsend = 0, nrecv = 0;  // parts of each direction
+    std::size_t slot = 0;      // its parts' batches start at slots[slot], max(nsend, nrecv) of them
+  };
+  std::vector<Work> works;
+};
+
+P2pScratch& p2p_scratch() {
+  thread_local P2pScratch scratch;
+  return scratch;
+}
+
 /// NCCL's p2p schedule (src/init.cc): round k's (send rank, receive rank) for `rank`, whose communicator rank
 /// r lives on machine `rank_node[r]`. Machine deltas, and within them local deltas, run through (x^2 + x) / 2
 /// modulo the next power of two, skipping values out of range; with unequal machines the ranks are taken
 /// flat.
-std::vector<std::pair<int, int>> p2p_schedule(int rank, std::span<const int> rank_node) {
+/// Fills `x.sched`.
+void p2p_schedule_into(int rank, std::span<const int> rank_node, P2pScratch& x) {
   const int n = static_cast<int>(rank_node.size());
-  std::vector<int> node_order;  // machines in order of their first rank
-  std::vector<std::vector<int>> members;
-  std::vector<int> node_index(n);
+  // Machines in order of their first rank, and each machine's ranks in order (counting sort).
+  x.node_order.clear();
+  x.node_index.assign(static_cast<std::size_t>(n), 0);
   for (int r = 0; r < n; ++r) {
-    auto it = std::find(node_order.begin(), node_order.end(), rank_node[r]);
-    int idx = static_cast<int>(it - node_order.begin());
-    if (it == node_order.end()) {
-      node_order.push_back(rank_node[r]);
-      members.emplace_back();
+    auto it = std::find(x.node_order.begin(), x.node_order.end(), rank_node[r]);
+    if (it == x.node_order.end()) {
+      x.node_order.push_back(rank_node[r]);
+      it = x.node_order.end() - 1;
     }
-    members[idx].push_back(r);
-    node_index[r] = idx;
+    x.node_index[static_cast<std::size_t>(r)] = static_cast<int>(it - x.node_order.begin());
   }
-  int nnodes = static_cast<int>(members.size());
-  int nlocals = static_cast<int>(members[0].size());
+  int nnodes = static_cast<int>(x.node_order.size());
+  x.member_start.assign(static_cast<std::size_t>(nnodes) + 1, 0);
+  for (int r = 0; r < n; ++r) ++x.member_start[static_cast<std::size_t>(x.node_index[r]) + 1];
+  for (int m = 0; m < nnodes; ++m) x.member_start[m + 1] += x.member_start[m];
+  x.member_fill.assign(x.member_start.begin(), x.member_start.end() - 1);
+  x.members.resize(static_cast<std::size_t>(n));
+  int local_of_rank = 0;
+  for (int r = 0; r < n; ++r) {
+    const int nd = x.node_index[static_cast<std::size_t>(r)];
+    if (r == rank) local_of_rank = x.member_fill[nd] - x.member_start[nd];
+    x.members[static_cast<std::size_t>(x.member_fill[nd]++)] = r;
+  }
+  const auto size_of = [&](int nd) { return x.member_start[nd + 1] - x.member_start[nd]; };
+  int nlocals = size_of(0);
   bool flat = false;
-  for (const auto& m : members) flat = flat || static_cast<int>(m.size()) != nlocals;
-  int node = node_index[rank];
-  int local =
-      static_cast<int>(std::find(members[node].begin(), members[node].end(), rank) - members[node].begin());
+  for (int m = 0; m < nnodes; ++m) flat = flat || size_of(m) != nlocals;
+  int node = x.node_index[static_cast<std::size_t>(rank)];
+  int local = local_of_rank;
   if (flat) {
     nnodes = 1;
     node = 0;
     nlocals = n;
     local = rank;
   }
-  const auto to_rank = [&](int nd, int lc) { return flat ? lc : members[nd][lc]; };
-  std::vector<std::pair<int, int>> sched;
-  sched.reserve(n);
+  const auto to_rank = [&](int nd, int lc) { return flat ? lc : x.members[x.member_start[nd] + lc]; };
+  x.sched.clear();
+  x.sched.reserve(static_cast<std::size_t>(n));
   const int nodes_pow2 = pow2_up(nnodes), locals_pow2 = pow2_up(nlocals);
   int node_round = 0, node_delta = 0;
   do {
@@ -83,8 +121,8 @@ std::vector<std::pair<int, int>> p2p_schedule(int rank, std::span<const int> ran
       int local_round = 0, local_delta = 0;
       do {
         if (local_delta < nlocals) {
-          sched.emplace_back(to_rank(send_node, (local + local_delta) % nlocals),
-                             to_rank(recv_node, (local - local_delta + nlocals) % nlocals));
+          x.sched.emplace_back(to_rank(send_node, (local + local_delta) % nlocals),
+                               to_rank(recv_node, (local - local_delta + nlocals) % nlocals));
         }
         ++local_round;
         local_delta = (local_delta + local_round) & (locals_pow2 - 1);
@@ -93,7 +131,6 @@ std::vector<std::pair<int, int>> p2p_schedule(int rank, std::span<const int> ran
     ++node_round;
     node_delta = (node_delta + node_round) & (nodes_pow2 - 1);
   } while (node_round != nodes_pow2);
-  return sched;
 }
 
 /// NCCL's behaviour, as read from src/enqueue.cc (addP2pToPlan, scheduleP2pTasksToPlan), src/init.cc and
@@ -319,15 +356,23 @@ class NcclModel final : public TransferModel {
     for (const GroupOp& op : ops) {
       if (op.peer < 0 || op.peer >= n) return out;
     }
-    const std::vector<std::pair<int, int>> sched = p2p_schedule(rank, rank_node);
-    std::vector<int> send_round(n, -1), recv_round(n, -1);
+    P2pScratch& x = p2p_scratch();
+    p2p_schedule_into(rank, rank_node, x);
+    const std::vector<std::pair<int, int>>& sched = x.sched;
+    std::vector<int>& send_round = x.send_round;
+    std::vector<int>& recv_round = x.recv_round;
+    send_round.assign(static_cast<std::size_t>(n), -1);
+    recv_round.assign(static_cast<std::size_t>(n), -1);
     for (int r = 0; r < n; ++r) {
       send_round[sched[r].first] = r;
       recv_round[sched[r].second] = r;
     }
     // Per round, the sends and receives in issue order (a counting sort by round): pass j of the planner
     // takes the j-th of each. Round r's sends are send_list[send_at[r] .. send_at[r + 1]).
-    std::vector<int> send_at(n + 1, 0), recv_at(n + 1, 0);
+    std::vector<int>& send_at = x.send_at;
+    std::vector<int>& recv_at = x.recv_at;
+    send_at.assign(static_cast<std::size_t>(n) + 1, 0);
+    recv_at.assign(static_cast<std::size_t>(n) + 1, 0);
     for (const GroupOp& op : ops) {
       if (op.dir == GroupOp::Dir::Recv) {
         ++recv_at[recv_round[op.peer] + 1];
@@ -339,10 +384,15 @@ class NcclModel final : public TransferModel {
       send_at[r + 1] += send_at[r];
       recv_at[r + 1] += recv_at[r];
     }
-    std::vector<int> send_list(send_at[n]), recv_list(recv_at[n]);
+    std::vector<int>& send_list = x.send_list;
+    std::vector<int>& recv_list = x.recv_list;
+    send_list.resize(static_cast<std::size_t>(send_at[n]));
+    recv_list.resize(static_cast<std::size_t>(recv_at[n]));
     {
-      std::vector<int> send_fill(send_at.begin(), send_at.end() - 1),
-          recv_fill(recv_at.begin(), recv_at.end() - 1);
+      std::vector<int>& send_fill = x.send_fill;
+      std::vector<int>& recv_fill = x.recv_fill;
+      send_fill.assign(send_at.begin(), send_at.end() - 1);
+      recv_fill.assign(recv_at.begin(), recv_at.end() - 1);
       for (std::size_t i = 0; i < ops.size(); ++i) {
         const GroupOp& op = ops[i];
         if (op.dir == GroupOp::Dir::Recv) {
@@ -356,29 +406,25 @@ class NcclModel final : public TransferModel {
     const int bits = log2_up(nch);
     int max_local = 1;
     {
-      std::vector<int> count;
+      std::vector<int>& count = x.count;
+      count.clear();
       for (int node : rank_node) {
         if (node >= static_cast<int>(count.size())) count.resize(node + 1, 0);
         max_local = std::max(max_local, ++count[node]);
       }
     }
-    // A channel's batches: up to 8 works of distinct rounds each (addWorkBatchToPlan).
-    struct Batch {
-      std::array<int, 8> rounds{};
-      int nrounds = 0;
-      int load = 0;  // directions to or from other GPUs
-    };
+    using Batch = P2pScratch::Batch;
+    using Work = P2pScratch::Work;
     // Every channel's batches in one array; a channel appends only to its newest (cur[ch]).
-    std::vector<Batch> batches;
-    std::vector<int> cur(static_cast<std::size_t>(nch), -1);
-    struct Work {
-      int send = -1, recv = -1;  // op indices (a Self op is both)
-      int nsend = 0, nrecv = 0;  // parts of each direction
-      std::size_t slot = 0;      // its parts' batches start at slots[slot], max(nsend, nrecv) of them
-    };
-    std::vector<Work> works;
+    std::vector<Batch>& batches = x.batches;
+    batches.clear();
+    std::vector<int>& cur = x.cur;
+    cur.assign(static_cast<std::size_t>(nch), -1);
+    std::vector<Work>& works = x.works;
+    works.clear();
     works.reserve(ops.size());
-    std::vector<int> slots;  // per part of each work, its batch in `batches`
+    std::vector<int>& slots = x.slots;  // per part of each work, its batch in `batches`
+    slots.clear();
     for (int pass = 0;; ++pass) {
       bool any = false;
       for (int r = 0; r < n; ++r) {
@@ -415,7 +461,8 @@ class NcclModel final : public TransferModel {
       }
       if (!any) break;
     }
-    std::vector<std::uint32_t> parts(ops.size(), 0);
+    std::vector<std::uint32_t>& parts = x.parts;
+    parts.assign(ops.size(), 0);
     for (const Work& w : works) {
       const bool self = w.send >= 0 && w.send == w.recv;
       if (w.send >= 0) parts[static_cast<std::size_t>(w.send)] = static_cast<std::uint32_t>(w.nsend);

@@ -37,6 +37,66 @@ void sort_by_key(std::vector<T>& v, std::vector<T>& scratch, Key key) {
 }
 }  // namespace
 
+FlowNetwork::Storage FlowNetwork::release_storage() {
+  Storage s;
+  s.class_lists.reserve(resources_.size());
+  for (Resource& r : resources_) {
+    r.classes.clear();
+    s.class_lists.push_back(std::move(r.classes));
+  }
+  for (std::vector<int>* v : int_arrays()) {
+    v->clear();
+    s.ints.push_back(std::move(*v));
+  }
+  for (std::vector<std::uint64_t>* v : {&free_bits_, &free_summary_, &class_seen_}) {
+    v->clear();
+    s.words.push_back(std::move(*v));
+  }
+  classes_.clear();
+  members_.clear();
+  shares_.clear();
+  levels_.clear();
+  later_.clear();
+  s.classes = std::move(classes_);
+  s.members = std::move(members_);
+  s.shares = std::move(shares_);
+  s.levels = std::move(levels_);
+  s.later = std::move(later_);
+  for (auto& [when, bucket] : due_) {
+    if (bucket.items.capacity() <= kKeepScratch) spare_buckets_.push_back(std::move(bucket.items));
+  }
+  due_.clear();
+  has_last_bucket_ = false;
+  for (auto& b : spare_buckets_) b.clear();
+  s.spare_buckets = std::move(spare_buckets_);
+  return s;
+}
+
+void FlowNetwork::adopt_storage(Storage&& s) {
+  const auto take = [](auto& mine, auto& given) {
+    if (mine.empty() && mine.capacity() < given.capacity()) {
+      given.clear();
+      mine.swap(given);
+    }
+  };
+  for (std::size_t i = 0; i < resources_.size() && i < s.class_lists.size(); ++i) {
+    take(resources_[i].classes, s.class_lists[i]);
+  }
+  const auto ints = int_arrays();
+  for (std::size_t i = 0; i < ints.size() && i < s.ints.size(); ++i) take(*ints[i], s.ints[i]);
+  const std::array<std::vector<std::uint64_t>*, 3> words{&free_bits_, &free_summary_, &class_seen_};
+  for (std::size_t i = 0; i < words.size() && i < s.words.size(); ++i) take(*words[i], s.words[i]);
+  take(classes_, s.classes);
+  take(members_, s.members);
+  take(shares_, s.shares);
+  take(levels_, s.levels);
+  take(later_, s.later);
+  if (spare_buckets_.empty()) {
+    for (auto& b : s.spare_buckets) b.clear();
+    spare_buckets_ = std::move(s.spare_buckets);
+  }
+}
+
 FlowNetwork::ResourceId FlowNetwork::add_resource(double capacity, std::string name, double saturation) {
   if (!(capacity > 0)) throw Error("resource '" + name + "' needs a positive capacity");
   Resource res;

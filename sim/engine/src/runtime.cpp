@@ -132,6 +132,8 @@ class RouteArena {
 struct Runtime::Impl {
   std::vector<ResourceDef> resources;
   std::vector<std::string> names;  ///< resource names made so far (name())
+  /// The last run's flow network memory, emptied, for the next run (FlowNetwork::Storage).
+  FlowNetwork::Storage spare_net;
   const std::string& name(const topo::Topology& topo, int r) {
     if (names.empty()) names.resize(resources.size());
     std::string& n = names[static_cast<std::size_t>(r)];
@@ -749,6 +751,16 @@ KernelSpec p2p_kernel(int gpu, int stream, int comm, std::vector<OpSpec> ops, st
 class Runtime::Execution {
  public:
   Execution(Runtime& runtime, const Program& program, Trace* trace, const RunOptions& options);
+  /// Hands the flow network's memory back to the runtime for its next run.
+  ~Execution() {
+    try {
+      impl_.spare_net = net_.release_storage();
+    } catch (...) {  // out of memory while handing it on: the next run allocates afresh
+      impl_.spare_net = {};
+    }
+  }
+  Execution(const Execution&) = delete;
+  Execution& operator=(const Execution&) = delete;
   /// Runs the program to its end; throws UsageError, SimulationError (deadlock, mismatch) or Interrupted.
   RunResult run();
 
@@ -949,6 +961,8 @@ class Runtime::Execution {
     }
   };
   std::unordered_map<std::vector<int>, int, LayoutHash> layout_ids_;  ///< ids in order of first use
+  std::vector<models::GroupOp> group_scratch_;    ///< op_warps: the kernel's group as the model sees it
+  std::vector<std::size_t> group_index_scratch_;  ///< and each entry's op
   std::vector<std::vector<models::PartSlot>> warp_lists_;  ///< warps and channel load per channel part
   std::unordered_map<std::string, int> warp_list_ids_;     ///< a list's bytes -> its index
   std::vector<std::unordered_map<int, int>> comm_ranks_;   ///< per communicator, GPU -> rank (filled on use)
@@ -1047,6 +1061,8 @@ void Runtime::Execution::add_resources() {
     net_.add_resource(r.capacity, r.capacity > 0 ? std::string() : impl_.name(topo_, static_cast<int>(i)),
                       r.saturation);
   }
+  net_.adopt_storage(std::move(impl_.spare_net));
+  impl_.spare_net = {};
   if (trace_) {
     for (const topo::GpuInfo& g : topo_.gpus) trace_->name_gpu(g.index, g.name);
     net_.set_load_observer([this](Picoseconds t, FlowNetwork::ResourceId r, double load) {
@@ -1726,10 +1742,10 @@ int Runtime::Execution::op_warps(const KernelInstance& ki, int op) {
   if (it == spec_layout_.end()) {
     std::vector<int> layout(k.ops.size(), -1);
     const int me = comm_rank(k.comm, ki.gpu);
-    std::vector<models::GroupOp> group;
-    std::vector<std::size_t> index;  // group entry -> op
-    group.reserve(k.ops.size());
-    index.reserve(k.ops.size());
+    std::vector<models::GroupOp>& group = group_scratch_;
+    std::vector<std::size_t>& index = group_index_scratch_;  // group entry -> op
+    group.clear();
+    index.clear();
     bool members = me >= 0;
     for (std::size_t i = 0; i < k.ops.size() && members; ++i) {
       const OpSpec& o = k.ops[i];
@@ -1756,13 +1772,19 @@ int Runtime::Execution::op_warps(const KernelInstance& ki, int op) {
           key += static_cast<char>(s.warps);
           key += static_cast<char>(s.load);
         }
-        auto [w, added] = warp_list_ids_.emplace(std::move(key), static_cast<int>(warp_lists_.size()));
-        if (added) warp_lists_.emplace_back(list.begin(), list.end());
+        auto w = warp_list_ids_.find(key);  // most lists recur: look before building a node
+        if (w == warp_list_ids_.end()) {
+          w = warp_list_ids_.emplace(std::move(key), static_cast<int>(warp_lists_.size())).first;
+          warp_lists_.emplace_back(list.begin(), list.end());
+        }
         layout[index[g]] = w->second;
       }
     }
-    auto [l, added] = layout_ids_.emplace(layout, static_cast<int>(layouts_.size()));
-    if (added) layouts_.push_back(std::move(layout));
+    auto l = layout_ids_.find(layout);
+    if (l == layout_ids_.end()) {
+      l = layout_ids_.emplace(layout, static_cast<int>(layouts_.size())).first;
+      layouts_.push_back(std::move(layout));
+    }
     it = spec_layout_.emplace(&k, l->second).first;
   }
   return layouts_[static_cast<std::size_t>(it->second)][static_cast<std::size_t>(op)];

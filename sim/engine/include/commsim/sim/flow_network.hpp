@@ -1,6 +1,7 @@
 // Flow-level bandwidth sharing: flows on paths of directed resources, max-min fair with per-flow rate caps.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -95,6 +96,16 @@ class FlowNetwork {
   /// Weighted flows ever created: flows after coalescing.
   std::uint64_t coalesced_flows() const { return created_classes_; }
   void set_load_observer(LoadObserver obs) { observer_ = std::move(obs); }
+
+  /// Memory one network hands to the next, every vector empty: the flow lists of its resources (by
+  /// resource id) and the solver's and completions' arrays. A runtime that runs program after program
+  /// passes it on instead of growing the same arrays again each run; nothing in it is state.
+  struct Storage;
+  /// Empties the network's arrays into a Storage (the network must not be used after).
+  Storage release_storage();
+  /// Takes `s`'s arrays (their contents cleared) where this network's are still empty: after its resources
+  /// are added, before any flow. Results are those of a new network.
+  void adopt_storage(Storage&& s);
 
  private:
   /// Hot fields first, within one cache line (a resource is touched once per flow start and per solve);
@@ -213,6 +224,7 @@ class FlowNetwork {
   std::vector<ResourceId>
       dirty_resources_;  ///< lost a flow since the last solve, each once (in order of loss)
   void clear_dirty_resources();
+
   /// Recently started classes, direct-mapped by a hash of the path's contents, cap and bytes (deterministic:
   /// not the path's address): a start joins the class in its slot if that one started at this instant with
   /// the same path object, cap and bytes. A collision only misses a coalescing.
@@ -275,6 +287,26 @@ class FlowNetwork {
   std::uint64_t solved_classes_ = 0;
   std::uint64_t created_classes_ = 0;
   LoadObserver observer_;
+
+ public:
+  struct Storage {
+    std::vector<std::vector<int>> class_lists;  ///< by resource id
+    std::vector<std::vector<int>> ints;         ///< int_arrays(), in its order
+    std::vector<std::vector<std::uint64_t>> words;
+    std::vector<Class> classes;
+    std::vector<Member> members;
+    std::vector<Share> shares;
+    std::vector<std::pair<std::size_t, double>> levels;
+    std::vector<Due> later;
+    std::vector<std::vector<Due>> spare_buckets;
+  };
+
+ private:
+  /// The arrays of ints a Storage carries (ResourceId and FlowId are int).
+  std::array<std::vector<int>*, 11> int_arrays() {
+    return {&comp_,          &finished_,        &comp_res_, &stack_,        &caps_,  &rates_,
+            &dirty_classes_, &dirty_resources_, &done_,     &done_scratch_, &loaded_};
+  }
 };
 
 }  // namespace commsim::sim
