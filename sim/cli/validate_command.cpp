@@ -32,7 +32,8 @@ struct ValidateOptions {
   std::vector<std::string> probe;         ///< --cross-validate: probed-start's probe configurations
   std::vector<std::string> probe_params;  ///< and the parameters refitted on them
   std::string loss = "squared";           ///< --cross-validate: what each fold's fit minimises
-  double loss_scale = 2.0;                ///< and, for soft-l1, from how many sigmas it grows linearly
+  double loss_scale =
+      validation::kDefaultLossScale;  ///< and, for soft-l1, from how many sigmas it grows linearly
   std::string json;
   std::string band = "cross-validated";  ///< --cross-validate: where a fold's band takes its model error
   std::string band_out;                  ///< --cross-validate: write --band-set with the pooled held-out band
@@ -78,7 +79,7 @@ std::string validate_command_line(const ValidateOptions& o) {
   for (const auto& p : o.probe_params) add("--probe-param", p);
   if (o.loss != "squared") {
     add("--loss", o.loss);
-    if (o.loss_scale != 2.0) add("--loss-scale", std::to_string(o.loss_scale));
+    if (o.loss_scale != validation::kDefaultLossScale) add("--loss-scale", std::to_string(o.loss_scale));
   }
   if (o.band != "cross-validated") add("--band", o.band);
   add("--band-set", o.band_set);
@@ -183,7 +184,7 @@ void run_validate(const ValidateOptions& o) {
   if (!o.cross_validate && (!o.band_out.empty() || !o.band_set.empty() || o.band != "cross-validated"))
     throw UsageError("--band, --band-out and --band-set belong to --cross-validate");
   if (!o.band_set.empty() && o.band_out.empty()) throw UsageError("--band-set needs --band-out FILE");
-  if (!o.cross_validate && (o.loss != "squared" || o.loss_scale != 2.0))
+  if (!o.cross_validate && (o.loss != "squared" || o.loss_scale != validation::kDefaultLossScale))
     throw UsageError("--loss and --loss-scale belong to --cross-validate (validate alone fits nothing)");
   validation::parse_fit_loss(o.loss);  // a bad name fails before any data is read
   if (!o.band_out.empty() && o.band_set.empty() && o.params.empty())

@@ -48,7 +48,7 @@ FlowNetwork::Storage FlowNetwork::release_storage() {
     v->clear();
     s.ints.push_back(std::move(*v));
   }
-  for (std::vector<std::uint64_t>* v : {&free_bits_, &free_summary_, &class_seen_}) {
+  for (std::vector<std::uint64_t>* v : word_arrays()) {
     v->clear();
     s.words.push_back(std::move(*v));
   }
@@ -62,39 +62,29 @@ FlowNetwork::Storage FlowNetwork::release_storage() {
   s.shares = std::move(shares_);
   s.levels = std::move(levels_);
   s.later = std::move(later_);
-  for (auto& [when, bucket] : due_) {
-    if (bucket.items.capacity() <= kKeepScratch) spare_buckets_.push_back(std::move(bucket.items));
-  }
-  due_.clear();
-  has_last_bucket_ = false;
-  for (auto& b : spare_buckets_) b.clear();
+  while (!due_.empty()) erase_bucket(due_.begin());  // its vectors join the (emptied) spare buckets
   s.spare_buckets = std::move(spare_buckets_);
   return s;
 }
 
 void FlowNetwork::adopt_storage(Storage&& s) {
+  // release_storage() emptied every vector: only capacity is taken.
   const auto take = [](auto& mine, auto& given) {
-    if (mine.empty() && mine.capacity() < given.capacity()) {
-      given.clear();
-      mine.swap(given);
-    }
+    if (mine.empty() && mine.capacity() < given.capacity()) mine.swap(given);
   };
   for (std::size_t i = 0; i < resources_.size() && i < s.class_lists.size(); ++i) {
     take(resources_[i].classes, s.class_lists[i]);
   }
   const auto ints = int_arrays();
   for (std::size_t i = 0; i < ints.size() && i < s.ints.size(); ++i) take(*ints[i], s.ints[i]);
-  const std::array<std::vector<std::uint64_t>*, 3> words{&free_bits_, &free_summary_, &class_seen_};
+  const auto words = word_arrays();
   for (std::size_t i = 0; i < words.size() && i < s.words.size(); ++i) take(*words[i], s.words[i]);
   take(classes_, s.classes);
   take(members_, s.members);
   take(shares_, s.shares);
   take(levels_, s.levels);
   take(later_, s.later);
-  if (spare_buckets_.empty()) {
-    for (auto& b : s.spare_buckets) b.clear();
-    spare_buckets_ = std::move(s.spare_buckets);
-  }
+  if (spare_buckets_.empty()) spare_buckets_ = std::move(s.spare_buckets);
 }
 
 FlowNetwork::ResourceId FlowNetwork::add_resource(double capacity, std::string name, double saturation) {

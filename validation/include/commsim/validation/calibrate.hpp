@@ -51,6 +51,8 @@ enum class FitLoss { Squared, SoftL1 };
 
 /// "squared" or "soft-l1"; throws UsageError naming both for anything else.
 FitLoss parse_fit_loss(const std::string& name);
+/// CalibrateOptions::loss_scale's default, in sigmas.
+inline constexpr double kDefaultLossScale = 2.0;
 const char* fit_loss_name(FitLoss loss);
 
 struct CalibrateOptions {
@@ -65,7 +67,8 @@ struct CalibrateOptions {
   double sigma_large = 0.02;            ///< relative measurement error assumed for sizes >= 1 MiB
   double sigma_small = 0.08;            ///< below 1 MiB, where run-to-run spread is larger
   FitLoss loss = FitLoss::Squared;
-  double loss_scale = 2.0;  ///< SoftL1: the weighted residual (in sigmas) from which the loss grows linearly
+  double loss_scale =
+      kDefaultLossScale;  ///< SoftL1: the weighted residual (in sigmas) from which the loss grows linearly
   int max_iterations = 40;
   double max_relative_std_error = 0.5;  ///< a fitted value less certain than this is degenerate
   /// cross_validate only: a fold's band takes its model error from the held-out rows of its family's other

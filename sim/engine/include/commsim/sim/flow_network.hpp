@@ -103,8 +103,8 @@ class FlowNetwork {
   struct Storage;
   /// Empties the network's arrays into a Storage (the network must not be used after).
   Storage release_storage();
-  /// Takes `s`'s arrays (their contents cleared) where this network's are still empty: after its resources
-  /// are added, before any flow. Results are those of a new network.
+  /// Takes the capacity of `s`'s (empty) arrays where this network's are still empty: after its resources are
+  /// added, before any flow. Results are those of a new network.
   void adopt_storage(Storage&& s);
 
  private:
@@ -290,9 +290,9 @@ class FlowNetwork {
 
  public:
   struct Storage {
-    std::vector<std::vector<int>> class_lists;  ///< by resource id
-    std::vector<std::vector<int>> ints;         ///< int_arrays(), in its order
-    std::vector<std::vector<std::uint64_t>> words;
+    std::vector<std::vector<int>> class_lists;      ///< by resource id
+    std::vector<std::vector<int>> ints;             ///< int_arrays(), in its order
+    std::vector<std::vector<std::uint64_t>> words;  ///< word_arrays(), in its order
     std::vector<Class> classes;
     std::vector<Member> members;
     std::vector<Share> shares;
@@ -306,6 +306,10 @@ class FlowNetwork {
   std::array<std::vector<int>*, 11> int_arrays() {
     return {&comp_,          &finished_,        &comp_res_, &stack_,        &caps_,  &rates_,
             &dirty_classes_, &dirty_resources_, &done_,     &done_scratch_, &loaded_};
+  }
+  /// The bitmaps a Storage carries.
+  std::array<std::vector<std::uint64_t>*, 3> word_arrays() {
+    return {&free_bits_, &free_summary_, &class_seen_};
   }
 };
 
