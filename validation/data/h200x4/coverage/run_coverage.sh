@@ -3,7 +3,7 @@
 # Usage (on the GPU machine, from the repository root, nccl-tests binaries in .ext/nccl-tests):
 #   validation/data/h200x4/coverage/run_coverage.sh START_ID BUDGET_S PHASE...
 # START_ID names this machine start (h200x4-2026-11-22a); BUDGET_S stops launching new runs once that many seconds
-# have passed; PHASE is one or more of: base-g base-t pairs knobs knobs2 a2a. Writes /tmp/cov/START_ID/ with one nccl-tests
+# have passed; PHASE is one or more of: base-g base-t pairs knobs knobs2 a2a lat9. Writes /tmp/cov/START_ID/ with one nccl-tests
 # text log and JSON (-J) per run, manifest.csv (file,start,workload,gpus,launch,nccl_env,repeat) and meta/.
 set -u
 START=$1; BUDGET=$2; shift 2
@@ -124,6 +124,18 @@ for phase in "$@"; do
         for c in 4 8 16; do
           for g in 0-2 0-3; do
             run "alltoall_g${g/-/}_maxch${c}_r$rep" alltoall $g single-thread "NCCL_MAX_NCHANNELS=$c" $rep $FULL
+          done
+        done
+      done ;;
+    lat9)  # the latency-bound sizes in nine processes a configuration, so a median of many processes can be
+      # scored (a process's floor is one of two levels for its life); 2 and 4 GPUs, both launch modes
+      for rep in 1 2 3 4 5 6 7 8 9; do
+        for g in 0-1 0-3; do
+          for wl in sendrecv all_reduce all_gather alltoall broadcast; do
+            run "${wl}_g${g/-/}_st_r$rep" $wl $g single-thread "" $rep -b 8 -e 1M -f 2 -w 5 -n 20
+          done
+          for wl in sendrecv all_reduce alltoall; do
+            run "${wl}_g${g/-/}_tpg_r$rep" $wl $g thread-per-gpu "" $rep -b 8 -e 1M -f 2 -w 5 -n 20
           done
         done
       done ;;
