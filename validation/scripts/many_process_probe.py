@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""A new machine start predicted from a host probe, scored against medians of many processes (issue 13).
+
+Reads a coverage manifest whose configurations were each measured in several processes (run_coverage.sh phase
+lat9: nine). The probe is `sendrecv` on GPUs 0-1 in both launch modes, as in the probed-start protocol; it is
+fitted, never scored. For the probe taken from every process and from each group of --group consecutive repeats
+(1-3, 4-6, 7-9), `commsim calibrate` refits --probe-param (default host.launch_per_gpu) from --params, and
+`commsim validate` predicts every other row, scored once against the median of all processes and once against
+each group's median. Prints, per probe, the MAPE and band coverage of the sizes below --below bytes.
+
+Usage: many_process_probe.py COMMSIM MANIFEST [--params FILE] [--gpu H100] [--topology FILE]
+                             [--probe-param section.key ...] [--group 3] [--loss squared] [--below 1048576]
+                             [--keep DIR]
+"""
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+import tomllib
+
+
+def write_manifest(path, header, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        for r in rows:
+            w.writerow([r[h] for h in header])
+
+
+def score(csv_path, below):
+    rows = [r for r in csv.DictReader(open(csv_path)) if int(r["bytes"]) < below]
+    if not rows:
+        raise SystemExit(f"{csv_path}: no size below {below} bytes")
+    mape = sum(abs(float(r["error_pct"])) for r in rows) / len(rows)
+    inside = sum(float(r["predicted_lo_us"]) <= float(r["measured_us"]) <= float(r["predicted_hi_us"]) for r in rows)
+    return mape, 100.0 * inside / len(rows), len(rows)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("commsim")
+    ap.add_argument("manifest")
+    ap.add_argument("--params", default="models/params/h200.toml")
+    ap.add_argument("--gpu", default="H100")
+    ap.add_argument("--topology", default="topologies/library/real/h200x4.topo")
+    ap.add_argument("--probe-param", action="append", default=None)
+    ap.add_argument("--group", type=int, default=3)
+    ap.add_argument("--loss", default="squared", help="calibrate's --loss for the probe fit (squared, soft-l1)")
+    ap.add_argument("--below", type=int, default=1 << 20)
+    ap.add_argument("--keep", help="write the manifests, fits and joined CSVs here instead of a temporary folder")
+    a = ap.parse_args(argv)
+    probe_params = a.probe_param or ["host.launch_per_gpu"]
+    src = os.path.abspath(a.manifest)
+    with open(src, newline="") as f:
+        reader = csv.DictReader(f)
+        header = reader.fieldnames
+        rows = list(reader)
+    if not rows:
+        raise SystemExit(f"{src}: no runs")
+    repeats = sorted({int(r["repeat"]) for r in rows})
+    groups = [repeats[i:i + a.group] for i in range(0, len(repeats), a.group)]
+    if len(groups) < 2:
+        raise SystemExit(f"{src}: {len(repeats)} repeats make fewer than two groups of {a.group}")
+    is_probe = lambda r: r["workload"] == "sendrecv" and r["gpus"] in ("0-1", "0,1") and not r["nccl_env"]
+    sets = {"all": repeats}
+    sets.update({f"r{g[0]}-{g[-1]}": g for g in groups})
+    work = a.keep or tempfile.mkdtemp(prefix="probe-")
+    os.makedirs(work, exist_ok=True)
+    # The manifests sit beside the source one (their file column is relative to it); removed at the end.
+    made = []
+    try:
+        for name, reps in sets.items():
+            for kind, keep in (("probe", True), ("rest", False)):
+                path = os.path.join(os.path.dirname(src), f".{kind}_{name}.csv")
+                write_manifest(path, header, [r for r in rows if is_probe(r) == keep and int(r["repeat"]) in reps])
+                made.append(path)
+        print(f"{src}: {len(rows)} runs, repeats {repeats[0]}-{repeats[-1]}; probe refits "
+              f"{', '.join(probe_params)} from {a.params}; sizes below {a.below} B\n")
+        print("| probe from | fitted | " + " | ".join(f"scored on the median of {len(r)} ({n})" for n, r in sets.items())
+              + " |")
+        print("| --- | --- |" + " --- |" * len(sets))
+        for pname in sets:
+            fit = os.path.join(work, f"fit_{pname}.toml")
+            cmd = [a.commsim, "calibrate", "--topology", a.topology, "--gpu", a.gpu, "--start", a.params,
+                   "--manifest", os.path.join(os.path.dirname(src), f".probe_{pname}.csv"), "--out", fit,
+                   "--loss", a.loss]
+            for p in probe_params:
+                cmd += ["--param", p]
+            out = subprocess.run(cmd, capture_output=True, text=True)
+            if out.returncode != 0:
+                raise SystemExit(f"calibrate failed ({out.returncode}): {out.stderr.strip()}")
+            with open(fit, "rb") as f:
+                table = tomllib.load(f)
+            fitted = [f"{p} {table[p.split('.')[0]][p.split('.')[1]]}" for p in probe_params]
+            cells = []
+            for sname in sets:
+                joined = os.path.join(work, f"v_{pname}_{sname}.csv")
+                cmd = [a.commsim, "validate", "--topology", a.topology, "--gpu", a.gpu, "--params", fit,
+                       "--manifest", os.path.join(os.path.dirname(src), f".rest_{sname}.csv"), "--csv", joined]
+                out = subprocess.run(cmd, capture_output=True, text=True)
+                if out.returncode != 0:
+                    raise SystemExit(f"validate failed ({out.returncode}): {out.stderr.strip()}")
+                mape, cov, n = score(joined, a.below)
+                cells.append(f"{mape:.1f}% (band covers {cov:.0f}% of {n})")
+            print(f"| {pname} | {'; '.join(fitted)} | " + " | ".join(cells) + " |")
+    finally:
+        for p in made:
+            os.remove(p)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
