@@ -2,14 +2,14 @@
 """A new machine start predicted from a host probe, scored against medians of many processes (issue 13).
 
 Reads a coverage manifest whose configurations were each measured in several processes (run_coverage.sh phase
-lat9: nine). The probe is `sendrecv` on GPUs 0-1 in both launch modes, as in the probed-start protocol; it is
-fitted, never scored. For the probe taken from every process and from each group of --group consecutive repeats
+lat9: nine). The probe is `sendrecv` on GPUs 0-1 in both launch modes, as in the probed-start protocol (--probe names
+others); it is fitted, never scored. For the probe taken from every process and from each group of --group consecutive repeats
 (1-3, 4-6, 7-9), `commsim calibrate` refits --probe-param (default host.launch_per_gpu) from --params, and
 `commsim validate` predicts every other row, scored once against the median of all processes and once against
 each group's median. Prints, per probe, the MAPE and band coverage of the sizes below --below bytes.
 
 Usage: many_process_probe.py COMMSIM MANIFEST [--params FILE] [--gpu H100] [--topology FILE]
-                             [--probe-param section.key ...] [--group 3] [--loss squared] [--below 1048576]
+                             [--probe 'WORKLOAD GPUS LAUNCH' ...] [--probe-param section.key ...] [--group 3] [--loss squared] [--below 1048576]
                              [--keep DIR]
 """
 import argparse
@@ -46,6 +46,9 @@ def main(argv):
     ap.add_argument("--gpu", default="H100")
     ap.add_argument("--topology", default="topologies/library/real/h200x4.topo")
     ap.add_argument("--probe-param", action="append", default=None)
+    ap.add_argument("--probe", action="append", default=None, metavar="'WORKLOAD GPUS LAUNCH'",
+                    help="a probe configuration as in the manifest, e.g. 'all_reduce 0-1 single-thread' "
+                         "(default: sendrecv 0-1 in both launch modes)")
     ap.add_argument("--group", type=int, default=3)
     ap.add_argument("--loss", default="squared", help="calibrate's --loss for the probe fit (squared, soft-l1)")
     ap.add_argument("--below", type=int, default=1 << 20)
@@ -63,7 +66,12 @@ def main(argv):
     groups = [repeats[i:i + a.group] for i in range(0, len(repeats), a.group)]
     if len(groups) < 2:
         raise SystemExit(f"{src}: {len(repeats)} repeats make fewer than two groups of {a.group}")
-    is_probe = lambda r: r["workload"] == "sendrecv" and r["gpus"] in ("0-1", "0,1") and not r["nccl_env"]
+    probes = [tuple(p.split()) for p in (a.probe or ["sendrecv 0-1 single-thread", "sendrecv 0-1 thread-per-gpu"])]
+    for p in probes:
+        if len(p) != 3:
+            raise SystemExit(f"--probe '{' '.join(p)}': expected 'WORKLOAD GPUS LAUNCH'")
+    is_probe = lambda r: (r["workload"], r["gpus"].replace(",", "-") if r["gpus"] == "0,1" else r["gpus"],
+                          r["launch"]) in probes and not r["nccl_env"]
     sets = {"all": repeats}
     sets.update({f"r{g[0]}-{g[-1]}": g for g in groups})
     work = a.keep or tempfile.mkdtemp(prefix="probe-")
