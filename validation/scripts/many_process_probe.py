@@ -10,11 +10,12 @@ each group's median. Prints, per probe, the MAPE and band coverage of the sizes 
 
 Usage: many_process_probe.py COMMSIM MANIFEST [--params FILE] [--gpu H100] [--topology FILE]
                              [--probe 'WORKLOAD GPUS LAUNCH' ...] [--probe-param section.key ...] [--group 3] [--loss squared] [--below 1048576]
-                             [--keep DIR]
+                             [--keep DIR] [--max-mape PCT] [--min-coverage PCT]
 """
 import argparse
 import csv
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -53,13 +54,22 @@ def main(argv):
     ap.add_argument("--loss", default="squared", help="calibrate's --loss for the probe fit (squared, soft-l1)")
     ap.add_argument("--below", type=int, default=1 << 20)
     ap.add_argument("--keep", help="write the manifests, fits and joined CSVs here instead of a temporary folder")
+    ap.add_argument("--max-mape", type=float, help="exit 1 if the probe from every process misses the median of "
+                    "every process by more than this MAPE (%%) below --below (a CI guard)")
+    ap.add_argument("--min-coverage", type=float, help="exit 1 if its band covers fewer of those sizes (%%)")
     a = ap.parse_args(argv)
     probe_params = a.probe_param or ["host.launch_per_gpu"]
     src = os.path.abspath(a.manifest)
-    with open(src, newline="") as f:
-        reader = csv.DictReader(f)
-        header = reader.fieldnames
-        rows = list(reader)
+    try:
+        with open(src, newline="") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames
+            rows = list(reader)
+    except OSError as e:
+        raise SystemExit(f"{src}: cannot read the manifest: {e.strerror}")
+    need = {"file", "start", "workload", "gpus", "launch", "nccl_env", "repeat"}
+    if not header or not need <= set(header):
+        raise SystemExit(f"{src}:1: a manifest needs the columns {','.join(sorted(need))}")
     if not rows:
         raise SystemExit(f"{src}: no runs")
     repeats = sorted({int(r["repeat"]) for r in rows})
@@ -76,14 +86,16 @@ def main(argv):
     sets.update({f"r{g[0]}-{g[-1]}": g for g in groups})
     work = a.keep or tempfile.mkdtemp(prefix="probe-")
     os.makedirs(work, exist_ok=True)
-    # The manifests sit beside the source one (their file column is relative to it); removed at the end.
-    made = []
+    # The split manifests go to the work folder, their files named by absolute path.
+    base = os.path.dirname(src)
+    for r in rows:
+        r["file"] = os.path.join(base, r["file"])
+    failed = []
     try:
         for name, reps in sets.items():
             for kind, keep in (("probe", True), ("rest", False)):
-                path = os.path.join(os.path.dirname(src), f".{kind}_{name}.csv")
+                path = os.path.join(work, f"{kind}_{name}.csv")
                 write_manifest(path, header, [r for r in rows if is_probe(r) == keep and int(r["repeat"]) in reps])
-                made.append(path)
         print(f"{src}: {len(rows)} runs, repeats {repeats[0]}-{repeats[-1]}; probe refits "
               f"{', '.join(probe_params)} from {a.params}; sizes below {a.below} B\n")
         print("| probe from | fitted | " + " | ".join(f"scored on the median of {len(r)} ({n})" for n, r in sets.items())
@@ -92,7 +104,7 @@ def main(argv):
         for pname in sets:
             fit = os.path.join(work, f"fit_{pname}.toml")
             cmd = [a.commsim, "calibrate", "--topology", a.topology, "--gpu", a.gpu, "--start", a.params,
-                   "--manifest", os.path.join(os.path.dirname(src), f".probe_{pname}.csv"), "--out", fit,
+                   "--manifest", os.path.join(work, f"probe_{pname}.csv"), "--out", fit,
                    "--loss", a.loss]
             for p in probe_params:
                 cmd += ["--param", p]
@@ -106,16 +118,24 @@ def main(argv):
             for sname in sets:
                 joined = os.path.join(work, f"v_{pname}_{sname}.csv")
                 cmd = [a.commsim, "validate", "--topology", a.topology, "--gpu", a.gpu, "--params", fit,
-                       "--manifest", os.path.join(os.path.dirname(src), f".rest_{sname}.csv"), "--csv", joined]
+                       "--manifest", os.path.join(work, f"rest_{sname}.csv"), "--csv", joined]
                 out = subprocess.run(cmd, capture_output=True, text=True)
                 if out.returncode != 0:
                     raise SystemExit(f"validate failed ({out.returncode}): {out.stderr.strip()}")
                 mape, cov, n = score(joined, a.below)
                 cells.append(f"{mape:.1f}% (band covers {cov:.0f}% of {n})")
+                if pname == "all" and sname == "all":
+                    if a.max_mape is not None and mape > a.max_mape:
+                        failed.append(f"MAPE {mape:.2f}% > {a.max_mape}%")
+                    if a.min_coverage is not None and cov < a.min_coverage:
+                        failed.append(f"band coverage {cov:.1f}% < {a.min_coverage}%")
             print(f"| {pname} | {'; '.join(fitted)} | " + " | ".join(cells) + " |")
     finally:
-        for p in made:
-            os.remove(p)
+        if not a.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    if failed:
+        print("FAILED (probe from every process, scored on the median of every process): " + "; ".join(failed))
+        return 1
     return 0
 
 
