@@ -4,7 +4,8 @@
 Reads a coverage manifest whose configurations were each measured in several processes (run_coverage.sh phase
 lat9: nine). The probe is `sendrecv` on GPUs 0-1 in both launch modes, as in the probed-start protocol (--probe names
 others); it is fitted, never scored. For the probe taken from every process and from each group of --group consecutive repeats
-(1-3, 4-6, 7-9), `commsim calibrate` refits --probe-param (default host.launch_per_gpu) from --params, and
+(1-3, 4-6, 7-9), `commsim calibrate` refits --probe-param (default host.launch_per_gpu) from --params (and, as a
+baseline, --params is also used as given, no probe), and
 `commsim validate` predicts every other row, scored once against the median of all processes and once against
 each group's median. Prints, per probe, the MAPE and band coverage of the sizes below --below bytes.
 
@@ -101,15 +102,17 @@ def main(argv):
         print("| probe from | fitted | " + " | ".join(f"scored on the median of {len(r)} ({n})" for n, r in sets.items())
               + " |")
         print("| --- | --- |" + " --- |" * len(sets))
-        for pname in sets:
+        for pname in ["none"] + list(sets):
             fit = os.path.join(work, f"fit_{pname}.toml")
+            if pname == "none":  # the parameter set as given, no probe
+                shutil.copyfile(a.params, fit)
             cmd = [a.commsim, "calibrate", "--topology", a.topology, "--gpu", a.gpu, "--start", a.params,
                    "--manifest", os.path.join(work, f"probe_{pname}.csv"), "--out", fit,
                    "--loss", a.loss]
             for p in probe_params:
                 cmd += ["--param", p]
-            out = subprocess.run(cmd, capture_output=True, text=True)
-            if out.returncode != 0:
+            out = subprocess.run(cmd, capture_output=True, text=True) if pname != "none" else None
+            if out is not None and out.returncode != 0:
                 raise SystemExit(f"calibrate failed ({out.returncode}): {out.stderr.strip()}")
             with open(fit, "rb") as f:
                 table = tomllib.load(f)
@@ -129,7 +132,8 @@ def main(argv):
                         failed.append(f"MAPE {mape:.2f}% > {a.max_mape}%")
                     if a.min_coverage is not None and cov < a.min_coverage:
                         failed.append(f"band coverage {cov:.1f}% < {a.min_coverage}%")
-            print(f"| {pname} | {'; '.join(fitted)} | " + " | ".join(cells) + " |")
+            label = "no probe" if pname == "none" else pname
+            print(f"| {label} | {'; '.join(fitted)} | " + " | ".join(cells) + " |")
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
