@@ -81,8 +81,9 @@ def main(argv):
     for p in probes:
         if len(p) != 3:
             raise SystemExit(f"--probe '{' '.join(p)}': expected 'WORKLOAD GPUS LAUNCH'")
-    is_probe = lambda r: (r["workload"], r["gpus"].replace(",", "-") if r["gpus"] == "0,1" else r["gpus"],
-                          r["launch"]) in probes and not r["nccl_env"]
+    # A manifest names GPUs 0,1 as "0-1" or "0,1".
+    is_probe = lambda r: (r["workload"], "0-1" if r["gpus"] == "0,1" else r["gpus"], r["launch"]) in probes \
+        and not r["nccl_env"]
     sets = {"all": repeats}
     sets.update({f"r{g[0]}-{g[-1]}": g for g in groups})
     work = a.keep or tempfile.mkdtemp(prefix="probe-")

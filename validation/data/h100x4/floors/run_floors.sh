@@ -10,22 +10,17 @@
 # Writes /tmp/cov/START_ID/: one nccl-tests log and JSON per process, manifest.csv (the base runs, in the
 # columns commsim validate reads), variants.csv (every run with its variant) and meta/.
 set -u
+# shellcheck source=validation/scripts/capture_meta.sh
+source "$(dirname "$0")/../../../scripts/capture_meta.sh"
 START=$1; REPS=${2:-5}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 NT=${NT:-$PWD/.ext/nccl-tests}
-D=/tmp/cov/$START; mkdir -p "$D/meta"
+D=/tmp/cov/$START; mkdir -p "$D"
 M=$D/manifest.csv
 echo "file,start,workload,gpus,launch,nccl_env,repeat" > "$M"
 V=$D/variants.csv
 echo "file,workload,gpus,launch,repeat,variant" > "$V"
-{
-  echo "start: $START"; date -u; hostname; cat /proc/sys/kernel/random/boot_id; uname -r; nproc
-  grep -m1 'model name' /proc/cpuinfo; cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>&1
-  nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,driver_version,temperature.gpu,clocks.sm,clocks.mem,power.draw,pstate --format=csv
-} > "$D/meta/host.txt" 2>&1
-nvidia-smi topo -m > "$D/meta/topo_m.txt" 2>&1
-nvidia-smi -q -d CLOCK,PERFORMANCE > "$D/meta/clocks_start.txt" 2>&1
-ls -la /usr/lib/x86_64-linux-gnu/libnccl.so* > "$D/meta/nccl_lib.txt" 2>&1
+meta_start "$D" "$START"
 T0=$(date +%s)
 # run NAME WORKLOAD DEVICES LAUNCH VARIANT REP
 run() {
@@ -56,4 +51,4 @@ for rep in $(seq 1 "$REPS"); do
     done
   done
 done
-nvidia-smi -q -d CLOCK,PERFORMANCE > "$D/meta/clocks_end.txt" 2>&1
+meta_end "$D"

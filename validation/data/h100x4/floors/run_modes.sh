@@ -17,21 +17,16 @@
 # Writes /tmp/cov/START_ID/: one log (nccl-tests output and NCCL's INFO lines) and JSON per process, variants.csv
 # (file,workload,gpus,launch,repeat,variant: the case is the variant; analyse.py reads it) and meta/.
 set -u
+# shellcheck source=validation/scripts/capture_meta.sh
+source "$(dirname "$0")/../../../scripts/capture_meta.sh"
 START=$1; REPS=${2:-8}; BUDGET=${3:-300}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,GRAPH,P2P,ALLOC,SHM
 NT=${NT:-$PWD/.ext/nccl-tests}
-D=/tmp/cov/$START; mkdir -p "$D/meta"
+D=/tmp/cov/$START; mkdir -p "$D"
 V=$D/variants.csv
 echo "file,workload,gpus,launch,repeat,variant" > "$V"
-{
-  echo "start: $START"; date -u; hostname; cat /proc/sys/kernel/random/boot_id; uname -r; nproc
-  grep -m1 'model name' /proc/cpuinfo
-  nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,driver_version,temperature.gpu,clocks.sm,clocks.mem,power.draw,pstate --format=csv
-} > "$D/meta/host.txt" 2>&1
-nvidia-smi topo -m > "$D/meta/topo_m.txt" 2>&1
-nvidia-smi -q -d CLOCK,PERFORMANCE > "$D/meta/clocks_start.txt" 2>&1
-ls -la /usr/lib/x86_64-linux-gnu/libnccl.so* > "$D/meta/nccl_lib.txt" 2>&1
+meta_start "$D" "$START"
 T0=$(date +%s)
 run() {  # run CASE REP
   local c=$1 rep=$2 name="${1}_r$2" wl=sendrecv dev=0,1 shape="-g 2 -t 1" pre=() envs=()
@@ -58,4 +53,4 @@ for rep in $(seq 1 "$REPS"); do
   [ $(( $(date +%s) - T0 )) -lt "$BUDGET" ] || break
   for c in base cumem0 lmgroup cdmc1 eager noaslr g1 ar_g1 t2; do run "$c" "$rep"; done
 done
-nvidia-smi -q -d CLOCK,PERFORMANCE > "$D/meta/clocks_end.txt" 2>&1
+meta_end "$D"
