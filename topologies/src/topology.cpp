@@ -105,8 +105,13 @@ Edge Topology::down_edge(Vertex v) const {
 }
 
 void Topology::add_link(Vertex a, Vertex b, const LinkInfo& info) {
-  boost::add_edge(a, b, info, graph_);
-  boost::add_edge(b, a, info, graph_);
+  if (boost::num_edges(graph_) >= static_cast<std::size_t>(std::numeric_limits<int>::max() - 1))
+    throw Error("a topology of over 2^31 links");
+  LinkInfo l = info;
+  l.id = static_cast<int>(boost::num_edges(graph_));
+  boost::add_edge(a, b, l, graph_);
+  ++l.id;
+  boost::add_edge(b, a, l, graph_);
   if (info.kind == LinkKind::Network && graph_[b].kind == VertexKind::NetSwitch &&
       (graph_[a].kind == VertexKind::Nic || graph_[a].kind == VertexKind::NetSwitch)) {
     if (parent_[a] != Graph::null_vertex())
@@ -147,23 +152,34 @@ int Topology::pair_nvlinks(int src_gpu, int dst_gpu) const {
 
 RouteTree Topology::route_tree(Vertex src) const {
   RouteTree t;
+  route_tree(src, t);
+  return t;
+}
+
+void Topology::route_tree(Vertex src, RouteTree& t) const {
   t.src = src;
   t.local = &local_index_;
+  t.vertices.clear();
+  t.cost.clear();
+  t.via.clear();
   const int node = graph_[src].node;
-  if (local_index_[src] < 0) return t;  // a fabric switch: no machine
-  t.vertices = node_vertices_[node];
+  if (local_index_[src] < 0) return;  // a fabric switch: no machine
+  const std::vector<Vertex>& mine = node_vertices_[node];
+  t.vertices.assign(mine.begin(), mine.end());
   const std::size_t n = t.vertices.size();
   constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max();
   t.cost.assign(n, kInf);
   t.via.assign(n, Edge{});
   using Item = std::pair<std::int64_t, std::size_t>;  // (cost, local index)
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+  thread_local std::vector<Item> heap;  // a min-heap by (cost, index), as std::priority_queue ordered it
+  heap.clear();
   const auto s = static_cast<std::size_t>(local_index_[src]);
   t.cost[s] = 0;
-  queue.push({0, s});
-  while (!queue.empty()) {
-    auto [c, lu] = queue.top();
-    queue.pop();
+  heap.push_back({0, s});
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+    auto [c, lu] = heap.back();
+    heap.pop_back();
     if (c != t.cost[lu]) continue;
     const Vertex u = t.vertices[lu];
     if (u != src && graph_[u].kind == VertexKind::Gpu) continue;  // GPUs are endpoints, never transit
@@ -175,11 +191,11 @@ RouteTree Topology::route_tree(Vertex src) const {
       if (nc < t.cost[lv]) {
         t.cost[lv] = nc;
         t.via[lv] = *e;
-        queue.push({nc, lv});
+        heap.push_back({nc, lv});
+        std::push_heap(heap.begin(), heap.end(), std::greater<>());
       }
     }
   }
-  return t;
 }
 
 bool RouteTree::reaches(Vertex dst) const {

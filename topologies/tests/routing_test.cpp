@@ -288,3 +288,29 @@ TEST_CASE(
     check_crossings(whatif(kPcieTwoRails));
   }
 }
+
+TEST_CASE("routing: links are numbered in the graph's edge order and a reused route tree equals a new one") {
+  const Topology t = whatif(kThreeTier);
+  const Graph& g = t.graph();
+  int expected = 0;
+  for (auto [e, end] = boost::edges(g); e != end; ++e) REQUIRE(g[*e].id == expected++);
+  CHECK(static_cast<std::size_t>(expected) == boost::num_edges(g));
+  // One tree refilled vertex after vertex (GPUs of different machines, then a fabric switch, then a GPU again)
+  // against a tree made fresh for each.
+  RouteTree reused;
+  int compared = 0;
+  for (auto [v, vend] = boost::vertices(g); v != vend; ++v) {
+    t.route_tree(*v, reused);
+    const RouteTree fresh = t.route_tree(*v);
+    CHECK(reused.src == fresh.src);
+    CHECK(reused.vertices == fresh.vertices);
+    CHECK(reused.via == fresh.via);
+    CHECK(reused.cost == fresh.cost);
+    for (const GpuInfo& gpu : t.gpus) {
+      const Route a = reused.to(g, gpu.vertex), b = fresh.to(g, gpu.vertex);
+      CHECK(a.edges == b.edges);
+    }
+    ++compared;
+  }
+  CHECK(compared > 20);
+}

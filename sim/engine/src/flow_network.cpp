@@ -157,7 +157,10 @@ int FlowNetwork::new_class() {
   } else {
     id = static_cast<int>(classes_.size());
     classes_.emplace_back();
-    if (classes_.size() > 64 * class_seen_.size()) class_seen_.resize(class_seen_.size() + 1, 0);
+    if (classes_.size() > 64 * class_seen_.size()) {
+      class_seen_.resize(class_seen_.size() + 1, 0);
+      class_unfrozen_.resize(class_seen_.size(), 0);
+    }
   }
   ++classes_[id].version;  // the completion of the slot's previous flow is void
   return id;
@@ -321,10 +324,12 @@ void FlowNetwork::settle() {
     std::uint64_t* const seen = class_seen_.data();
     std::size_t begin = 0;
     auto add_class = [&](int ci) {
-      const Class& c = classes_[ci];
       const auto ui = static_cast<std::size_t>(ci);
       const std::uint64_t bit = std::uint64_t{1} << (ui % 64);
-      if (!c.active || (seen[ui / 64] & bit) != 0) return;
+      // The bitmap first: a class reached through each resource of its path is read from memory once.
+      if ((seen[ui / 64] & bit) != 0) return;
+      const Class& c = classes_[ci];
+      if (!c.active) return;
       seen[ui / 64] |= bit;
       comp.push_back(ci);
       for (ResourceId r : c.route()) {
@@ -339,8 +344,15 @@ void FlowNetwork::settle() {
         const ResourceId r = stack.back();
         stack.pop_back();
         comp_res.push_back(r);
-        const Resource& res = resources_[r];
-        for (const int ci : res.classes) add_class(ci);  // skips ended flows' entries
+        const std::vector<int>& list = resources_[r].classes;
+        for (std::size_t i = 0; i < list.size(); ++i) {
+          if (i + 8 < list.size()) {
+            // Classes not reached yet are fetched ahead (a big component's are scattered over tens of MB).
+            const auto ahead = static_cast<std::size_t>(list[i + 8]);
+            if ((seen[ahead / 64] >> (ahead % 64) & 1) == 0) __builtin_prefetch(&classes_[ahead]);
+          }
+          add_class(list[i]);  // skips ended flows' entries
+        }
       }
       // Search order is deterministic (start order through the resource lists): no sort needed.
       if (comp.size() > begin) solve(std::span<int>(comp).subspan(begin), comp_res);
@@ -487,9 +499,21 @@ void FlowNetwork::solve(std::span<int> comp, const std::vector<ResourceId>& comp
   }
   std::vector<int>& caps = caps_;
   caps.clear();
-  for (int ci : comp) {
+  // Unfrozen classes of this component, a bit each (cleared as they freeze, so all clear after the solve): the
+  // freezing below tests a resource's list against it without reading a class that froze before.
+  std::uint64_t* const unfrozen = class_unfrozen_.data();
+  const auto is_unfrozen = [unfrozen](int ci) {
+    const auto ui = static_cast<std::size_t>(ci);
+    return (unfrozen[ui / 64] >> (ui % 64) & 1) != 0;
+  };
+  for (std::size_t i = 0; i < comp.size(); ++i) {
+    // A big component's classes and paths are scattered over tens of MB: fetched ahead, a few at a time.
+    if (i + 16 < comp.size()) __builtin_prefetch(&classes_[comp[i + 16]]);
+    if (i + 8 < comp.size()) __builtin_prefetch(classes_[comp[i + 8]].path);
+    const int ci = comp[i];
     Class& c = classes_[ci];
-    c.frozen = false;
+    const auto ui = static_cast<std::size_t>(ci);
+    unfrozen[ui / 64] |= std::uint64_t{1} << (ui % 64);
     const double w = c.weight;
     for (ResourceId r : c.route()) {
       Resource& res = resources_[r];
@@ -524,6 +548,7 @@ void FlowNetwork::solve(std::span<int> comp, const std::vector<ResourceId>& comp
     return s.version == res.version && res.unfrozen > 0;
   };
   std::size_t pending = comp.size();
+  std::vector<ResourceId>& touched = stack_;  // free during a solve
   // Rates are applied after filling: the classes in freezing order, each round's level and where its classes
   // end (levels_). The order is written over `comp`, which is not read again (every class of it freezes
   // once): no second list of a million classes.
@@ -539,17 +564,18 @@ void FlowNetwork::solve(std::span<int> comp, const std::vector<ResourceId>& comp
       std::pop_heap(heap.begin(), heap.end(), std::greater<>());
       heap.pop_back();
     }
-    while (!caps.empty() && classes_[caps.front()].frozen) pop_cap();
+    while (!caps.empty() && !is_unfrozen(caps.front())) pop_cap();
     double level = heap.empty() ? kInf : heap.front().share;
     if (!caps.empty()) level = std::min(level, classes_[caps.front()].cap);
     if (level == kInf) throw Error("flow with unbounded rate");
     const double limit = level * (1 + 1e-12);
     const std::size_t round_start = nrates;  // this round's frozen classes: comp[round_start..nrates)
+    // Only classes of the component have a bit: ended classes still in a resource's list never freeze.
     auto freeze = [&](int ci) {
-      Class& c = classes_[ci];
-      if (c.frozen) return;
-      if (nrates == comp.size()) throw Error("water-filling froze a flow outside its component");
-      c.frozen = true;
+      const auto ui = static_cast<std::size_t>(ci);
+      const std::uint64_t bit = std::uint64_t{1} << (ui % 64);
+      if ((unfrozen[ui / 64] & bit) == 0) return;
+      unfrozen[ui / 64] &= ~bit;
       comp[nrates++] = ci;
     };
     while (!heap.empty() && heap.front().share <= limit) {
@@ -559,9 +585,7 @@ void FlowNetwork::solve(std::span<int> comp, const std::vector<ResourceId>& comp
       if (!valid(s)) continue;
       Resource& res = resources_[s.resource];
       ++res.version;
-      for (const int ci : res.classes) {
-        if (classes_[ci].active) freeze(ci);
-      }
+      for (const int ci : res.classes) freeze(ci);
     }
     while (!caps.empty() && classes_[caps.front()].cap <= limit) {
       freeze(caps.front());
@@ -570,28 +594,34 @@ void FlowNetwork::solve(std::span<int> comp, const std::vector<ResourceId>& comp
     if (nrates == round_start) throw Error("water-filling made no progress");
     levels.emplace_back(nrates, level);
     const std::span<const int> frozen = comp.subspan(round_start, nrates - round_start);
-    for (int ci : frozen) {
-      const Class& c = classes_[ci];
+    // The resources the round's classes cross, in order of first touch: each gets one new share below.
+    const std::uint64_t round = ++visit_;
+    touched.clear();
+    for (std::size_t i = 0; i < frozen.size(); ++i) {
+      if (i + 16 < frozen.size()) __builtin_prefetch(&classes_[frozen[i + 16]]);
+      if (i + 8 < frozen.size()) __builtin_prefetch(classes_[frozen[i + 8]].path);
+      const Class& c = classes_[frozen[i]];
       const double w = c.weight;
       for (ResourceId r : c.route()) {
         Resource& res = resources_[r];
         res.residual = std::max(0.0, res.residual - w * level);
         res.unfrozen -= c.weight;
+        if (res.visit != round) {
+          res.visit = round;
+          touched.push_back(r);
+        }
       }
     }
-    const std::uint64_t round = ++visit_;  // one new share per resource and round
-    for (int ci : frozen) {
-      for (ResourceId r : classes_[ci].route()) {
-        Resource& res = resources_[r];
-        if (res.unfrozen > 0 && res.visit != round) {
-          res.visit = round;
-          heap.push_back({res.residual / static_cast<double>(res.unfrozen), r, ++res.version});
-          std::push_heap(heap.begin(), heap.end(), std::greater<>());
-        }
+    for (ResourceId r : touched) {
+      Resource& res = resources_[r];
+      if (res.unfrozen > 0) {
+        heap.push_back({res.residual / static_cast<double>(res.unfrozen), r, ++res.version});
+        std::push_heap(heap.begin(), heap.end(), std::greater<>());
       }
     }
     pending -= frozen.size();
   }
+  touched.clear();  // the component search's stack again
   std::size_t from = 0;
   if (comp.size() <= kKeepScratch || 2 * comp.size() < due_count_) {
     for (const auto& [end, level] : levels) {
@@ -600,13 +630,13 @@ void FlowNetwork::solve(std::span<int> comp, const std::vector<ResourceId>& comp
     return;
   }
   // A huge component with most of the scheduled completions (the sweep below costs at most twice the
-  // component): the new rates first (`frozen`, scratch now, is cleared on the classes they changed),
-  // then the completions they void are dropped, then the new completions are added, in the same order as
-  // above. Else the million stale entries of the old instant and the million new ones are held at once.
+  // component): the new rates first (`frozen` marks the classes whose completion stands), then the
+  // completions they void are dropped, then the new completions are added, in the same order as above. Else
+  // the million stale entries of the old instant and the million new ones are held at once.
   for (const auto& [end, level] : levels) {
     for (; from < end; ++from) {
       Class& c = classes_[comp[from]];
-      if (rerate(c, level)) c.frozen = false;
+      c.frozen = !rerate(c, level);
     }
   }
   drop_stale_dues();

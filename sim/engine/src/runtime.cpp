@@ -145,7 +145,6 @@ struct Runtime::Impl {
     }
     return n;
   }
-  std::unordered_map<const topo::LinkInfo*, int> edge_resource;
   std::vector<int> shm_out, shm_in;                ///< virtual host-memory copy limits per GPU
   std::unordered_map<topo::Vertex, int> shm_host;  ///< CPU vertex -> its memory, shared by SHM transfers
   /// One per GPU pair that a run used (an all-to-all over 1,024 GPUs: a million), 8 bytes: where its P2P
@@ -219,10 +218,11 @@ struct Runtime::Impl {
   std::vector<int> resources_of(const topo::Route& r) const {
     std::vector<int> out;
     out.reserve(r.edges.size());
-    for (const topo::Edge& e : r.edges) out.push_back(edge_resource.at(&route_graph->operator[](e)));
+    for (const topo::Edge& e : r.edges) out.push_back(resource_of(e));
     return out;
   }
-  int resource_of(const topo::Edge& e) const { return edge_resource.at(&route_graph->operator[](e)); }
+  /// A link's resource: the links are the first resources, in the graph's edge order (the Runtime checks).
+  int resource_of(const topo::Edge& e) const { return (*route_graph)[e].id; }
   const topo::Graph* route_graph = nullptr;
   std::vector<int> scratch_route;       ///< entry()'s route before it is stored
   std::optional<topo::RouteTree> tree;  ///< the last source's routes inside its machine
@@ -242,6 +242,8 @@ struct Runtime::Impl {
     std::vector<char> made;
   };
   std::vector<Exits> exits;  ///< by GPU
+  /// Scratch route trees of exits_of / piece and of own_nic_of (their arrays reused GPU after GPU).
+  topo::RouteTree exits_tree, nic_tree;
   /// By vertex: the resource of its fabric uplink / downlink (-1: not yet).
   std::vector<int> up_res, down_res;
 
@@ -250,7 +252,8 @@ struct Runtime::Impl {
     Exits& x = exits[static_cast<std::size_t>(g)];
     if (x.done) return x;
     const topo::Vertex v = topo.gpus[static_cast<std::size_t>(g)].vertex;
-    const topo::RouteTree t = topo.route_tree(v);
+    topo::RouteTree& t = exits_tree;
+    topo.route_tree(v, t);
     x.ends = topo.fabric_ends(v, t);
     x.out.resize(x.ends.size());
     x.in.resize(x.ends.size());
@@ -286,7 +289,10 @@ struct Runtime::Impl {
   }
   const Piece& piece(const topo::Topology& topo, int g, std::size_t i, bool out) {
     Exits& x = exits[static_cast<std::size_t>(g)];
-    if (!x.made[i]) make_piece(x, topo.route_tree(topo.gpus[static_cast<std::size_t>(g)].vertex), i);
+    if (!x.made[i]) {
+      topo.route_tree(topo.gpus[static_cast<std::size_t>(g)].vertex, exits_tree);
+      make_piece(x, exits_tree, i);
+    }
     return out ? x.out[i] : x.in[i];
   }
   int fabric_resource(const topo::Topology& topo, topo::Vertex v, bool up) {
@@ -343,7 +349,8 @@ struct Runtime::Impl {
     std::vector<std::pair<int, bool>> reach;  // per GPU of the machine: NIC, through a host bridge
     for (int x : node_gpus) {
       const topo::GpuInfo& gpu = topo.gpus[static_cast<std::size_t>(x)];
-      const topo::RouteTree t = topo.route_tree(gpu.vertex);
+      topo::RouteTree& t = nic_tree;
+      topo.route_tree(gpu.vertex, t);
       int known = -1;
       bool bridged = false;
       double best = 0;
@@ -384,7 +391,9 @@ Runtime::Runtime(const topo::Topology& topo, const models::TransferModel& model)
   const bool tcp = tcp_fabric(topo);
   for (auto [e, end] = boost::edges(g); e != end; ++e) {
     const topo::LinkInfo& l = g[*e];
-    impl_->edge_resource[&l] = static_cast<int>(impl_->resources.size());
+    if (l.id != static_cast<int>(impl_->resources.size())) {
+      throw Error("link " + std::to_string(l.id) + " out of the graph's edge order (not added by add_link)");
+    }
     impl_->resources.push_back({l.bandwidth * model.link_efficiency(l.kind, tcp),
                                 model.link_saturation(l.kind), boost::source(*e, g), boost::target(*e, g)});
   }
@@ -454,7 +463,10 @@ Runtime::Impl::PairCache Runtime::Impl::entry(const topo::Topology& topo, int sr
   // does); consecutive pairs from one source (a communicator's setup lists them so) share the tree.
   // Between machines it is composed from the pieces cached per GPU (cross_route).
   if (topo.vertex(a.vertex).node == topo.vertex(b.vertex).node && a.node >= 0) {
-    if (!tree || tree->src != a.vertex) tree = topo.route_tree(a.vertex);
+    if (!tree || tree->src != a.vertex) {
+      if (!tree) tree.emplace();
+      topo.route_tree(a.vertex, *tree);  // into the last tree's arrays
+    }
     const topo::Route r = tree->to(topo.graph(), b.vertex);
     info.path_latency = r.latency;
     info.route_bandwidth = r.bandwidth;

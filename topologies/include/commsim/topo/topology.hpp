@@ -45,6 +45,9 @@ struct LinkInfo {
   Picoseconds latency = 0;  ///< one-way latency of this hop
   int width = 0;            ///< NVLinks in the bundle, or PCIe lanes
   int pcie_gen = 0;         ///< for PCIe links
+  /// The link's place in the graph's edge order (0, 1, ... as added; set by Topology::add_link): a dense key
+  /// for per-link arrays.
+  int id = -1;
 };
 
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexInfo, LinkInfo>;
@@ -193,6 +196,8 @@ class Topology {
   Route route(Vertex src, Vertex dst) const;
   /// Routes from `src` to every vertex of its machine.
   RouteTree route_tree(Vertex src) const;
+  /// The same into `t`, reusing its arrays (a caller that walks every GPU of a large cluster in turn).
+  void route_tree(Vertex src, RouteTree& t) const;
   /// Where routes between machines leave `x`'s machine (or enter it); `tree` is route_tree(x).
   FabricEnds fabric_ends(Vertex x, const RouteTree& tree) const;
   /// The cheapest crossing from an end of `from` to a different end of `to` on the same fabric tree (ties:

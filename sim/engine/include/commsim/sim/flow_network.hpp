@@ -135,7 +135,7 @@ class FlowNetwork {
     const ResourceId* path = nullptr;  ///< in owned_paths_, or a caller's path (start_on)
     std::uint32_t path_len : 30 = 0;
     std::uint32_t active : 1 = 0;
-    std::uint32_t frozen : 1 = 0;  ///< scratch for water-filling
+    std::uint32_t frozen : 1 = 0;  ///< scratch of a huge solve: its completion stands
     /// Active: the identical flows it stands for. Ended: its entries still in resource lists; the slot is
     /// freed when that reaches 0.
     std::uint32_t weight = 0;
@@ -282,6 +282,9 @@ class FlowNetwork {
   /// dirty class already solved in an earlier component is skipped). A bitmap, not a stamp in each class: 4
   /// bytes a class less (a million in a 1,024-GPU all-to-all).
   std::vector<std::uint64_t> class_seen_;
+  /// Scratch of solve(): the classes of the component being solved not yet frozen (bit per slot; all clear
+  /// between solves).
+  std::vector<std::uint64_t> class_unfrozen_;
   std::uint64_t generation_ = 0;
   std::uint64_t recomputations_ = 0;
   std::uint64_t solved_classes_ = 0;
@@ -308,8 +311,8 @@ class FlowNetwork {
             &dirty_classes_, &dirty_resources_, &done_,     &done_scratch_, &loaded_};
   }
   /// The bitmaps a Storage carries.
-  std::array<std::vector<std::uint64_t>*, 3> word_arrays() {
-    return {&free_bits_, &free_summary_, &class_seen_};
+  std::array<std::vector<std::uint64_t>*, 4> word_arrays() {
+    return {&free_bits_, &free_summary_, &class_seen_, &class_unfrozen_};
   }
 };
 
