@@ -575,6 +575,9 @@ void FlowNetwork::solve(std::span<int> comp, const std::vector<ResourceId>& comp
       const auto ui = static_cast<std::size_t>(ci);
       const std::uint64_t bit = std::uint64_t{1} << (ui % 64);
       if ((unfrozen[ui / 64] & bit) == 0) return;
+      // (A network whose solve threw is not solved again: its flows would throw again. Still, no write past
+      // the component.)
+      if (nrates == comp.size()) throw Error("water-filling froze a flow outside its component");
       unfrozen[ui / 64] &= ~bit;
       comp[nrates++] = ci;
     };
