@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Per-configuration MAPE of commsim prediction CSVs (predict.sh output dirs) against the measured results.csv here."""
 import csv,glob,os,sys
-here=os.path.dirname(os.path.abspath(__file__))
+# MEASURED=DIR reads the machine starts (vm-*) of another directory (default: this one).
+here=os.environ.get('MEASURED',os.path.dirname(os.path.abspath(__file__)))
 meas={}
 # START=vm-... restricts the measured side to one machine start's directory (default: every start, pooled).
 for d in sorted(glob.glob(here+'/'+os.environ.get('START','vm-*'))):
