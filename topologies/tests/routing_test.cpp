@@ -295,8 +295,8 @@ TEST_CASE("routing: links are numbered in the graph's edge order and a reused ro
   int expected = 0;
   for (auto [e, end] = boost::edges(g); e != end; ++e) REQUIRE(g[*e].id == expected++);
   CHECK(static_cast<std::size_t>(expected) == boost::num_edges(g));
-  // One tree refilled vertex after vertex (GPUs of different machines, then a fabric switch, then a GPU again)
-  // against a tree made fresh for each.
+  // One tree refilled vertex after vertex (GPUs of different machines, then a fabric switch, then a GPU
+  // again) against a tree made fresh for each.
   RouteTree reused;
   int compared = 0;
   for (auto [v, vend] = boost::vertices(g); v != vend; ++v) {

@@ -499,8 +499,8 @@ void FlowNetwork::solve(std::span<int> comp, const std::vector<ResourceId>& comp
   }
   std::vector<int>& caps = caps_;
   caps.clear();
-  // Unfrozen classes of this component, a bit each (cleared as they freeze, so all clear after the solve): the
-  // freezing below tests a resource's list against it without reading a class that froze before.
+  // Unfrozen classes of this component, a bit each (cleared as they freeze, so all clear after the solve):
+  // the freezing below tests a resource's list against it without reading a class that froze before.
   std::uint64_t* const unfrozen = class_unfrozen_.data();
   const auto is_unfrozen = [unfrozen](int ci) {
     const auto ui = static_cast<std::size_t>(ci);

@@ -224,8 +224,8 @@ struct Runtime::Impl {
   /// A link's resource: the links are the first resources, in the graph's edge order (the Runtime checks).
   int resource_of(const topo::Edge& e) const { return (*route_graph)[e].id; }
   const topo::Graph* route_graph = nullptr;
-  std::vector<int> scratch_route;       ///< entry()'s route before it is stored
-  std::optional<topo::RouteTree> tree;  ///< the last source's routes inside its machine
+  std::vector<int> scratch_route;  ///< entry()'s route before it is stored
+  topo::RouteTree tree;  ///< the last source's routes inside its machine (none yet while `local` is null)
 
   /// Where one GPU's routes leave and enter its machine (Topology::fabric_ends) and the route pieces to and
   /// from each end, as resources with their latency and bottleneck: computed once per GPU, so a route between
@@ -463,11 +463,8 @@ Runtime::Impl::PairCache Runtime::Impl::entry(const topo::Topology& topo, int sr
   // does); consecutive pairs from one source (a communicator's setup lists them so) share the tree.
   // Between machines it is composed from the pieces cached per GPU (cross_route).
   if (topo.vertex(a.vertex).node == topo.vertex(b.vertex).node && a.node >= 0) {
-    if (!tree || tree->src != a.vertex) {
-      if (!tree) tree.emplace();
-      topo.route_tree(a.vertex, *tree);  // into the last tree's arrays
-    }
-    const topo::Route r = tree->to(topo.graph(), b.vertex);
+    if (tree.local == nullptr || tree.src != a.vertex) topo.route_tree(a.vertex, tree);  // into its arrays
+    const topo::Route r = tree.to(topo.graph(), b.vertex);
     info.path_latency = r.latency;
     info.route_bandwidth = r.bandwidth;
     p2p = resources_of(r);
