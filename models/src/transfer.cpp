@@ -47,6 +47,7 @@ struct P2pScratch {
   std::vector<std::pair<int, int>> sched;
   std::vector<int> send_round, recv_round, send_at, recv_at, send_list, recv_list, send_fill, recv_fill;
   std::vector<int> count, cur, slots;
+  std::vector<char> remote;  ///< per channel: carries a part to or from another GPU
   std::vector<std::uint32_t> parts;
   // A channel's batches: up to 8 works of distinct rounds each (addWorkBatchToPlan).
   struct Batch {
@@ -343,6 +344,24 @@ class NcclModel final : public TransferModel {
         const Picoseconds per_step = t.transport == Transport::Net ? 0 : proto.step_overhead;
         cp.overhead = cp.steps * per_step + static_cast<Picoseconds>(std::llround(fill * 1e12));
       }
+      // Several peers both ways: a start-up loss that fades and a lasting one (p2p.peer_ramp).
+      const PartWarps& pw = warps[warps.size() == 1 ? 0 : static_cast<std::size_t>(i)];
+      const int extra_peers = std::max(pw.send_peers, pw.recv_peers) - 1;
+      if (extra_peers > 0 && (p_.peer_ramp > 0 || p_.peer_rate_loss > 0) && cp.wire_bytes > 0) {
+        const double part_rate = cp.rate > 0 ? cp.rate : t.channel_rate;
+        if (part_rate > 0) {
+          const double nominal = cp.wire_bytes / part_rate;  // s
+          // The port's pressure: what the end's channels to and from other GPUs offer over what its NVLinks
+          // carry, squared (a loss of contention, none on an idle port).
+          const int chans = std::max(pw.send_channels, pw.recv_channels);
+          const double port = pair.nvlinks * pair.nvlink_bandwidth * p_.nvlink_efficiency;
+          const double rho = port > 0 ? std::min(1.0, chans * proto.channel_bandwidth / port) : 1.0;
+          const double tau = static_cast<double>(p_.peer_ramp_time) / 1e12;
+          const double ramp = tau > 0 ? p_.peer_ramp * tau * -std::expm1(-nominal / tau) : 0.0;
+          const double loss = rho * rho * extra_peers * (ramp + p_.peer_rate_loss * nominal);
+          cp.overhead += static_cast<Picoseconds>(std::llround(loss * 1e12));
+        }
+      }
       if (cp.steps > 0) t.parts.push_back(cp);
     }
     return t;
@@ -420,6 +439,7 @@ class NcclModel final : public TransferModel {
     batches.clear();
     std::vector<int>& cur = x.cur;
     cur.assign(static_cast<std::size_t>(nch), -1);
+    x.remote.assign(static_cast<std::size_t>(nch), 0);
     std::vector<Work>& works = x.works;
     works.clear();
     works.reserve(ops.size());
@@ -454,13 +474,34 @@ class NcclModel final : public TransferModel {
           }
           Batch& b = batches[c];
           b.rounds[static_cast<std::size_t>(b.nrounds++)] = r;
-          if (!self) b.load += (part < w.nsend ? 1 : 0) + (part < w.nrecv ? 1 : 0);
+          if (!self) {
+            b.load += (part < w.nsend ? 1 : 0) + (part < w.nrecv ? 1 : 0);
+            x.remote[static_cast<std::size_t>(ch)] = 1;
+          }
           slots.push_back(c);
         }
         works.push_back(w);
       }
       if (!any) break;
     }
+    // Other GPUs this end both sends to and receives from (p2p.peer_ramp): the fewer of its distinct
+    // destinations and sources (send_round/recv_round mark each peer's round once; reused as marks here).
+    int peers = 0;
+    {
+      int dests = 0, sources = 0;
+      std::vector<int>& seen = x.count;
+      seen.assign(static_cast<std::size_t>(n), 0);
+      for (const GroupOp& op : ops) {
+        if (op.dir == GroupOp::Dir::Self || op.peer == rank) continue;
+        int& mark = seen[static_cast<std::size_t>(op.peer)];
+        const int bit = op.dir == GroupOp::Dir::Send ? 1 : 2;
+        if (mark & bit) continue;
+        mark |= bit;
+        (bit == 1 ? dests : sources) += 1;
+      }
+      peers = std::min({dests, sources, 255});
+    }
+    const int remote_channels = static_cast<int>(std::count(x.remote.begin(), x.remote.end(), 1));
     std::vector<std::uint32_t>& parts = x.parts;
     parts.assign(ops.size(), 0);
     for (const Work& w : works) {
@@ -484,6 +525,8 @@ class NcclModel final : public TransferModel {
         const bool has_recv = part < w.nrecv;
         const int lone = send_w + recv_w;
         const auto load = static_cast<std::uint8_t>(std::min(batch.load, 255));
+        const auto kp = static_cast<std::uint8_t>(peers);
+        const auto rc = static_cast<std::uint8_t>(std::min(remote_channels, 255));
         const auto p = static_cast<std::size_t>(part);
         if (self) {
           out.part(static_cast<std::size_t>(w.send), p) = {static_cast<std::uint8_t>(lone), 0};
@@ -491,11 +534,11 @@ class NcclModel final : public TransferModel {
         }
         if (has_send) {
           out.part(static_cast<std::size_t>(w.send), p) = {
-              static_cast<std::uint8_t>(has_recv ? send_w : lone), load};
+              static_cast<std::uint8_t>(has_recv ? send_w : lone), load, kp, rc};
         }
         if (has_recv) {
           out.part(static_cast<std::size_t>(w.recv), p) = {
-              static_cast<std::uint8_t>(has_send ? recv_w : lone), load};
+              static_cast<std::uint8_t>(has_send ? recv_w : lone), load, kp, rc};
         }
       }
     }

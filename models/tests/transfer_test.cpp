@@ -364,3 +364,69 @@ TEST_CASE("transfer: a copy to self takes its slowest part's time at self_copy_b
   CHECK(t19 == doctest::Approx(2.0 * 1024 * 1024 / 100e9 * 1e12).epsilon(0.001));
   CHECK(t9 == doctest::Approx(t19 * 19.0 / 9.0).epsilon(0.001));
 }
+
+TEST_CASE(
+    "transfer: sends to and receives from several GPUs at once cost the peer loss, scaled by the port") {
+  ModelParams params = ModelParams::defaults();
+  params.peer_ramp = 0.2;
+  params.peer_ramp_time = 50'000'000;  // 50 us
+  params.peer_rate_loss = 0.05;
+  const auto m = make_transfer_model("nccl", params, NcclEnv::parse({}));
+  const PairInfo p = nvswitch_pair();
+  const CommInfo c4 = comm(*m, 4, p);
+  const std::vector<int> one_node(4, 0);
+
+  // What p2p_warps reports. An all-to-all on 4 ranks at 16 MiB a peer: three peers each way, 8 channels a
+  // round on disjoint bases, 24 channels to other GPUs; the copy to self knows no peers.
+  auto slots = m->p2p_warps(c4, 0, one_node, alltoall_group(4, 0, 16u << 20));
+  REQUIRE(slots.size() == 7);
+  for (const PartSlot& s : slots[0]) CHECK(s.peers == 0);
+  for (std::size_t op = 1; op < 7; ++op) {
+    for (const PartSlot& s : slots[op]) {
+      CHECK(s.peers == 3);
+      CHECK(s.channels == 24);
+    }
+  }
+  // One GPU to three (fan-out): no sources, so no peers both ways.
+  slots = m->p2p_warps(c4, 0, one_node,
+                       std::vector<GroupOp>{{GroupOp::Dir::Send, 1, 1u << 20},
+                                            {GroupOp::Dir::Send, 2, 1u << 20},
+                                            {GroupOp::Dir::Send, 3, 1u << 20}});
+  for (std::size_t op = 0; op < 3; ++op) {
+    for (const PartSlot& s : slots[op]) CHECK(s.peers == 0);
+  }
+  // Send to the next rank, receive from the previous (a ring, a pipeline exchange): one peer each way.
+  slots = m->p2p_warps(
+      c4, 1, one_node,
+      std::vector<GroupOp>{{GroupOp::Dir::Send, 2, 1u << 20}, {GroupOp::Dir::Recv, 0, 1u << 20}});
+  for (const PartSlot& s : slots[0]) CHECK(s.peers == 1);
+
+  // The plan: each part's overhead grows by (k - 1) rho^2 (ramp tau (1 - exp(-T / tau)) + loss T), T the
+  // part's bytes at the channel's rate, rho the channels' offered rate over the port's.
+  const std::uint64_t bytes = 16u << 20;
+  const auto plan_of = [&](std::uint8_t peers, std::uint8_t channels) {
+    const PartWarps w{10, 9, 2, 2, peers, peers, channels, channels};
+    return m->plan(bytes, p, c4, std::span<const PartWarps>(&w, 1));
+  };
+  const TransferPlan alone = plan_of(1, 24);
+  const TransferPlan three = plan_of(3, 24);
+  const TransferPlan quiet = plan_of(3, 6);
+  REQUIRE(alone.parts.size() == three.parts.size());
+  const double port = 18 * 25e9 * params.nvlink_efficiency;
+  const double tau = 50e-6;
+  for (std::size_t i = 0; i < alone.parts.size(); ++i) {
+    const double t = alone.parts[i].wire_bytes / alone.channel_rate;
+    const double each = 0.2 * tau * -std::expm1(-t / tau) + 0.05 * t;
+    const double rho_busy = std::min(1.0, 24 * params.simple.channel_bandwidth / port);
+    const double rho_quiet = std::min(1.0, 6 * params.simple.channel_bandwidth / port);
+    CHECK(static_cast<double>(three.parts[i].overhead - alone.parts[i].overhead) ==
+          doctest::Approx(2 * rho_busy * rho_busy * each * 1e12).epsilon(1e-6));
+    CHECK(static_cast<double>(quiet.parts[i].overhead - alone.parts[i].overhead) ==
+          doctest::Approx(2 * rho_quiet * rho_quiet * each * 1e12).epsilon(1e-6));
+  }
+  // No loss set: nothing changes.
+  const auto plain = nccl();
+  const PartWarps w3{10, 9, 2, 2, 3, 3, 24, 24}, w1{10, 9, 2, 2, 1, 1, 24, 24};
+  CHECK(plain->plan(bytes, p, c4, std::span<const PartWarps>(&w3, 1)).parts[0].overhead ==
+        plain->plan(bytes, p, c4, std::span<const PartWarps>(&w1, 1)).parts[0].overhead);
+}

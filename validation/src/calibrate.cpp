@@ -64,6 +64,9 @@ const std::vector<Accessor>& accessors() {
       {{"p2p.split_rate", "", 0.2, 1.5}, [](const P& p) { return p.split_rate; }, false},
       {{"p2p.split3_rate", "", 0.1, 1.0}, [](const P& p) { return p.split3_rate; }, false},
       {{"p2p.channel_budget", "", 0.5, 4.0}, [](const P& p) { return p.channel_budget; }, false},
+      {{"p2p.peer_ramp", "", 0, 1}, [](const P& p) { return p.peer_ramp; }, false},
+      {{"p2p.peer_ramp_time", "us", 1, 1000}, [](const P& p) { return us(p.peer_ramp_time); }, false},
+      {{"p2p.peer_rate_loss", "", 0, 0.5}, [](const P& p) { return p.peer_rate_loss; }, false},
   };
   static const std::vector<Accessor> all = [] {
     std::vector<Accessor> out = list;

@@ -473,7 +473,9 @@ const std::vector<std::string>& default_cross_validation_parameters() {
                                                 "collective.ll_hop_latency",
                                                 "simple.fill_bandwidth",
                                                 "simple.step_overhead",
-                                                "simple.channel_latency"};
+                                                "simple.channel_latency",
+                                                "p2p.peer_ramp",
+                                                "p2p.peer_rate_loss"};
   return list;
 }
 

@@ -1723,11 +1723,15 @@ std::uint32_t Runtime::Execution::transfer_plan(int comm, std::uint64_t bytes, c
       const models::PartSlot& s = sl[std::min(p, sl.size() - 1)];
       warps[p].send = s.warps;
       warps[p].send_load = s.load;
+      warps[p].send_peers = s.peers;
+      warps[p].send_channels = s.channels;
     }
     if (!rl.empty()) {
       const models::PartSlot& r = rl[std::min(p, rl.size() - 1)];
       warps[p].recv = r.warps;
       warps[p].recv_load = r.load;
+      warps[p].recv_peers = r.peers;
+      warps[p].recv_channels = r.channels;
     }
   }
   return add(model_.plan(bytes, info, comms_[comm], warps));
@@ -1776,10 +1780,12 @@ int Runtime::Execution::op_warps(const KernelInstance& ki, int op) {
         const std::span<const models::PartSlot> list = lists[g];
         if (list.empty()) continue;
         std::string key;  // the list's bytes: warps and load of each part
-        key.reserve(2 * list.size());
+        key.reserve(4 * list.size());
         for (const models::PartSlot& s : list) {
           key += static_cast<char>(s.warps);
           key += static_cast<char>(s.load);
+          key += static_cast<char>(s.peers);
+          key += static_cast<char>(s.channels);
         }
         auto w = warp_list_ids_.find(key);  // most lists recur: look before building a node
         if (w == warp_list_ids_.end()) {

@@ -130,6 +130,15 @@ struct ModelParams {
   /// to or from other GPUs moves at most 2 channel_budget / d of that rate (k works that send and receive:
   /// channel_budget / k each), whatever its warps. 0: no budget (each work at its warps' rate alone).
   double channel_budget = 0;
+  /// A GPU whose grouped send/recv both sends to and receives from k > 1 other GPUs (k = the fewer of its
+  /// distinct destinations and sources; an all-to-all on n GPUs: n - 1) moves each part slower than its
+  /// channels alone would, and slowest at first: a part whose nominal time is T (its bytes at its channel's
+  /// rate) takes (k - 1) (peer_ramp peer_ramp_time (1 - exp(-T / peer_ramp_time)) + peer_rate_loss T)
+  /// longer. peer_ramp: the fraction lost at the start, per extra peer (dimensionless); peer_ramp_time: how
+  /// fast that start-up loss fades; peer_rate_loss: the fraction lost for good, per extra peer. 0: none.
+  double peer_ramp = 0;
+  Picoseconds peer_ramp_time = 0;
+  double peer_rate_loss = 0;
   /// Bytes/s one channel's 19 warps copy within a GPU: a send to oneself with its receive (out of place).
   double self_copy_bandwidth = 0;
   Picoseconds shm_base_latency = 0;

@@ -125,6 +125,13 @@ struct PartWarps {
   /// (p2p.channel_budget). 0: not known (no budget applies).
   std::uint8_t send_load = 0;
   std::uint8_t recv_load = 0;
+  /// Other GPUs the end's group both sends to and receives from: the fewer of its distinct destinations and
+  /// sources (p2p.peer_ramp). 0: not known.
+  std::uint8_t send_peers = 0;
+  std::uint8_t recv_peers = 0;
+  /// Channels of the end's group that carry parts to or from other GPUs (the port's offered load).
+  std::uint8_t send_channels = 0;
+  std::uint8_t recv_channels = 0;
   bool operator==(const PartWarps&) const = default;
 };
 
@@ -133,6 +140,8 @@ struct PartWarps {
 struct PartSlot {
   std::uint8_t warps = 0;
   std::uint8_t load = 0;
+  std::uint8_t peers = 0;     ///< PartWarps::send_peers of its end
+  std::uint8_t channels = 0;  ///< PartWarps::send_channels of its end
   bool operator==(const PartSlot&) const = default;
 };
 /// TransferModel::p2p_warps' answer: for each operation of a group, the slots of its channel parts (none: the
