@@ -222,8 +222,8 @@ TEST_CASE("accuracy: nccl-tests alltoall on 2 and 4 H200s (grouped send/recv)") 
   MESSAGE("alltoall 2 GPUs (held out): MAPE " << s2.mape << "%, worst " << s2.worst << "%");
   MESSAGE("alltoall 4 GPUs: MAPE " << s4.mape << "%, worst " << s4.worst << "%");
   CHECK(s2.mape <= 10.0);
-  CHECK(s4.mape <= 15.0);  // a known gap: see models/README.md
-  CHECK(s4.worst <= 25.0);
+  CHECK(s4.mape <= 6.0);  // 8.5% until the peer loss (session 25): see models/README.md
+  CHECK(s4.worst <= 15.0);
   const auto baseline = nlohmann::json::parse(read_file(kDir + "accuracy-baseline.json"));
   CHECK(s4.mape <= baseline["alltoall_g4_mape"].get<double>() + 1.0);
 }
@@ -280,12 +280,12 @@ TEST_CASE(
   const auto bw = stats(in_bound(fitted, Bound::Bandwidth));
   MESSAGE("h200.toml on the H100: MAPE " << lat.mape << "% below 1 MiB, " << bw.mape << "% from 1 MiB");
   CHECK(lat.mape <= 24.3);
-  CHECK(bw.mape <= 8.9);
+  CHECK(bw.mape <= 7.9);  // 7.86% before the peer loss (session 25), 6.85% with it
   std::vector<Comparison> large;
   for (const auto& c : fitted) {
     if (c.bytes >= (32ULL << 20)) large.push_back(c);
   }
-  CHECK(stats(large).mape <= 4.1);
+  CHECK(stats(large).mape <= 3.2);  // 3.1% before the peer loss (session 25), 2.2% with it
   // The datasheet set's wider band holds the measured medians it was not derived from.
   const auto datasheet = score(models::ModelParams::defaults());
   const auto dlat = stats(in_bound(datasheet, Bound::Latency));
