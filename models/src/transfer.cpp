@@ -485,19 +485,14 @@ class NcclModel final : public TransferModel {
       if (!any) break;
     }
     // Other GPUs this end both sends to and receives from (p2p.peer_ramp): the fewer of its distinct
-    // destinations and sources (send_round/recv_round mark each peer's round once; reused as marks here).
+    // destinations and sources. Each peer has one send round and one receive round, and round 0 is the
+    // rank itself: the rounds after it with sends, and with receives.
     int peers = 0;
     {
       int dests = 0, sources = 0;
-      std::vector<int>& seen = x.count;
-      seen.assign(static_cast<std::size_t>(n), 0);
-      for (const GroupOp& op : ops) {
-        if (op.dir == GroupOp::Dir::Self || op.peer == rank) continue;
-        int& mark = seen[static_cast<std::size_t>(op.peer)];
-        const int bit = op.dir == GroupOp::Dir::Send ? 1 : 2;
-        if (mark & bit) continue;
-        mark |= bit;
-        (bit == 1 ? dests : sources) += 1;
+      for (int r = 1; r < n; ++r) {
+        dests += send_at[r + 1] > send_at[r] ? 1 : 0;
+        sources += recv_at[r + 1] > recv_at[r] ? 1 : 0;
       }
       peers = std::min({dests, sources, 255});
     }

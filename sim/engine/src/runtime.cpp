@@ -1779,14 +1779,16 @@ int Runtime::Execution::op_warps(const KernelInstance& ki, int op) {
       for (std::size_t g = 0; g < lists.size() && g < index.size(); ++g) {
         const std::span<const models::PartSlot> list = lists[g];
         if (list.empty()) continue;
-        std::string key;  // the list's bytes: warps and load of each part
-        key.reserve(4 * list.size());
+        // The list's bytes: warps and load of each part, then the group's peers and remote channels (the same
+        // for every part of an operation, so once).
+        std::string key;
+        key.reserve(2 * list.size() + 2);
         for (const models::PartSlot& s : list) {
           key += static_cast<char>(s.warps);
           key += static_cast<char>(s.load);
-          key += static_cast<char>(s.peers);
-          key += static_cast<char>(s.channels);
         }
+        key += static_cast<char>(list.front().peers);
+        key += static_cast<char>(list.front().channels);
         auto w = warp_list_ids_.find(key);  // most lists recur: look before building a node
         if (w == warp_list_ids_.end()) {
           w = warp_list_ids_.emplace(std::move(key), static_cast<int>(warp_lists_.size())).first;

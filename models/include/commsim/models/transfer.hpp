@@ -140,8 +140,8 @@ struct PartWarps {
 struct PartSlot {
   std::uint8_t warps = 0;
   std::uint8_t load = 0;
-  std::uint8_t peers = 0;     ///< PartWarps::send_peers of its end
-  std::uint8_t channels = 0;  ///< PartWarps::send_channels of its end
+  std::uint8_t peers = 0;     ///< PartWarps::send_peers of its end (the same for every part of an operation)
+  std::uint8_t channels = 0;  ///< PartWarps::send_channels of its end (likewise)
   bool operator==(const PartSlot&) const = default;
 };
 /// TransferModel::p2p_warps' answer: for each operation of a group, the slots of its channel parts (none: the
