@@ -286,6 +286,8 @@ ModelParams parse_set(const toml::table& root, const std::string& file, const Mo
   require(p.shm_bandwidth > 0 && p.shm_channel_bandwidth > 0 && p.net_channel_bandwidth > 0,
           "transport bandwidths must be > 0");
   require(p.channel_budget >= 0, "p2p.channel_budget must be >= 0 (leave the key out: no budget)");
+  require(p.peer_ramp == 0 || p.peer_ramp_time > 0,
+          "p2p.peer_ramp needs p2p.peer_ramp_time > 0 (the time its start-up loss takes to fade)");
   require(p.shm_host_memory_bandwidth >= 0,
           "shm.host_memory_bandwidth must be >= 0 (leave the key out: not limited)");
   return p;

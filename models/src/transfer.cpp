@@ -40,6 +40,10 @@ int reverse_bits(int v, int bits) {
   return r;
 }
 
+/// The most peers each way the peer loss counts (p2p.peer_ramp): the measured all-to-alls have 2 and 3; more
+/// (an 8-GPU machine's 7) are held at 3's loss rather than extrapolated.
+constexpr int kPeerLossMaxPeers = 3;
+
 /// Scratch of p2p_schedule and NcclModel::p2p_warps, one per thread: a run plans each kernel's group once,
 /// and these arrays were most of what that cost.
 struct P2pScratch {
@@ -344,22 +348,29 @@ class NcclModel final : public TransferModel {
         const Picoseconds per_step = t.transport == Transport::Net ? 0 : proto.step_overhead;
         cp.overhead = cp.steps * per_step + static_cast<Picoseconds>(std::llround(fill * 1e12));
       }
-      // Several peers both ways: a start-up loss that fades and a lasting one (p2p.peer_ramp).
+      // Several peers both ways: a start-up loss that fades and a lasting one (p2p.peer_ramp), over NVLink
+      // only (measured on NVSwitch ports), each end's extra peers scaled by its own port's pressure.
       const PartWarps& pw = warps[warps.size() == 1 ? 0 : static_cast<std::size_t>(i)];
-      const int extra_peers = std::max(pw.send_peers, pw.recv_peers) - 1;
-      if (extra_peers > 0 && (p_.peer_ramp > 0 || p_.peer_rate_loss > 0) && cp.wire_bytes > 0) {
-        const double part_rate = cp.rate > 0 ? cp.rate : t.channel_rate;
-        if (part_rate > 0) {
+      const double port = pair.nvlinks * pair.nvlink_bandwidth * p_.nvlink_efficiency;  // bytes/s
+      if (t.transport == Transport::P2p && port > 0 && (p_.peer_ramp > 0 || p_.peer_rate_loss > 0) &&
+          cp.wire_bytes > 0) {
+        const double part_rate = cp.rate > 0 ? cp.rate : t.channel_rate;  // wire bytes/s
+        // (k - 1) rho^2 of one end: k held at kPeerLossMaxPeers (no more peers measured), rho the channels
+        // to and from other GPUs of its machine over the port (a loss of contention, none on an idle port).
+        const auto weight = [&](int peers, int channels) {
+          const int extra = std::min(peers, kPeerLossMaxPeers) - 1;
+          if (extra <= 0) return 0.0;
+          const double rho = std::min(1.0, channels * proto.channel_bandwidth / port);
+          return extra * rho * rho;
+        };
+        const double w =
+            std::max(weight(pw.send_peers, pw.send_channels), weight(pw.recv_peers, pw.recv_channels));
+        if (part_rate > 0 && w > 0) {
           const double nominal = cp.wire_bytes / part_rate;  // s
-          // The port's pressure: what the end's channels to and from other GPUs offer over what its NVLinks
-          // carry, squared (a loss of contention, none on an idle port).
-          const int chans = std::max(pw.send_channels, pw.recv_channels);
-          const double port = pair.nvlinks * pair.nvlink_bandwidth * p_.nvlink_efficiency;
-          const double rho = port > 0 ? std::min(1.0, chans * proto.channel_bandwidth / port) : 1.0;
           const double tau = static_cast<double>(p_.peer_ramp_time) / 1e12;
           const double ramp = tau > 0 ? p_.peer_ramp * tau * -std::expm1(-nominal / tau) : 0.0;
-          const double loss = rho * rho * extra_peers * (ramp + p_.peer_rate_loss * nominal);
-          cp.overhead += static_cast<Picoseconds>(std::llround(loss * 1e12));
+          cp.overhead +=
+              static_cast<Picoseconds>(std::llround(w * (ramp + p_.peer_rate_loss * nominal) * 1e12));
         }
       }
       if (cp.steps > 0) t.parts.push_back(cp);
@@ -476,7 +487,10 @@ class NcclModel final : public TransferModel {
           b.rounds[static_cast<std::size_t>(b.nrounds++)] = r;
           if (!self) {
             b.load += (part < w.nsend ? 1 : 0) + (part < w.nrecv ? 1 : 0);
-            x.remote[static_cast<std::size_t>(ch)] = 1;
+            if ((part < w.nsend && rank_node[ops[w.send].peer] == rank_node[rank]) ||
+                (part < w.nrecv && rank_node[ops[w.recv].peer] == rank_node[rank])) {
+              x.remote[static_cast<std::size_t>(ch)] = 1;
+            }
           }
           slots.push_back(c);
         }
@@ -487,12 +501,14 @@ class NcclModel final : public TransferModel {
     // Other GPUs this end both sends to and receives from (p2p.peer_ramp): the fewer of its distinct
     // destinations and sources. Each peer has one send round and one receive round, and round 0 is the
     // rank itself: the rounds after it with sends, and with receives.
+    // Only peers of its own machine count (the loss is an NVLink port's).
     int peers = 0;
+    const auto same_machine = [&](int peer) { return rank_node[peer] == rank_node[rank]; };
     {
       int dests = 0, sources = 0;
       for (int r = 1; r < n; ++r) {
-        dests += send_at[r + 1] > send_at[r] ? 1 : 0;
-        sources += recv_at[r + 1] > recv_at[r] ? 1 : 0;
+        dests += send_at[r + 1] > send_at[r] && same_machine(sched[r].first) ? 1 : 0;
+        sources += recv_at[r + 1] > recv_at[r] && same_machine(sched[r].second) ? 1 : 0;
       }
       peers = std::min({dests, sources, 255});
     }

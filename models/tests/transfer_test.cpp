@@ -424,6 +424,33 @@ TEST_CASE(
     CHECK(static_cast<double>(quiet.parts[i].overhead - alone.parts[i].overhead) ==
           doctest::Approx(2 * rho_quiet * rho_quiet * each * 1e12).epsilon(1e-6));
   }
+  // More peers than the three measured are held at three's loss; each end counts with its own pressure, the
+  // busier one sets it; a pair without NVLink pays none.
+  CHECK(plan_of(7, 24).parts[0].overhead == three.parts[0].overhead);
+  {
+    const PartWarps one_end{10, 9, 2, 2, 3, 1, 24, 6};
+    CHECK(m->plan(bytes, p, c4, std::span<const PartWarps>(&one_end, 1)).parts[0].overhead ==
+          three.parts[0].overhead);
+    const PartWarps other_end{10, 9, 2, 2, 1, 3, 24, 6};
+    CHECK(m->plan(bytes, p, c4, std::span<const PartWarps>(&other_end, 1)).parts[0].overhead ==
+          quiet.parts[0].overhead);
+    PairInfo pcie = p;
+    pcie.path = PathType::Pxb;
+    pcie.nvlinks = 0;
+    const CommInfo cp = comm(*m, 4, pcie);
+    const PartWarps w3{10, 9, 2, 2, 3, 3, 24, 24}, w1{10, 9, 2, 2, 1, 1, 24, 24};
+    CHECK(m->plan(bytes, pcie, cp, std::span<const PartWarps>(&w3, 1)).parts[0].overhead ==
+          m->plan(bytes, pcie, cp, std::span<const PartWarps>(&w1, 1)).parts[0].overhead);
+  }
+  // Peers on another machine do not count: 2 machines of 2 GPUs, an all-to-all leaves one peer of rank 0's
+  // machine each way.
+  {
+    const CommInfo c22 = m->comm_info(4, 2, std::vector<PairInfo>(12, p));
+    const auto two = m->p2p_warps(c22, 0, std::vector<int>{0, 0, 1, 1}, alltoall_group(4, 0, 16u << 20));
+    for (std::size_t op = 1; op < two.size(); ++op) {
+      for (const PartSlot& s : two[op]) CHECK(s.peers == 1);
+    }
+  }
   // No loss set: nothing changes.
   const auto plain = nccl();
   const PartWarps w3{10, 9, 2, 2, 3, 3, 24, 24}, w1{10, 9, 2, 2, 1, 1, 24, 24};

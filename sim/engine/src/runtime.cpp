@@ -972,7 +972,7 @@ class Runtime::Execution {
   std::unordered_map<std::vector<int>, int, LayoutHash> layout_ids_;  ///< ids in order of first use
   std::vector<models::GroupOp> group_scratch_;    ///< op_warps: the kernel's group as the model sees it
   std::vector<std::size_t> group_index_scratch_;  ///< and each entry's op
-  std::vector<std::vector<models::PartSlot>> warp_lists_;  ///< warps and channel load per channel part
+  std::vector<std::vector<models::PartSlot>> warp_lists_;  ///< warps, channel load, peers per channel part
   std::unordered_map<std::string, int> warp_list_ids_;     ///< a list's bytes -> its index
   std::vector<std::unordered_map<int, int>> comm_ranks_;   ///< per communicator, GPU -> rank (filled on use)
   std::vector<TransferState> transfers_;
@@ -1789,6 +1789,9 @@ int Runtime::Execution::op_warps(const KernelInstance& ki, int op) {
         }
         key += static_cast<char>(list.front().peers);
         key += static_cast<char>(list.front().channels);
+        assert(std::all_of(list.begin(), list.end(), [&](const models::PartSlot& s) {
+          return s.peers == list.front().peers && s.channels == list.front().channels;
+        }));
         auto w = warp_list_ids_.find(key);  // most lists recur: look before building a node
         if (w == warp_list_ids_.end()) {
           w = warp_list_ids_.emplace(std::move(key), static_cast<int>(warp_lists_.size())).first;

@@ -130,12 +130,15 @@ struct ModelParams {
   /// to or from other GPUs moves at most 2 channel_budget / d of that rate (k works that send and receive:
   /// channel_budget / k each), whatever its warps. 0: no budget (each work at its warps' rate alone).
   double channel_budget = 0;
-  /// A GPU whose grouped send/recv both sends to and receives from k > 1 other GPUs (k = the fewer of its
-  /// distinct destinations and sources; an all-to-all on n GPUs: n - 1) moves each part slower than its
-  /// channels alone would, and slowest at first: a part whose nominal time is T (its bytes at its channel's
-  /// rate) takes (k - 1) (peer_ramp peer_ramp_time (1 - exp(-T / peer_ramp_time)) + peer_rate_loss T)
-  /// longer. peer_ramp: the fraction lost at the start, per extra peer (dimensionless); peer_ramp_time: how
-  /// fast that start-up loss fades; peer_rate_loss: the fraction lost for good, per extra peer. 0: none.
+  /// A GPU whose grouped send/recv both sends to and receives from k > 1 other GPUs of its machine over
+  /// NVLink (k = the fewer of its distinct destinations and sources there, held at 3; an all-to-all on n
+  /// GPUs: n - 1) moves each part slower than its channels alone would, and slowest at first: a part whose
+  /// nominal time is T (its bytes at its channel's rate) takes (k - 1) rho^2 (peer_ramp peer_ramp_time (1 -
+  /// exp(-T / peer_ramp_time)) + peer_rate_loss T) longer, rho = min(1, the end's channels to other GPUs of
+  /// its machine x the channel rate / its NVLink port's rate), the busier end counting. peer_ramp: the
+  /// fraction lost at the start, per extra peer (dimensionless); peer_ramp_time: how fast that start-up loss
+  /// fades (picoseconds); peer_rate_loss: the fraction lost for good, per extra peer (dimensionless). 0:
+  /// none.
   double peer_ramp = 0;
   Picoseconds peer_ramp_time = 0;
   double peer_rate_loss = 0;

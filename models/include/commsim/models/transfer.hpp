@@ -125,11 +125,12 @@ struct PartWarps {
   /// (p2p.channel_budget). 0: not known (no budget applies).
   std::uint8_t send_load = 0;
   std::uint8_t recv_load = 0;
-  /// Other GPUs the end's group both sends to and receives from: the fewer of its distinct destinations and
-  /// sources (p2p.peer_ramp). 0: not known.
+  /// Other GPUs of its machine the end's group both sends to and receives from: the fewer of its distinct
+  /// destinations and sources there (p2p.peer_ramp); 0 for a lone direction (fan-out, fan-in) or not known.
   std::uint8_t send_peers = 0;
   std::uint8_t recv_peers = 0;
-  /// Channels of the end's group that carry parts to or from other GPUs (the port's offered load).
+  /// Channels of the end's group that carry parts to or from other GPUs of its machine (its port's offered
+  /// load).
   std::uint8_t send_channels = 0;
   std::uint8_t recv_channels = 0;
   bool operator==(const PartWarps&) const = default;
@@ -140,8 +141,9 @@ struct PartWarps {
 struct PartSlot {
   std::uint8_t warps = 0;
   std::uint8_t load = 0;
-  std::uint8_t peers = 0;     ///< PartWarps::send_peers of its end (the same for every part of an operation)
-  std::uint8_t channels = 0;  ///< PartWarps::send_channels of its end (likewise)
+  std::uint8_t peers = 0;  ///< its end's PartWarps::send_peers or recv_peers (the same for every part of an
+                           ///< operation)
+  std::uint8_t channels = 0;  ///< its end's PartWarps::send_channels or recv_channels (likewise)
   bool operator==(const PartSlot&) const = default;
 };
 /// TransferModel::p2p_warps' answer: for each operation of a group, the slots of its channel parts (none: the
@@ -206,7 +208,8 @@ class TransferModel {
   /// k's parts over channels from a base that reverses k's bits, and lets a channel's works share its warps.
   /// An empty list for an operation means the default of plan(bool). The base model (no such kernel) returns
   /// empty lists (GroupSlots). Each part also says how many directions to or from other GPUs its channel
-  /// batch carries.
+  /// batch carries, and (the same for every part of the group) how many GPUs of its machine the group both
+  /// sends to and receives from and how many channels carry parts to or from them (p2p.peer_ramp).
   virtual GroupSlots p2p_warps(const CommInfo& comm, int rank, std::span<const int> rank_node,
                                std::span<const GroupOp> ops) const {
     (void)comm, (void)rank, (void)rank_node;
