@@ -451,6 +451,8 @@ class NcclModel final : public TransferModel {
     std::vector<int>& cur = x.cur;
     cur.assign(static_cast<std::size_t>(nch), -1);
     x.remote.assign(static_cast<std::size_t>(nch), 0);
+    // The peer loss (p2p.peer_ramp) is an NVLink port's: only peers of the rank's own machine count.
+    const auto same_machine = [&](int peer) { return rank_node[peer] == rank_node[rank]; };
     std::vector<Work>& works = x.works;
     works.clear();
     works.reserve(ops.size());
@@ -487,8 +489,8 @@ class NcclModel final : public TransferModel {
           b.rounds[static_cast<std::size_t>(b.nrounds++)] = r;
           if (!self) {
             b.load += (part < w.nsend ? 1 : 0) + (part < w.nrecv ? 1 : 0);
-            if ((part < w.nsend && rank_node[ops[w.send].peer] == rank_node[rank]) ||
-                (part < w.nrecv && rank_node[ops[w.recv].peer] == rank_node[rank])) {
+            if ((part < w.nsend && same_machine(ops[w.send].peer)) ||
+                (part < w.nrecv && same_machine(ops[w.recv].peer))) {
               x.remote[static_cast<std::size_t>(ch)] = 1;
             }
           }
@@ -498,21 +500,17 @@ class NcclModel final : public TransferModel {
       }
       if (!any) break;
     }
-    // Other GPUs this end both sends to and receives from (p2p.peer_ramp): the fewer of its distinct
-    // destinations and sources. Each peer has one send round and one receive round, and round 0 is the
-    // rank itself: the rounds after it with sends, and with receives.
-    // Only peers of its own machine count (the loss is an NVLink port's).
-    int peers = 0;
-    const auto same_machine = [&](int peer) { return rank_node[peer] == rank_node[rank]; };
-    {
-      int dests = 0, sources = 0;
-      for (int r = 1; r < n; ++r) {
-        dests += send_at[r + 1] > send_at[r] && same_machine(sched[r].first) ? 1 : 0;
-        sources += recv_at[r + 1] > recv_at[r] && same_machine(sched[r].second) ? 1 : 0;
-      }
-      peers = std::min({dests, sources, 255});
+    // GPUs of its machine this end both sends to and receives from: the fewer of its distinct destinations
+    // and sources. Each peer has one send round and one receive round, and round 0 is the rank itself: the
+    // rounds after it with sends, and with receives. Both counts are the same for every part of the group.
+    int dests = 0, sources = 0;
+    for (int r = 1; r < n; ++r) {
+      dests += send_at[r + 1] > send_at[r] && same_machine(sched[r].first) ? 1 : 0;
+      sources += recv_at[r + 1] > recv_at[r] && same_machine(sched[r].second) ? 1 : 0;
     }
-    const int remote_channels = static_cast<int>(std::count(x.remote.begin(), x.remote.end(), 1));
+    const auto kp = static_cast<std::uint8_t>(std::min({dests, sources, 255}));
+    const auto rc = static_cast<std::uint8_t>(
+        std::min<std::ptrdiff_t>(std::count(x.remote.begin(), x.remote.end(), 1), 255));
     std::vector<std::uint32_t>& parts = x.parts;
     parts.assign(ops.size(), 0);
     for (const Work& w : works) {
@@ -536,8 +534,6 @@ class NcclModel final : public TransferModel {
         const bool has_recv = part < w.nrecv;
         const int lone = send_w + recv_w;
         const auto load = static_cast<std::uint8_t>(std::min(batch.load, 255));
-        const auto kp = static_cast<std::uint8_t>(peers);
-        const auto rc = static_cast<std::uint8_t>(std::min(remote_channels, 255));
         const auto p = static_cast<std::size_t>(part);
         if (self) {
           out.part(static_cast<std::size_t>(w.send), p) = {static_cast<std::uint8_t>(lone), 0};
