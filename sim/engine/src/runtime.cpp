@@ -225,7 +225,46 @@ struct Runtime::Impl {
   int resource_of(const topo::Edge& e) const { return (*route_graph)[e].id; }
   const topo::Graph* route_graph = nullptr;
   std::vector<int> scratch_route;  ///< entry()'s route before it is stored
-  topo::RouteTree tree;  ///< the last source's routes inside its machine (none yet while `local` is null)
+  /// GPUs' routes inside their machine, shared by the pairs from a GPU (entry), its machine exits
+  /// (exits_of) and its NIC (own_nic_of): a direct-mapped cache, GPU g in slot g % kTreeSlots, so up to
+  /// kTreeSlots GPUs each get one Dijkstra, and larger clusters keep ~2 KB a slot (an HGX node's ~50
+  /// vertices at 40 bytes), not a tree per GPU (27 MB for 16,384), recomputing a tree when its slot was
+  /// taken by another GPU (each GPU's exits and NIC are kept, so that is mostly entry's sources).
+  static constexpr std::size_t kTreeSlots = 64;
+  std::vector<topo::RouteTree> trees;
+  std::vector<int> tree_gpu;  ///< per slot: the GPU whose tree it holds, -1 none
+  const topo::RouteTree& tree_of(const topo::Topology& topo, int g) {
+    if (trees.empty()) {
+      trees.resize(std::min(kTreeSlots, topo.gpus.size()));
+      tree_gpu.assign(trees.size(), -1);
+    }
+    const std::size_t slot = static_cast<std::size_t>(g) % trees.size();
+    if (tree_gpu[slot] != g) {
+      topo.route_tree(topo.gpus[static_cast<std::size_t>(g)].vertex, trees[slot]);
+      tree_gpu[slot] = g;
+    }
+    return trees[slot];
+  }
+  /// Appends the resources of the tree's route to `dst` (walked back from it, so reversed after) to `out`;
+  /// its latency and bottleneck to the arguments, as Topology::route reports them. False when unreachable
+  /// (nothing appended).
+  bool walk(const topo::RouteTree& t, topo::Vertex dst, std::vector<int>& out, Picoseconds& latency,
+            double& bandwidth) const {
+    if (dst == t.src || !t.reaches(dst)) return false;
+    const topo::Graph& g = *route_graph;
+    const std::size_t at = out.size();
+    bandwidth = std::numeric_limits<double>::infinity();
+    for (topo::Vertex w = dst; w != t.src;) {
+      const topo::Edge e = t.via[static_cast<std::size_t>((*t.local)[w])];
+      const topo::LinkInfo& l = g[e];
+      out.push_back(l.id);
+      bandwidth = std::min(bandwidth, l.bandwidth);
+      latency += l.latency;
+      w = boost::source(e, g);
+    }
+    std::reverse(out.begin() + static_cast<std::ptrdiff_t>(at), out.end());
+    return true;
+  }
 
   /// Where one GPU's routes leave and enter its machine (Topology::fabric_ends) and the route pieces to and
   /// from each end, as resources with their latency and bottleneck: computed once per GPU, so a route between
@@ -242,8 +281,6 @@ struct Runtime::Impl {
     std::vector<char> made;
   };
   std::vector<Exits> exits;  ///< by GPU
-  /// Scratch route trees of exits_of / piece and of own_nic_of (their arrays reused GPU after GPU).
-  topo::RouteTree exits_tree, nic_tree;
   /// By vertex: the resource of its fabric uplink / downlink (-1: not yet).
   std::vector<int> up_res, down_res;
 
@@ -252,8 +289,7 @@ struct Runtime::Impl {
     Exits& x = exits[static_cast<std::size_t>(g)];
     if (x.done) return x;
     const topo::Vertex v = topo.gpus[static_cast<std::size_t>(g)].vertex;
-    topo::RouteTree& t = exits_tree;
-    topo.route_tree(v, t);
+    const topo::RouteTree& t = tree_of(topo, g);
     x.ends = topo.fabric_ends(v, t);
     x.out.resize(x.ends.size());
     x.in.resize(x.ends.size());
@@ -289,10 +325,7 @@ struct Runtime::Impl {
   }
   const Piece& piece(const topo::Topology& topo, int g, std::size_t i, bool out) {
     Exits& x = exits[static_cast<std::size_t>(g)];
-    if (!x.made[i]) {
-      topo.route_tree(topo.gpus[static_cast<std::size_t>(g)].vertex, exits_tree);
-      make_piece(x, exits_tree, i);
-    }
+    if (!x.made[i]) make_piece(x, tree_of(topo, g), i);
     return out ? x.out[i] : x.in[i];
   }
   int fabric_resource(const topo::Topology& topo, topo::Vertex v, bool up) {
@@ -349,23 +382,25 @@ struct Runtime::Impl {
     std::vector<std::pair<int, bool>> reach;  // per GPU of the machine: NIC, through a host bridge
     for (int x : node_gpus) {
       const topo::GpuInfo& gpu = topo.gpus[static_cast<std::size_t>(x)];
-      topo::RouteTree& t = nic_tree;
-      topo.route_tree(gpu.vertex, t);
+      const topo::RouteTree& t = tree_of(topo, x);
       int known = -1;
       bool bridged = false;
       double best = 0;
       for (int nic : topo.nodes[static_cast<std::size_t>(gpu.node)].nics) {
         const topo::NicInfo& info = topo.nics[static_cast<std::size_t>(nic)];
-        const topo::Route r = t.to(graph, info.vertex);
-        if (r.edges.empty()) continue;
+        if (info.vertex == t.src || !t.reaches(info.vertex)) continue;
+        // The route's edges, walked back from the NIC (their order does not matter here).
         bool own = true, via_bridge = false;
-        for (const topo::Edge& e : r.edges) {
+        int edges = 0;
+        for (topo::Vertex w = info.vertex; w != t.src; ++edges) {
+          const topo::Edge e = t.via[static_cast<std::size_t>((*t.local)[w])];
           const topo::LinkKind k = graph[e].kind;
           own = own && k != topo::LinkKind::NvLink && k != topo::LinkKind::Smp;
-          const topo::VertexKind v = graph[boost::target(e, graph)].kind;
+          const topo::VertexKind v = graph[w].kind;  // the edge's target
           via_bridge = via_bridge || v == topo::VertexKind::HostBridge || v == topo::VertexKind::Cpu;
+          w = boost::source(e, graph);
         }
-        const double cost = static_cast<double>(r.edges.size());
+        const double cost = static_cast<double>(edges);
         if (own && (known < 0 || (bridged && !via_bridge) || (bridged == via_bridge && cost < best))) {
           known = info.local_index;
           bridged = via_bridge;
@@ -389,6 +424,10 @@ Runtime::Runtime(const topo::Topology& topo, const models::TransferModel& model)
   const topo::Graph& g = topo.graph();
   impl_->route_graph = &g;
   const bool tcp = tcp_fabric(topo);
+  // Links, then two host-memory limits a GPU, then one memory a CPU (at most one per vertex).
+  impl_->resources.reserve(boost::num_edges(g) + 2 * topo.gpus.size());
+  impl_->shm_out.reserve(topo.gpus.size());
+  impl_->shm_in.reserve(topo.gpus.size());
   for (auto [e, end] = boost::edges(g); e != end; ++e) {
     const topo::LinkInfo& l = g[*e];
     if (l.id != static_cast<int>(impl_->resources.size())) {
@@ -460,14 +499,12 @@ Runtime::Impl::PairCache Runtime::Impl::entry(const topo::Topology& topo, int sr
   std::vector<int>& p2p = scratch_route;
   p2p.clear();
   // Inside one machine a route is the source's route tree walked to the destination (what Topology::route
-  // does); consecutive pairs from one source (a communicator's setup lists them so) share the tree.
+  // does); every pair from one source shares its tree (tree_of).
   // Between machines it is composed from the pieces cached per GPU (cross_route).
   if (topo.vertex(a.vertex).node == topo.vertex(b.vertex).node && a.node >= 0) {
-    if (tree.local == nullptr || tree.src != a.vertex) topo.route_tree(a.vertex, tree);  // into its arrays
-    const topo::Route r = tree.to(topo.graph(), b.vertex);
-    info.path_latency = r.latency;
-    info.route_bandwidth = r.bandwidth;
-    p2p = resources_of(r);
+    if (!walk(tree_of(topo, src), b.vertex, p2p, info.path_latency, info.route_bandwidth)) {
+      info.route_bandwidth = 0;
+    }
   } else {
     cross_route(topo, src, dst, p2p, info.path_latency, info.route_bandwidth);
   }
