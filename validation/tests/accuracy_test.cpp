@@ -314,6 +314,8 @@ TEST_CASE("accuracy: held-out figures (leave one family out) do not regress" * d
   for (const auto& m : baseline["manifests"]) manifests.push_back(src + "/" + m.get<std::string>());
   CalibrateOptions o;
   o.parameters = baseline["parameters"].get<std::vector<std::string>>();
+  // The fit's loss (soft-l1 since session 26, the headline's; squared when the baseline names none).
+  if (baseline.contains("loss")) o.loss = parse_fit_loss(baseline["loss"].get<std::string>());
   // The probed-start family's probe configurations (each held-out start's host calibrated on them).
   if (baseline.contains("probe")) o.probe = baseline["probe"].get<std::vector<std::string>>();
   const auto data = load_manifest_data(manifests, topology, start);
