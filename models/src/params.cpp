@@ -97,6 +97,8 @@ const std::vector<Field>& fields() {
       {"p2p", "peer_ramp", Kind::Fraction, to(&P::peer_ramp)},
       {"p2p", "peer_ramp_time", Kind::Duration, to(&P::peer_ramp_time)},
       {"p2p", "peer_rate_loss", Kind::Fraction, to(&P::peer_rate_loss)},
+      {"p2p", "port_ramp", Kind::Fraction, to(&P::port_ramp)},
+      {"p2p", "port_ramp_time", Kind::Duration, to(&P::port_ramp_time)},
       {"p2p", "nvlink_saturation", Kind::Sharpness, to(&P::nvlink_saturation)},
       {"p2p", "pcie_saturation", Kind::Sharpness, to(&P::pcie_saturation)},
       {"shm", "base_latency", Kind::Duration, to(&P::shm_base_latency)},
@@ -288,6 +290,8 @@ ModelParams parse_set(const toml::table& root, const std::string& file, const Mo
   require(p.channel_budget >= 0, "p2p.channel_budget must be >= 0 (leave the key out: no budget)");
   require(p.peer_ramp == 0 || p.peer_ramp_time > 0,
           "p2p.peer_ramp needs p2p.peer_ramp_time > 0 (the time its start-up loss takes to fade)");
+  require(p.port_ramp == 0 || p.port_ramp_time > 0,
+          "p2p.port_ramp needs p2p.port_ramp_time > 0 (the time its start-up loss takes to fade)");
   require(p.shm_host_memory_bandwidth >= 0,
           "shm.host_memory_bandwidth must be >= 0 (leave the key out: not limited)");
   return p;

@@ -352,6 +352,23 @@ class NcclModel final : public TransferModel {
       // only (measured on NVSwitch ports), each end's extra peers scaled by its own port's pressure.
       const PartWarps& pw = warps[warps.size() == 1 ? 0 : static_cast<std::size_t>(i)];
       const double port = pair.nvlinks * pair.nvlink_bandwidth * p_.nvlink_efficiency;  // bytes/s
+      if (t.transport == Transport::P2p && port > 0 && p_.port_ramp > 0 && cp.wire_bytes > 0) {
+        const double part_rate = cp.rate > 0 ? cp.rate : t.channel_rate;  // wire bytes/s
+        // Only an end that both sends to and receives from another GPU of its machine (k >= 1): a lone
+        // direction (fan-out, fan-in, one send) is predicted well without it.
+        const auto rho2 = [&](int peers, int channels) {
+          if (peers < 1) return 0.0;
+          const double rho = std::min(1.0, channels * proto.channel_bandwidth / port);
+          return rho * rho;
+        };
+        const double w = std::max(rho2(pw.send_peers, pw.send_channels), rho2(pw.recv_peers, pw.recv_channels));
+        if (part_rate > 0 && w > 0) {
+          const double nominal = cp.wire_bytes / part_rate;  // s
+          const double tau = static_cast<double>(p_.port_ramp_time) / 1e12;
+          cp.overhead += static_cast<Picoseconds>(
+              std::llround(w * p_.port_ramp * tau * -std::expm1(-nominal / tau) * 1e12));
+        }
+      }
       if (t.transport == Transport::P2p && port > 0 && (p_.peer_ramp > 0 || p_.peer_rate_loss > 0) &&
           cp.wire_bytes > 0) {
         const double part_rate = cp.rate > 0 ? cp.rate : t.channel_rate;  // wire bytes/s

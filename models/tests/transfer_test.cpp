@@ -457,3 +457,58 @@ TEST_CASE(
   CHECK(plain->plan(bytes, p, c4, std::span<const PartWarps>(&w3, 1)).parts[0].overhead ==
         plain->plan(bytes, p, c4, std::span<const PartWarps>(&w1, 1)).parts[0].overhead);
 }
+
+TEST_CASE("transfer: a part over NVLink that sends and receives starts slower, by the port ramp, scaled by the port") {
+  ModelParams params = ModelParams::defaults();
+  params.port_ramp = 0.2;
+  params.port_ramp_time = 160'000'000;  // 160 us
+  const auto m = make_transfer_model("nccl", params, NcclEnv::parse({}));
+  const auto plain = nccl();
+  const PairInfo p = nvswitch_pair();
+  const CommInfo c2 = comm(*m, 2, p);
+  const CommInfo c2_plain = comm(*plain, 2, p);
+  const double port = 18 * 25e9 * params.nvlink_efficiency;
+  const double tau = 160e-6;
+  // A part of nominal time T whose ends send to and receive from k >= 1 peers takes rho^2 ramp tau (1 -
+  // exp(-T / tau)) longer, however many (the peer loss for k > 1 is apart, and 0 here), rho the busier end's
+  // channels at the channel rate over the port's rate; a lone direction (k = 0) pays none.
+  for (const std::uint64_t bytes : {std::uint64_t{1} << 20, std::uint64_t{64} << 20, std::uint64_t{1} << 30}) {
+    for (const int channels : {4, 8, 16, 32}) {
+      for (const int peers : {0, 1, 3}) {
+        CAPTURE(bytes);
+        CAPTURE(channels);
+        CAPTURE(peers);
+        const auto ch = static_cast<std::uint8_t>(channels);
+        const auto k = static_cast<std::uint8_t>(peers);
+        const PartWarps w{10, 9, 2, 2, k, k, ch, ch};
+        const TransferPlan ramp = m->plan(bytes, p, c2, std::span<const PartWarps>(&w, 1));
+        const TransferPlan none = plain->plan(bytes, p, c2_plain, std::span<const PartWarps>(&w, 1));
+        REQUIRE(ramp.parts.size() == none.parts.size());
+        const double rho = peers > 0 ? std::min(1.0, channels * params.simple.channel_bandwidth / port) : 0.0;
+        for (std::size_t i = 0; i < ramp.parts.size(); ++i) {
+          const double t = ramp.parts[i].wire_bytes / ramp.channel_rate;
+          // (to the picosecond the overhead is rounded to)
+          CHECK(std::fabs(static_cast<double>(ramp.parts[i].overhead - none.parts[i].overhead) -
+                          rho * rho * 0.2 * tau * -std::expm1(-t / tau) * 1e12) <= 1.0);
+        }
+      }
+    }
+  }
+  // The busier end that sends and receives sets it; an end of a lone direction does not count; ends whose
+  // channels are not known, and pairs without NVLink, pay none.
+  const std::uint64_t bytes = 64u << 20;
+  const auto overhead = [&](const TransferModel& model, const PairInfo& pair, const PartWarps& w) {
+    return model.plan(bytes, pair, comm(model, 2, pair), std::span<const PartWarps>(&w, 1)).parts[0].overhead;
+  };
+  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 32, 4}) == overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 32, 32}));
+  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 4, 32}) == overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 32, 32}));
+  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 32, 32}) > overhead(*plain, p, PartWarps{10, 9, 2, 2, 1, 1, 32, 32}));
+  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 0, 4, 32}) == overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 4, 4}));
+  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 0, 0, 32, 32}) == overhead(*plain, p, PartWarps{10, 9, 2, 2, 0, 0, 32, 32}));
+  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 0, 0}) == overhead(*plain, p, PartWarps{10, 9, 2, 2, 1, 1, 0, 0}));
+  PairInfo pcie = p;
+  pcie.path = PathType::Pxb;
+  pcie.nvlinks = 0;
+  CHECK(overhead(*m, pcie, PartWarps{10, 9, 2, 2, 1, 1, 32, 32}) ==
+        overhead(*plain, pcie, PartWarps{10, 9, 2, 2, 1, 1, 32, 32}));
+}

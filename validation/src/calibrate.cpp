@@ -67,6 +67,8 @@ const std::vector<Accessor>& accessors() {
       {{"p2p.peer_ramp", "", 0, 1}, [](const P& p) { return p.peer_ramp; }, false},
       {{"p2p.peer_ramp_time", "us", 1, 1000}, [](const P& p) { return us(p.peer_ramp_time); }, false},
       {{"p2p.peer_rate_loss", "", 0, 0.5}, [](const P& p) { return p.peer_rate_loss; }, false},
+      {{"p2p.port_ramp", "", 0, 1}, [](const P& p) { return p.port_ramp; }, false},
+      {{"p2p.port_ramp_time", "us", 1, 1000}, [](const P& p) { return us(p.port_ramp_time); }, false},
   };
   static const std::vector<Accessor> all = [] {
     std::vector<Accessor> out = list;

@@ -475,7 +475,8 @@ const std::vector<std::string>& default_cross_validation_parameters() {
                                                 "simple.step_overhead",
                                                 "simple.channel_latency",
                                                 "p2p.peer_ramp",
-                                                "p2p.peer_rate_loss"};
+                                                "p2p.peer_rate_loss",
+                                                "p2p.port_ramp"};
   return list;
 }
 

@@ -142,6 +142,14 @@ struct ModelParams {
   double peer_ramp = 0;
   Picoseconds peer_ramp_time = 0;
   double peer_rate_loss = 0;
+  /// A part over NVLink whose end both sends to and receives from other GPUs of its machine (k >= 1: a ring,
+  /// a pipeline exchange, an all-to-all; not a fan-out, a fan-in or a lone send) starts slower and speeds up
+  /// as it goes: a part whose nominal time is T takes rho^2 port_ramp port_ramp_time (1 - exp(-T /
+  /// port_ramp_time)) longer, rho as for the peer loss (the channels to other GPUs of its machine over its
+  /// port's rate), the busier such end counting. port_ramp: the fraction lost at the start
+  /// (dimensionless); port_ramp_time: how fast it fades (picoseconds). 0: none.
+  double port_ramp = 0;
+  Picoseconds port_ramp_time = 0;
   /// Bytes/s one channel's 19 warps copy within a GPU: a send to oneself with its receive (out of place).
   double self_copy_bandwidth = 0;
   Picoseconds shm_base_latency = 0;
