@@ -361,7 +361,8 @@ class NcclModel final : public TransferModel {
           const double rho = std::min(1.0, channels * proto.channel_bandwidth / port);
           return rho * rho;
         };
-        const double w = std::max(rho2(pw.send_peers, pw.send_channels), rho2(pw.recv_peers, pw.recv_channels));
+        const double w =
+            std::max(rho2(pw.send_peers, pw.send_channels), rho2(pw.recv_peers, pw.recv_channels));
         if (part_rate > 0 && w > 0) {
           const double nominal = cp.wire_bytes / part_rate;  // s
           const double tau = static_cast<double>(p_.port_ramp_time) / 1e12;

@@ -458,7 +458,9 @@ TEST_CASE(
         plain->plan(bytes, p, c4, std::span<const PartWarps>(&w1, 1)).parts[0].overhead);
 }
 
-TEST_CASE("transfer: a part over NVLink that sends and receives starts slower, by the port ramp, scaled by the port") {
+TEST_CASE(
+    "transfer: a part over NVLink that sends and receives starts slower, by the port ramp, scaled by the "
+    "port") {
   ModelParams params = ModelParams::defaults();
   params.port_ramp = 0.2;
   params.port_ramp_time = 160'000'000;  // 160 us
@@ -472,7 +474,8 @@ TEST_CASE("transfer: a part over NVLink that sends and receives starts slower, b
   // A part of nominal time T whose ends send to and receive from k >= 1 peers takes rho^2 ramp tau (1 -
   // exp(-T / tau)) longer, however many (the peer loss for k > 1 is apart, and 0 here), rho the busier end's
   // channels at the channel rate over the port's rate; a lone direction (k = 0) pays none.
-  for (const std::uint64_t bytes : {std::uint64_t{1} << 20, std::uint64_t{64} << 20, std::uint64_t{1} << 30}) {
+  for (const std::uint64_t bytes :
+       {std::uint64_t{1} << 20, std::uint64_t{64} << 20, std::uint64_t{1} << 30}) {
     for (const int channels : {4, 8, 16, 32}) {
       for (const int peers : {0, 1, 3}) {
         CAPTURE(bytes);
@@ -500,12 +503,18 @@ TEST_CASE("transfer: a part over NVLink that sends and receives starts slower, b
   const auto overhead = [&](const TransferModel& model, const PairInfo& pair, const PartWarps& w) {
     return model.plan(bytes, pair, comm(model, 2, pair), std::span<const PartWarps>(&w, 1)).parts[0].overhead;
   };
-  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 32, 4}) == overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 32, 32}));
-  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 4, 32}) == overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 32, 32}));
-  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 32, 32}) > overhead(*plain, p, PartWarps{10, 9, 2, 2, 1, 1, 32, 32}));
-  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 0, 4, 32}) == overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 4, 4}));
-  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 0, 0, 32, 32}) == overhead(*plain, p, PartWarps{10, 9, 2, 2, 0, 0, 32, 32}));
-  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 0, 0}) == overhead(*plain, p, PartWarps{10, 9, 2, 2, 1, 1, 0, 0}));
+  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 32, 4}) ==
+        overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 32, 32}));
+  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 4, 32}) ==
+        overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 32, 32}));
+  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 32, 32}) >
+        overhead(*plain, p, PartWarps{10, 9, 2, 2, 1, 1, 32, 32}));
+  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 0, 4, 32}) ==
+        overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 4, 4}));
+  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 0, 0, 32, 32}) ==
+        overhead(*plain, p, PartWarps{10, 9, 2, 2, 0, 0, 32, 32}));
+  CHECK(overhead(*m, p, PartWarps{10, 9, 2, 2, 1, 1, 0, 0}) ==
+        overhead(*plain, p, PartWarps{10, 9, 2, 2, 1, 1, 0, 0}));
   PairInfo pcie = p;
   pcie.path = PathType::Pxb;
   pcie.nvlinks = 0;
