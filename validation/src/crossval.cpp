@@ -573,11 +573,14 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
         // A parameter the rows barely depend on (a rank-deficient Jacobian along it alone): not pinned down.
         if (const std::vector<std::string> faint = r.barely; r.degenerate && refit_without(faint))
           fold.unpinned = faint;
-        // Every parameter is seen, but some are not pinned down (their standard error is over the bound).
-        if (const std::vector<std::string> loose = r.unpinned; r.degenerate && std::isfinite(r.condition) &&
-                                                               r.condition <= kMaxCondition &&
-                                                               refit_without(loose))
+        // Every parameter is seen, but some are not pinned down (their standard error is over the bound):
+        // kept, and the rest refitted, until none is left loose (a refit can loosen another one that moved
+        // with a kept one).
+        while (r.degenerate && std::isfinite(r.condition) && r.condition <= kMaxCondition) {
+          const std::vector<std::string> loose = r.unpinned;
+          if (!refit_without(loose)) break;
           fold.unpinned.insert(fold.unpinned.end(), loose.begin(), loose.end());
+        }
         fold.values = r.values;
         // Probed start: the held-out start's probe rows calibrate its host (from this fold's fit); only its
         // other rows are predicted.
