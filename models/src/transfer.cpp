@@ -348,10 +348,10 @@ class NcclModel final : public TransferModel {
         const Picoseconds per_step = t.transport == Transport::Net ? 0 : proto.step_overhead;
         cp.overhead = cp.steps * per_step + static_cast<Picoseconds>(std::llround(fill * 1e12));
       }
-      // Several peers both ways: a start-up loss that fades and a lasting one (p2p.peer_ramp), over NVLink
-      // only (measured on NVSwitch ports), each end's extra peers scaled by its own port's pressure.
       const PartWarps& pw = warps[warps.size() == 1 ? 0 : static_cast<std::size_t>(i)];
       const double port = pair.nvlinks * pair.nvlink_bandwidth * p_.nvlink_efficiency;  // bytes/s
+      // One peer or more both ways: a start-up loss that fades (p2p.port_ramp), rho^2 port_ramp tau (1 -
+      // exp(-T / tau)), over NVLink only, the busier end that sends and receives setting rho.
       if (t.transport == Transport::P2p && port > 0 && p_.port_ramp > 0 && cp.wire_bytes > 0) {
         const double part_rate = cp.rate > 0 ? cp.rate : t.channel_rate;  // wire bytes/s
         // Only an end that both sends to and receives from another GPU of its machine (k >= 1): a lone
@@ -370,6 +370,8 @@ class NcclModel final : public TransferModel {
               std::llround(w * p_.port_ramp * tau * -std::expm1(-nominal / tau) * 1e12));
         }
       }
+      // Several peers both ways: a start-up loss that fades and a lasting one (p2p.peer_ramp), over NVLink
+      // only (measured on NVSwitch ports), each end's extra peers scaled by its own port's pressure.
       if (t.transport == Transport::P2p && port > 0 && (p_.peer_ramp > 0 || p_.peer_rate_loss > 0) &&
           cp.wire_bytes > 0) {
         const double part_rate = cp.rate > 0 ? cp.rate : t.channel_rate;  // wire bytes/s

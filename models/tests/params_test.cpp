@@ -63,6 +63,26 @@ TEST_CASE("params: the ring's receive-only step is a ratio of 0 or more, located
   CHECK(ModelParams::defaults().coll_ring_recv_step == 0);
 }
 
+TEST_CASE("params: a start-up loss needs the time it fades over, and a ramp is a ratio of 0 or more") {
+  // The port ramp and the peer loss's ramp each need their time (> 0) once set; with 0 none is needed.
+  const ModelParams base = ModelParams::defaults();
+  const auto with = [&](const std::string& text) { return ModelParams::parse(text, "r.toml", base); };
+  CHECK(with("[p2p]\nport_ramp = 0.2\nport_ramp_time = \"80us\"\n").port_ramp == doctest::Approx(0.2));
+  CHECK(with("[p2p]\nport_ramp = 0.2\nport_ramp_time = \"80us\"\n").port_ramp_time == 80'000'000);
+  CHECK(with("[p2p]\nport_ramp = 0\nport_ramp_time = \"0us\"\n").port_ramp == 0);
+  CHECK_THROWS_WITH_AS(with("[p2p]\nport_ramp = 0.2\nport_ramp_time = \"0us\"\n"),
+                       doctest::Contains("p2p.port_ramp needs p2p.port_ramp_time > 0"), InputError);
+  CHECK_THROWS_WITH_AS(with("[p2p]\npeer_ramp = 0.2\npeer_ramp_time = \"0us\"\n"),
+                       doctest::Contains("p2p.peer_ramp needs p2p.peer_ramp_time > 0"), InputError);
+  CHECK_THROWS_WITH_AS(with("[p2p]\nport_ramp = -0.1\n"), doctest::Contains("must be a ratio of 0 or more"),
+                       InputError);
+  CHECK_THROWS_AS(with("[p2p]\nport_ramp_time = 80\n"), InputError);  // no unit
+  // Shipped: the datasheet set has none; the fitted H200 set a small one, over the peer loss's 50 us.
+  CHECK(base.port_ramp == 0);
+  CHECK(ModelParams::fitted_for_gpu("H200")->port_ramp > 0);
+  CHECK(ModelParams::fitted_for_gpu("H200")->port_ramp_time == 50'000'000);
+}
+
 namespace {
 
 /// Writes `text` to a fresh file under the system temp folder and returns its path.

@@ -245,9 +245,9 @@ struct Runtime::Impl {
     }
     return trees[slot];
   }
-  /// Appends the resources of the tree's route to `dst` (walked back from it, so reversed after) to `out`;
-  /// its latency and bottleneck to the arguments, as Topology::route reports them. False when unreachable
-  /// (nothing appended).
+  /// Appends the resources of the tree's route to `dst` (walked back from it, so reversed after) to `out`,
+  /// adds its latency (picoseconds) to `latency` and sets `bandwidth` to its bottleneck (bytes/s), as
+  /// Topology::route reports them. False when unreachable or dst is the source (nothing appended or set).
   bool walk(const topo::RouteTree& t, topo::Vertex dst, std::vector<int>& out, Picoseconds& latency,
             double& bandwidth) const {
     if (dst == t.src || !t.reaches(dst)) return false;
@@ -424,7 +424,7 @@ Runtime::Runtime(const topo::Topology& topo, const models::TransferModel& model)
   const topo::Graph& g = topo.graph();
   impl_->route_graph = &g;
   const bool tcp = tcp_fabric(topo);
-  // Links, then two host-memory limits a GPU, then one memory a CPU (at most one per vertex).
+  // Links, then two host-memory limits a GPU (then one memory a CPU, a few: not reserved).
   impl_->resources.reserve(boost::num_edges(g) + 2 * topo.gpus.size());
   impl_->shm_out.reserve(topo.gpus.size());
   impl_->shm_in.reserve(topo.gpus.size());
