@@ -350,47 +350,40 @@ class NcclModel final : public TransferModel {
       }
       const PartWarps& pw = warps[warps.size() == 1 ? 0 : static_cast<std::size_t>(i)];
       const double port = pair.nvlinks * pair.nvlink_bandwidth * p_.nvlink_efficiency;  // bytes/s
-      // One peer or more both ways: a start-up loss that fades (p2p.port_ramp), rho^2 port_ramp tau (1 -
-      // exp(-T / tau)), over NVLink only, the busier end that sends and receives setting rho.
-      if (t.transport == Transport::P2p && port > 0 && p_.port_ramp > 0 && cp.wire_bytes > 0) {
-        const double part_rate = cp.rate > 0 ? cp.rate : t.channel_rate;  // wire bytes/s
-        // Only an end that both sends to and receives from another GPU of its machine (k >= 1): a lone
-        // direction (fan-out, fan-in, one send) is predicted well without it.
-        const auto rho2 = [&](int peers, int channels) {
-          if (peers < 1) return 0.0;
-          const double rho = std::min(1.0, channels * proto.channel_bandwidth / port);
-          return rho * rho;
+      // Peers both ways, over NVLink only (measured on NVSwitch ports), each end scaled by its own port's
+      // pressure rho^2 (channels to and from other GPUs of its machine over the port: none on an idle port),
+      // the busier end counting. One peer or more: a start-up loss that fades (p2p.port_ramp); several: a
+      // larger one per extra peer and a lasting one (p2p.peer_ramp, peer_rate_loss), k held at
+      // kPeerLossMaxPeers (no more peers measured).
+      const double part_rate = cp.rate > 0 ? cp.rate : t.channel_rate;  // wire bytes/s
+      if (t.transport == Transport::P2p && port > 0 && part_rate > 0 && cp.wire_bytes > 0 &&
+          (p_.port_ramp > 0 || p_.peer_ramp > 0 || p_.peer_rate_loss > 0)) {
+        const double nominal = cp.wire_bytes / part_rate;  // s
+        // rho^2 times a weight of the end's peers (0 for an end that does not both send and receive).
+        const auto pressure = [&](auto weight) {
+          const auto end = [&](int peers, int channels) {
+            const double k = weight(peers);
+            if (k <= 0) return 0.0;
+            const double rho = std::min(1.0, channels * proto.channel_bandwidth / port);
+            return k * rho * rho;
+          };
+          return std::max(end(pw.send_peers, pw.send_channels), end(pw.recv_peers, pw.recv_channels));
         };
-        const double w =
-            std::max(rho2(pw.send_peers, pw.send_channels), rho2(pw.recv_peers, pw.recv_channels));
-        if (part_rate > 0 && w > 0) {
-          const double nominal = cp.wire_bytes / part_rate;  // s
-          const double tau = static_cast<double>(p_.port_ramp_time) / 1e12;
-          cp.overhead += static_cast<Picoseconds>(
-              std::llround(w * p_.port_ramp * tau * -std::expm1(-nominal / tau) * 1e12));
-        }
-      }
-      // Several peers both ways: a start-up loss that fades and a lasting one (p2p.peer_ramp), over NVLink
-      // only (measured on NVSwitch ports), each end's extra peers scaled by its own port's pressure.
-      if (t.transport == Transport::P2p && port > 0 && (p_.peer_ramp > 0 || p_.peer_rate_loss > 0) &&
-          cp.wire_bytes > 0) {
-        const double part_rate = cp.rate > 0 ? cp.rate : t.channel_rate;  // wire bytes/s
-        // (k - 1) rho^2 of one end: k held at kPeerLossMaxPeers (no more peers measured), rho the channels
-        // to and from other GPUs of its machine over the port (a loss of contention, none on an idle port).
-        const auto weight = [&](int peers, int channels) {
-          const int extra = std::min(peers, kPeerLossMaxPeers) - 1;
-          if (extra <= 0) return 0.0;
-          const double rho = std::min(1.0, channels * proto.channel_bandwidth / port);
-          return extra * rho * rho;
+        // What a start-up loss of `fraction` fading over `time` (picoseconds) costs this part, in seconds,
+        // times `w` (multiplied in first: the products as session 25's and 26's code rounded them).
+        const auto ramp = [&](double w, double fraction, Picoseconds time) {
+          const double tau = static_cast<double>(time) / 1e12;
+          return tau > 0 ? w * fraction * tau * -std::expm1(-nominal / tau) : 0.0;
         };
-        const double w =
-            std::max(weight(pw.send_peers, pw.send_channels), weight(pw.recv_peers, pw.recv_channels));
-        if (part_rate > 0 && w > 0) {
-          const double nominal = cp.wire_bytes / part_rate;  // s
-          const double tau = static_cast<double>(p_.peer_ramp_time) / 1e12;
-          const double ramp = tau > 0 ? p_.peer_ramp * tau * -std::expm1(-nominal / tau) : 0.0;
+        if (const double w = pressure([](int peers) { return peers >= 1 ? 1.0 : 0.0; });
+            p_.port_ramp > 0 && w > 0) {
           cp.overhead +=
-              static_cast<Picoseconds>(std::llround(w * (ramp + p_.peer_rate_loss * nominal) * 1e12));
+              static_cast<Picoseconds>(std::llround(ramp(w, p_.port_ramp, p_.port_ramp_time) * 1e12));
+        }
+        if (const double w = pressure([](int peers) { return std::min(peers, kPeerLossMaxPeers) - 1.0; });
+            (p_.peer_ramp > 0 || p_.peer_rate_loss > 0) && w > 0) {
+          cp.overhead += static_cast<Picoseconds>(std::llround(
+              w * (ramp(1.0, p_.peer_ramp, p_.peer_ramp_time) + p_.peer_rate_loss * nominal) * 1e12));
         }
       }
       if (cp.steps > 0) t.parts.push_back(cp);
