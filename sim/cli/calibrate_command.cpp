@@ -162,6 +162,10 @@ void add_calibrate_command(CLI::App& app) {
   c->add_option("--loss-scale", o->fit.loss_scale,
                 "soft-l1: the weighted residual, in sigmas, from which the loss grows linearly")
       ->capture_default_str();
+  c->add_option("--jobs", o->fit.jobs,
+                "Threads that evaluate the fit's Jacobian (default: every hardware thread); the\nfit is "
+                "the same for any count")
+      ->check(CLI::NonNegativeNumber);
   c->add_flag("--allow-degenerate", o->allow_degenerate,
               "Write --out even when the fit is degenerate (the file says so): values\nthat trade off are "
               "one of many equally good choices");

@@ -34,6 +34,7 @@ struct ValidateOptions {
   std::string loss = "squared";           ///< --cross-validate: what each fold's fit minimises
   double loss_scale =
       validation::kDefaultLossScale;  ///< and, for soft-l1, from how many sigmas it grows linearly
+  int jobs = 0;  ///< --cross-validate: threads for each fit's Jacobian (0: every hardware thread)
   std::string json;
   std::string band = "cross-validated";  ///< --cross-validate: where a fold's band takes its model error
   std::string band_out;                  ///< --cross-validate: write --band-set with the pooled held-out band
@@ -110,6 +111,7 @@ void run_cross_validation(const ValidateOptions& o, const SimSetup& setup,
   fit.probe_parameters = o.probe_params;
   fit.loss = validation::parse_fit_loss(o.loss);
   fit.loss_scale = o.loss_scale;
+  fit.jobs = o.jobs;
   fit.cross_validated_band = o.band == "cross-validated";
   const auto cv = validation::cross_validate(data, setup.topology, setup.params, families, fit);
   std::printf(
@@ -186,6 +188,8 @@ void run_validate(const ValidateOptions& o) {
   if (!o.band_set.empty() && o.band_out.empty()) throw UsageError("--band-set needs --band-out FILE");
   if (!o.cross_validate && (o.loss != "squared" || o.loss_scale != validation::kDefaultLossScale))
     throw UsageError("--loss and --loss-scale belong to --cross-validate (validate alone fits nothing)");
+  if (!o.cross_validate && o.jobs != 0)
+    throw UsageError("--jobs belongs to --cross-validate (validate alone fits nothing)");
   validation::parse_fit_loss(o.loss);  // a bad name fails before any data is read
   if (!o.band_out.empty() && o.band_set.empty() && o.params.empty())
     throw UsageError("--band-out needs --band-set SET or --params SET: the set to write the band into");
@@ -377,6 +381,10 @@ void add_validate_command(CLI::App& app) {
                 "--cross-validate, soft-l1: the weighted residual, in sigmas, from which the\nloss grows "
                 "linearly")
       ->capture_default_str();
+  v->add_option("--jobs", o->jobs,
+                "--cross-validate: threads that evaluate each fit's Jacobian (default: every\nhardware "
+                "thread); the figures are the same for any count")
+      ->check(CLI::NonNegativeNumber);
   v->add_option("--json", o->json, "--cross-validate: write the per-family tables as JSON to this file");
   v->add_option("--band", o->band,
                 "--cross-validate: a fold's band takes its model error from the held-out\nrows of its "

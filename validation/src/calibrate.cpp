@@ -2,12 +2,15 @@
 #include "commsim/validation/calibrate.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include <Eigen/Dense>
 
@@ -280,14 +283,43 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
     throw UsageError("only " + std::to_string(r.size()) + " measured sizes to fit " + std::to_string(n) +
                      " parameters: the fit would be degenerate");
   }
+  // Columns on up to `jobs` threads: each is its own prediction (predict_rows builds its own models and
+  // runtimes), written to its own column, so the matrix does not depend on the thread count.
+  const int jobs = std::max(
+      1, std::min(static_cast<int>(n),
+                  o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))));
   const auto jacobian_as = [&](const Eigen::VectorXd& at, const Eigen::VectorXd& r_at, bool robust_now) {
     Eigen::MatrixXd j(r_at.size(), n);
     constexpr double h = 1e-3;
-    for (Eigen::Index k = 0; k < n; ++k) {
+    const auto column = [&](Eigen::Index k) {
       Eigen::VectorXd step = at;
       const double dir = at(k) + h <= 1.0 ? h : -h;  // stay inside the bounds
       step(k) += dir;
-      j.col(k) = (residuals_as(step, robust_now) - r_at) / dir;
+      j.col(k) =
+          (residuals_of(predict_rows(with_values(start, ps, from_unit(step))), robust_now) - r_at) / dir;
+    };
+    result.evaluations += static_cast<int>(n);
+    if (jobs == 1) {
+      for (Eigen::Index k = 0; k < n; ++k) column(k);
+      return j;
+    }
+    std::atomic<Eigen::Index> next{0};
+    std::vector<std::exception_ptr> failed(static_cast<std::size_t>(n));  // per column: the first one wins
+    const auto worker = [&] {
+      for (Eigen::Index k; (k = next++) < n;) {
+        try {
+          column(k);
+        } catch (...) {
+          failed[static_cast<std::size_t>(k)] = std::current_exception();
+        }
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < jobs; ++t) pool.emplace_back(worker);
+    worker();
+    for (std::thread& t : pool) t.join();
+    for (const std::exception_ptr& e : failed) {
+      if (e) std::rethrow_exception(e);
     }
     return j;
   };

@@ -522,6 +522,43 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
           "): name configurations as validate labels them, e.g. 'sendrecv gpus 0,1' or 'sendrecv "
           "gpus 0,1 thread-per-gpu'");
   }
+  // A fold's fit on its training rows, with the parameters it had to keep at the start value.
+  struct FoldFit {
+    CalibrateResult result;
+    std::vector<std::string> kept, unpinned;
+  };
+  const auto fit_fold = [&](const std::vector<std::size_t>& train) {
+    const auto predict = [&](const models::ModelParams& p) { return predict_rows(data, train, topology, p); };
+    FoldFit fit{fit_rows(start, predict, options), {}, {}};
+    CalibrateResult& r = fit.result;
+    CalibrateOptions fewer = options;
+    // Fit once more without `names` (some but not all of the fitted ones): they keep the start set's value.
+    const auto refit_without = [&](const std::vector<std::string>& names) {
+      if (names.empty() || names.size() >= fewer.parameters.size()) return false;
+      std::erase_if(fewer.parameters, [&](const std::string& name) {
+        return std::find(names.begin(), names.end(), name) != names.end();
+      });
+      r = fit_rows(start, predict, fewer);
+      return true;
+    };
+    // Parameters no training row depends on.
+    if (const std::vector<std::string> unused = r.unused; r.degenerate && refit_without(unused))
+      fit.kept = unused;
+    // A parameter the rows barely depend on (a rank-deficient Jacobian along it alone): not pinned down.
+    if (const std::vector<std::string> faint = r.barely; r.degenerate && refit_without(faint))
+      fit.unpinned = faint;
+    // Every parameter is seen, but some are not pinned down (their standard error is over the bound): kept,
+    // and the rest refitted, until none is left loose (a refit can loosen another one that moved with a kept
+    // one).
+    while (r.degenerate && std::isfinite(r.condition) && r.condition <= kMaxCondition) {
+      const std::vector<std::string> loose = r.unpinned;
+      if (!refit_without(loose)) break;
+      fit.unpinned.insert(fit.unpinned.end(), loose.begin(), loose.end());
+    }
+    return fit;
+  };
+  // Fits by their training rows: folds of different families that hold out the same rows share one.
+  std::map<std::vector<std::size_t>, FoldFit> fits;
   for (Family f : families) {
     std::vector<std::string> values;
     for (const auto& r : data.rows) {
@@ -552,35 +589,14 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
         (data.rows[i].family_value(f, data.configs) == value ? held : train).push_back(i);
       fold.fitted_rows = static_cast<int>(train.size());
       try {
-        const auto predict = [&](const models::ModelParams& p) {
-          return predict_rows(data, train, topology, p);
-        };
-        CalibrateResult r = fit_rows(start, predict, options);
-        CalibrateOptions fewer = options;
-        // Fit once more without `names` (some but not all of the fitted ones): they keep the start set's
-        // value.
-        const auto refit_without = [&](const std::vector<std::string>& names) {
-          if (names.empty() || names.size() >= fewer.parameters.size()) return false;
-          std::erase_if(fewer.parameters, [&](const std::string& name) {
-            return std::find(names.begin(), names.end(), name) != names.end();
-          });
-          r = fit_rows(start, predict, fewer);
-          return true;
-        };
-        // Parameters no training row depends on.
-        if (const std::vector<std::string> unused = r.unused; r.degenerate && refit_without(unused))
-          fold.kept = unused;
-        // A parameter the rows barely depend on (a rank-deficient Jacobian along it alone): not pinned down.
-        if (const std::vector<std::string> faint = r.barely; r.degenerate && refit_without(faint))
-          fold.unpinned = faint;
-        // Every parameter is seen, but some are not pinned down (their standard error is over the bound):
-        // kept, and the rest refitted, until none is left loose (a refit can loosen another one that moved
-        // with a kept one).
-        while (r.degenerate && std::isfinite(r.condition) && r.condition <= kMaxCondition) {
-          const std::vector<std::string> loose = r.unpinned;
-          if (!refit_without(loose)) break;
-          fold.unpinned.insert(fold.unpinned.end(), loose.begin(), loose.end());
-        }
+        // Another family's fold may have held out the very same rows (a machine start and its probed
+        // start; the 4-GPU ring and the 4-GPU pair): its fit is this fold's, made once.
+        auto same = fits.find(train);
+        if (same == fits.end()) same = fits.emplace(train, fit_fold(train)).first;
+        const FoldFit& fit = same->second;
+        CalibrateResult r = fit.result;
+        fold.kept = fit.kept;
+        fold.unpinned = fit.unpinned;
         fold.values = r.values;
         // Probed start: the held-out start's probe rows calibrate its host (from this fold's fit); only its
         // other rows are predicted.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
 
 #include "commsim/core/error.hpp"
@@ -172,6 +173,61 @@ TEST_CASE("calibrate: a soft-L1 loss lets a size's slow mode pull the fit by its
   } catch (const UsageError& e) {
     CHECK(std::string(e.what()).find("valid: squared, soft-l1") != std::string::npos);
   }
+}
+
+TEST_CASE("calibrate: the Jacobian's columns on several threads give the same fit, to the bit") {
+  // Three parameters, each moving its own rows (and a little of the others'): the fit on one thread and on
+  // three (one column each) and on eight (more threads than columns) must agree exactly, as must the
+  // evaluations counted; a prediction that throws on a worker thread reaches the caller.
+  const auto start = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  const RowPredictor predict = [](const models::ModelParams& p) {
+    const double a = static_cast<double>(p.simple.base_latency) / 1e6;
+    const double b = static_cast<double>(p.ll.base_latency) / 1e6;
+    const double c = p.simple.channel_bandwidth / 1e9;
+    std::vector<Comparison> rows;
+    for (int k = 0; k < 24; ++k) {
+      Comparison r;
+      r.workload = "sendrecv";
+      r.bytes = 8ULL << k;
+      r.measured_us = 10.0 + 0.5 * k + (k % 3 == 1 ? 3.0 : 0.0);
+      r.predicted_us = (k % 3 == 0   ? 1.3 * a
+                        : k % 3 == 1 ? 1.1 * b + 0.1 * a
+                                     : 0.2 * a + 0.2 * b) +
+                       static_cast<double>(r.bytes) / (c * 1e3) + 0.5 * k;
+      rows.push_back(r);
+    }
+    return rows;
+  };
+  CalibrateOptions o;
+  o.parameters = {"simple.base_latency", "ll.base_latency", "simple.channel_bandwidth"};
+  o.jobs = 1;
+  const auto one = fit_rows(start, predict, o);
+  for (int jobs : {3, 8}) {
+    CAPTURE(jobs);
+    o.jobs = jobs;
+    const auto many = fit_rows(start, predict, o);
+    REQUIRE(many.values.size() == one.values.size());
+    for (std::size_t i = 0; i < one.values.size(); ++i) {
+      CHECK(many.values[i].value == one.values[i].value);
+      CHECK(many.values[i].std_error == one.values[i].std_error);
+    }
+    CHECK(many.cost == one.cost);
+    CHECK(many.iterations == one.iterations);
+    CHECK(many.evaluations == one.evaluations);
+  }
+  CHECK(one.cost < one.start_cost);
+  // The first prediction (the start) succeeds; every later one throws: some on worker threads.
+  int calls = 0;
+  std::mutex m;
+  const RowPredictor failing = [&](const models::ModelParams& p) {
+    {
+      const std::lock_guard<std::mutex> lock(m);
+      if (calls++ > 0) throw UsageError("row 7: no such configuration");
+    }
+    return predict(p);
+  };
+  o.jobs = 3;
+  CHECK_THROWS_WITH_AS(fit_rows(start, failing, o), "row 7: no such configuration", UsageError);
 }
 
 TEST_CASE("calibrate: unknown parameters and empty selections are usage errors") {

@@ -79,6 +79,9 @@ struct CalibrateOptions {
   /// the parameters refitted on them (empty: default_probe_parameters()).
   std::vector<std::string> probe;
   std::vector<std::string> probe_parameters;
+  /// Threads that evaluate the Jacobian's columns (each a prediction of every fitted row with one parameter
+  /// moved) at once; 0: one per hardware thread. The fit is the same, to the bit, for any count.
+  int jobs = 0;
 };
 
 struct FittedValue {
