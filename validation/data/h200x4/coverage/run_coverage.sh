@@ -3,7 +3,7 @@
 # Usage (on the GPU machine, from the repository root, nccl-tests binaries in .ext/nccl-tests):
 #   validation/data/h200x4/coverage/run_coverage.sh START_ID BUDGET_S PHASE...
 # START_ID names this machine start (h200x4-2026-11-22a); BUDGET_S stops launching new runs once that many seconds
-# have passed; PHASE is one or more of: base-g base-t pairs knobs knobs2 a2a lat9. Writes /tmp/cov/START_ID/ with one nccl-tests
+# have passed; PHASE is one or more of: probe base-g base-t base-t2 pairs knobs knobs-t knobs2 a2a lat9. Writes /tmp/cov/START_ID/ with one nccl-tests
 # text log and JSON (-J) per run, manifest.csv (file,start,workload,gpus,launch,nccl_env,repeat) and meta/.
 set -u
 START=$1; BUDGET=$2; shift 2
@@ -68,6 +68,34 @@ for phase in "$@"; do
             run "${wl}_g${g/-/}_tpg_r$rep" $wl $g thread-per-gpu "" $rep $FULL
           done
         done
+      done ;;
+    probe)  # the probed-start family's probe: sendrecv on GPUs 0,1 in both launch modes
+      for rep in 1 2 3; do
+        run "sendrecv_g01_probe_st_r$rep" sendrecv 0-1 single-thread "" $rep $FULL
+        run "sendrecv_g01_probe_tpg_r$rep" sendrecv 0-1 thread-per-gpu "" $rep $FULL
+      done ;;
+    base-t2)  # a thread per GPU for the collectives base-t leaves out (session 27: the launch family's
+      # one-thread fold had no thread-per-GPU row of them to fit their efficiencies on)
+      for rep in 1 2 3; do
+        for g in 0-1 0-2 0-3; do
+          for wl in reduce_scatter broadcast reduce; do
+            run "${wl}_g${g/-/}_tpg_r$rep" $wl $g thread-per-gpu "" $rep $FULL
+          done
+        done
+      done ;;
+    knobs-t)  # knob what-ifs with a thread per GPU (session 27), on GPUs 0-3 or, on a 2-GPU machine, 0,1
+      g=0-3; [ "$NGPU" -ge 4 ] || g=0-1
+      for rep in 1 2 3; do
+        for c in 2 8; do
+          for wl in all_reduce all_gather; do
+            run "${wl}_g${g/-/}_maxch${c}_tpg_r$rep" $wl $g thread-per-gpu "NCCL_MAX_NCHANNELS=$c" $rep $KNOB
+          done
+        done
+        for wl in all_reduce all_gather; do
+          run "${wl}_g${g/-/}_protoLL128_tpg_r$rep" $wl $g thread-per-gpu "NCCL_PROTO=LL128" $rep $KNOB
+        done
+        run "all_reduce_g${g/-/}_Tree_tpg_r$rep" all_reduce $g thread-per-gpu "NCCL_ALGO=Tree" $rep $KNOB
+        run "all_reduce_g${g/-/}_p2pdisable_tpg_r$rep" all_reduce $g thread-per-gpu "NCCL_P2P_DISABLE=1" $rep $KNOB
       done ;;
     pairs)  # other pairs and subsets
       for rep in 1 2 3; do
