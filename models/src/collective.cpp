@@ -376,7 +376,8 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
   // themselves (on shared host memory, 4 SHM channels would otherwise drain a 1 MiB slice at 8 GB/s, ~130 us,
   // where the measured times extrapolate to ~30 us; held out, session 13, models/README.md).
   if (c.proto == kSimple && c.algo == kRing && op != CollOp::Broadcast && op != CollOp::Reduce) {
-    const double step = static_cast<double>(p.buffsize) / p.steps;
+    // NCCL_BUFFSIZE sets the Simple buffer, and with it the step (until session 27 only send/recv read it).
+    const double step = static_cast<double>(env.buffsize.value_or(p.buffsize)) / p.steps;
     const double per_channel = static_cast<double>(bytes) / plan.channels / n;
     const double slice = std::min(2 * step, per_channel / 2);
     plan.latency += static_cast<Picoseconds>(std::llround(slice / k.channel_bandwidth[c.proto] * 1e12));

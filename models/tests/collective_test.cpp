@@ -91,6 +91,28 @@ TEST_CASE("collective: the ring's receive-only step costs 2 ranks a larger share
   for (const auto& f : tree.flows) CHECK(f.wire_bytes == doctest::Approx(s / 0.92));
 }
 
+TEST_CASE("collective: NCCL_BUFFSIZE sets a ring Simple step, and with it the last slice's time") {
+  // Ring Simple's last slice is min(2 steps, a channel's share / 2), a step being the Simple buffer over
+  // NCCL_STEPS; at 1 GiB on 4 ranks the share is large, so the slice is 2 steps: 2 x 4 MiB / 8 with the
+  // default buffer, 2 x 1 MiB / 8 with NCCL_BUFFSIZE=1MiB, each moved at one channel's Simple rate.
+  const ModelParams p = ModelParams::defaults();
+  const auto latency = [&](const std::vector<std::string>& env) {
+    return make_transfer_model("nccl", p, NcclEnv::parse(env))
+        ->collective(CollOp::AllReduce, 1ULL << 30, 0, h200x4(), std::vector<int>{0, 0, 0, 0}, {})
+        .latency;
+  };
+  const auto base = latency({"NCCL_PROTO=Simple", "NCCL_ALGO=Ring"});
+  const auto small = latency({"NCCL_PROTO=Simple", "NCCL_ALGO=Ring", "NCCL_BUFFSIZE=1MiB"});
+  const auto big = latency({"NCCL_PROTO=Simple", "NCCL_ALGO=Ring", "NCCL_BUFFSIZE=16MiB"});
+  const double rate = p.coll.channel_bandwidth[2];
+  const auto slice_ps = [&](double buff) { return 2 * buff / p.steps / rate * 1e12; };
+  CHECK(static_cast<double>(base - small) ==
+        doctest::Approx(slice_ps(static_cast<double>(p.buffsize)) - slice_ps(1 << 20)).epsilon(1e-6));
+  CHECK(static_cast<double>(big - base) ==
+        doctest::Approx(slice_ps(16 << 20) - slice_ps(static_cast<double>(p.buffsize))).epsilon(1e-6));
+  CHECK(p.buffsize == 4u << 20);
+}
+
 TEST_CASE("collective: a ring's receive-only step is one more step of latency, not a chain's or a Tree's") {
   // Latency = base + steps x hop. A ring loop of n ranks sends n - 1 steps (2 (n - 1) for all-reduce) and
   // then receives once more (src/device/*.h runRing); a chain (broadcast, reduce) only sends and forwards, n
