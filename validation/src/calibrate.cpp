@@ -314,10 +314,13 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
         }
       }
     };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < jobs; ++t) pool.emplace_back(worker);
-    worker();
-    for (std::thread& t : pool) t.join();
+    {
+      // jthreads join when the pool goes, also if starting one throws: none outlives what it reads.
+      std::vector<std::jthread> pool;
+      pool.reserve(static_cast<std::size_t>(jobs - 1));
+      for (int t = 1; t < jobs; ++t) pool.emplace_back(worker);
+      worker();
+    }
     for (const std::exception_ptr& e : failed) {
       if (e) std::rethrow_exception(e);
     }

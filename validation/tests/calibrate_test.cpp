@@ -176,9 +176,10 @@ TEST_CASE("calibrate: a soft-L1 loss lets a size's slow mode pull the fit by its
 }
 
 TEST_CASE("calibrate: the Jacobian's columns on several threads give the same fit, to the bit") {
-  // Three parameters, each moving its own rows (and a little of the others'): the fit on one thread and on
-  // three (one column each) and on eight (more threads than columns) must agree exactly, as must the
-  // evaluations counted; a prediction that throws on a worker thread reaches the caller.
+  // Three parameters, each moving its own rows (and a little of the others'): the fit on one thread, on two
+  // (one takes two columns) and on three (one column each; eight asked for are capped at the three columns)
+  // must agree exactly, as must the evaluations counted; a prediction that throws, on whichever thread makes
+  // it, reaches the caller.
   const auto start = models::ModelParams::load(kSrc + "/models/params/h200.toml");
   const RowPredictor predict = [](const models::ModelParams& p) {
     const double a = static_cast<double>(p.simple.base_latency) / 1e6;
@@ -202,7 +203,7 @@ TEST_CASE("calibrate: the Jacobian's columns on several threads give the same fi
   o.parameters = {"simple.base_latency", "ll.base_latency", "simple.channel_bandwidth"};
   o.jobs = 1;
   const auto one = fit_rows(start, predict, o);
-  for (int jobs : {3, 8}) {
+  for (int jobs : {2, 3, 8}) {
     CAPTURE(jobs);
     o.jobs = jobs;
     const auto many = fit_rows(start, predict, o);
@@ -216,7 +217,7 @@ TEST_CASE("calibrate: the Jacobian's columns on several threads give the same fi
     CHECK(many.evaluations == one.evaluations);
   }
   CHECK(one.cost < one.start_cost);
-  // The first prediction (the start) succeeds; every later one throws: some on worker threads.
+  // The first prediction (the start) succeeds; every later one (the Jacobian's columns) throws.
   int calls = 0;
   std::mutex m;
   const RowPredictor failing = [&](const models::ModelParams& p) {

@@ -72,8 +72,9 @@ std::string resolve(const std::string& path, const std::string& spec_file) {
 /// The CSV's columns, in order.
 const std::vector<std::string>& columns() {
   static const std::vector<std::string> names = {
-      "point",   "topology",   "params",     "nccl_env",  "gpus",     "ngpus",  "workload", "bytes",
-      "time_us", "algbw_gbps", "busbw_gbps", "algorithm", "protocol", "status", "error"};
+      "point",      "topology",   "params",    "param_set", "nccl_env",   "gpus",
+      "ngpus",      "workload",   "bytes",     "time_us",   "time_us_lo", "time_us_hi",
+      "algbw_gbps", "busbw_gbps", "algorithm", "protocol",  "status",     "error"};
   return names;
 }
 
@@ -351,11 +352,23 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
     if (shard.owns(i)) mine.push_back(i);
   }
   // Every input is loaded once up front, so a bad file fails the sweep before any work, with its location.
-  std::vector<models::ModelParams> params;
+  std::vector<models::ModelParams> loaded_sets;
   for (const auto& p : spec.params)
-    params.push_back(p == "default" ? models::ModelParams::defaults() : models::ModelParams::load(p));
+    loaded_sets.push_back(p == "default" ? models::ModelParams::defaults() : models::ModelParams::load(p));
   // Topologies are read-only while simulating (routing keeps no state), so the workers share them.
   const std::vector<topo::Topology> topologies = load_topologies(spec);
+  // The set each (topology, params) pair runs with: "default" is, as in simulate, the fitted set of the
+  // topology's GPU model where there is one (every GPU the same model), else the unfitted defaults.
+  std::vector<models::ModelParams> params;
+  for (const topo::Topology& t : topologies) {
+    std::string model = t.gpus.empty() ? "" : t.gpus.front().model;
+    for (const auto& g : t.gpus) {
+      if (g.model != model) model.clear();
+    }
+    const models::ModelParams* fitted = models::ModelParams::fitted_for_gpu(model);
+    for (std::size_t k = 0; k < spec.params.size(); ++k)
+      params.push_back(spec.params[k] == "default" && fitted ? *fitted : loaded_sets[k]);
+  }
   if (progress.start) {
     std::vector<double> work;
     for (std::size_t i : mine) work.push_back(work_of(spec, i, topologies));
@@ -383,10 +396,12 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
         const std::size_t key =
             (p.topology * spec.params.size() + p.params) * spec.nccl_env.size() + p.nccl_env;
         const topo::Topology& topology = topologies[p.topology];
+        const models::ModelParams& set = params[p.topology * spec.params.size() + p.params];
+        r.param_set = set.name;
         if (key != loaded_key) {
           loaded.runtime.reset();
-          loaded.model = models::make_transfer_model("nccl", params[p.params],
-                                                     models::NcclEnv::parse(spec.nccl_env[p.nccl_env]));
+          loaded.model =
+              models::make_transfer_model("nccl", set, models::NcclEnv::parse(spec.nccl_env[p.nccl_env]));
           loaded.runtime = std::make_unique<Runtime>(topology, *loaded.model);
           loaded_key = key;
         }
@@ -394,6 +409,9 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
         const workloads::WorkloadSpec& spec_w = workloads::find_workload(r.workload);
         const RunResult res = loaded.runtime->run(prog, nullptr, {.op_records = 1});  // the first transfer
         r.time_us = static_cast<double>(res.per_iteration) / 1e6;
+        const models::Band band = models::band_of(set, r.bytes, r.time_us);
+        r.time_us_lo = band.lo_us;
+        r.time_us_hi = band.hi_us;
         r.algbw_gbps = r.time_us > 0 ? static_cast<double>(r.bytes) / (r.time_us * 1e3) : 0;
         r.busbw_gbps = r.algbw_gbps * spec_w.busbw_factor(r.ngpus);
         if (!res.collectives.empty()) {
@@ -427,12 +445,12 @@ namespace {
 std::string csv_text(const std::vector<SweepRow>& rows) {
   CsvWriter w;
   for (const SweepRow& r : rows) {
-    w.field(r.index).field(r.topology).field(r.params).field(r.nccl_env).field(r.gpus).field(r.ngpus);
-    w.field(r.workload).field(r.bytes);
+    w.field(r.index).field(r.topology).field(r.params).field(r.param_set).field(r.nccl_env).field(r.gpus);
+    w.field(r.ngpus).field(r.workload).field(r.bytes);
     if (r.error.empty()) {
-      w.field(r.time_us).field(r.algbw_gbps).field(r.busbw_gbps);
+      w.field(r.time_us).field(r.time_us_lo).field(r.time_us_hi).field(r.algbw_gbps).field(r.busbw_gbps);
     } else {  // a failed point has no time: empty cells, never 0
-      w.raw("").raw("").raw("");
+      w.raw("").raw("").raw("").raw("").raw("");
     }
     w.field(r.algorithm).field(r.protocol).field(r.error.empty() ? "ok" : "failed").field(r.error);
     w.end_row();
@@ -545,24 +563,27 @@ SweepMerged merge_sweep_files(const std::vector<SweepFile>& files, std::vector<S
       SweepRow r;
       try {
         r.index = std::stoull(c[0]);
-        r.ngpus = std::stoi(c[5]);
-        r.bytes = std::stoull(c[7]);
-        r.time_us = number_cell(c[8]);
-        r.algbw_gbps = number_cell(c[9]);
-        r.busbw_gbps = number_cell(c[10]);
+        r.ngpus = std::stoi(c[6]);
+        r.bytes = std::stoull(c[8]);
+        r.time_us = number_cell(c[9]);
+        r.time_us_lo = number_cell(c[10]);
+        r.time_us_hi = number_cell(c[11]);
+        r.algbw_gbps = number_cell(c[12]);
+        r.busbw_gbps = number_cell(c[13]);
       } catch (const std::logic_error&) {
         throw InputError({file, lineno, 1}, "a number column does not hold a number");
       }
       r.topology = c[1];
       r.params = c[2];
-      r.nccl_env = c[3];
-      r.gpus = c[4];
-      r.workload = c[6];
-      r.algorithm = c[11];
-      r.protocol = c[12];
-      r.error = c[14];
-      if (c[13] != (r.error.empty() ? "ok" : "failed"))
-        throw InputError({file, lineno, 1}, "status '" + c[13] + "' does not match the error column");
+      r.param_set = c[3];
+      r.nccl_env = c[4];
+      r.gpus = c[5];
+      r.workload = c[7];
+      r.algorithm = c[14];
+      r.protocol = c[15];
+      r.error = c[17];
+      if (c[16] != (r.error.empty() ? "ok" : "failed"))
+        throw InputError({file, lineno, 1}, "status '" + c[16] + "' does not match the error column");
       if (r.index % static_cast<std::size_t>(n) != static_cast<std::size_t>(k))
         throw InputError({file, lineno, 1},
                          "point " + c[0] + " does not belong to shard " + std::to_string(k));
@@ -621,17 +642,17 @@ std::string sweep_html(const std::string& title, const std::vector<SweepRow>& ro
     }
     h << svg_loglog(chart, series) << "\n";
   }
-  h << "<table><tr><th>point</th><th>topology</th><th>params</th><th>nccl_env</th><th>gpus</th><th>ngpus</th>"
-       "<th>workload</th><th>bytes</th><th>time_us</th><th>algbw_gbps</th><th>busbw_gbps</th><th>algorithm</"
-       "th>"
-       "<th>protocol</th><th>error</th></tr>\n";
+  h << "<table><tr><th>point</th><th>topology</th><th>params</th><th>param_set</th><th>nccl_env</th>"
+       "<th>gpus</th><th>ngpus</th><th>workload</th><th>bytes</th><th>time_us</th><th>time_us_lo</th>"
+       "<th>time_us_hi</th><th>algbw_gbps</th><th>busbw_gbps</th><th>algorithm</th><th>protocol</th>"
+       "<th>error</th></tr>\n";
   char num[64];
   for (const SweepRow& r : rows) {
     h << "<tr><td>" << r.index << "</td><td>" << html_escape(fs::path(r.topology).filename().string())
-      << "</td><td>" << html_escape(r.params) << "</td><td>" << html_escape(r.nccl_env) << "</td><td>"
-      << html_escape(r.gpus) << "</td><td>" << r.ngpus << "</td><td>" << html_escape(r.workload)
-      << "</td><td>" << r.bytes << "</td>";
-    for (double v : {r.time_us, r.algbw_gbps, r.busbw_gbps}) {
+      << "</td><td>" << html_escape(r.params) << "</td><td>" << html_escape(r.param_set) << "</td><td>"
+      << html_escape(r.nccl_env) << "</td><td>" << html_escape(r.gpus) << "</td><td>" << r.ngpus
+      << "</td><td>" << html_escape(r.workload) << "</td><td>" << r.bytes << "</td>";
+    for (double v : {r.time_us, r.time_us_lo, r.time_us_hi, r.algbw_gbps, r.busbw_gbps}) {
       std::snprintf(num, sizeof num, "%.4g", v);
       h << "<td>" << num << "</td>";
     }

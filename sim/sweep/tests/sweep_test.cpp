@@ -146,13 +146,58 @@ TEST_CASE("sweep: shards run on several threads merge into the single run's rows
   }
 }
 
+TEST_CASE(
+    "sweep: params 'default' runs the topology's fitted set, as simulate does, and every row has a band") {
+  // The same grid on the 4x H200 (a fitted set: h200) and on an HGX H100 what-if (none: nccl-default), and
+  // with the datasheet set named: the H200's default rows must be h200's times, not nccl-default's.
+  const std::string src = COMMSIM_SOURCE_DIR;
+  const std::string spec =
+      "name = \"sets\"\niterations = 1\nwarmup = 0\n[grid]\ntopologies = [\"" + src +
+      "/topologies/library/real/h200x4.topo\", \"" + src +
+      "/topologies/library/whatif/hgx-h100-2nodes-ndr.toml\"]\nparams = [\"default\", \"" + src +
+      "/models/params/nccl-default.toml\"]\ngpus = [\"0,1\"]\nworkloads = " +
+      "[\"sendrecv\"]\nsizes = [\"1KiB\", \"64MiB\"]\n";
+  const SweepSpec s = SweepSpec::parse(spec, "sets.toml");
+  const auto rows = run_sweep(s, Shard{0, 1}, 1);
+  REQUIRE(rows.size() == 8);
+  // Grid order: topology, params, ..., sizes fastest.
+  for (const SweepRow& r : rows) {
+    CAPTURE(r.index);
+    REQUIRE(r.error.empty());
+    CHECK(r.time_us_lo < r.time_us);
+    CHECK(r.time_us < r.time_us_hi);
+  }
+  CHECK(rows[0].param_set == "h200");
+  CHECK(rows[2].param_set == "nccl-default");
+  CHECK(rows[4].param_set == "nccl-default");  // no fitted set for H100
+  CHECK(rows[6].param_set == "nccl-default");
+  CHECK(rows[0].time_us != rows[2].time_us);  // h200's floor is not the datasheet's
+  CHECK(rows[4].time_us == rows[6].time_us);
+  // The band is the set's: h200's from 1 MiB is narrower than the datasheet band.
+  CHECK((rows[1].time_us_hi - rows[1].time_us_lo) / rows[1].time_us <
+        (rows[3].time_us_hi - rows[3].time_us_lo) / rows[3].time_us);
+  // The CSV carries the set and the band, and reads back.
+  const std::string csv = sweep_csv(rows);
+  CHECK(csv.rfind("point,topology,params,param_set,nccl_env,gpus,ngpus,workload,bytes,time_us,time_us_lo,"
+                  "time_us_hi,",
+                  0) == 0);
+  std::vector<SweepRow> back;
+  merge_sweep_files({{"r.csv", csv, "r.meta.json", sweep_meta(s, Shard{0, 1}, rows)}}, back);
+  REQUIRE(back.size() == rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    CHECK(back[i].param_set == rows[i].param_set);
+    CHECK(back[i].time_us_lo == rows[i].time_us_lo);
+    CHECK(back[i].time_us_hi == rows[i].time_us_hi);
+  }
+}
+
 TEST_CASE("sweep: a failed point is marked failed with empty times, and merges back as failed") {
   const SweepSpec s = SweepSpec::parse(kSpec, "s.toml");
   std::vector<SweepRow> rows = run_sweep(s, Shard{0, 1}, 1);
   REQUIRE(rows.size() >= 2);
   rows[1].error = "no route, for example";
   const std::string csv = sweep_csv(rows);
-  CHECK(csv.find(",,,") != std::string::npos);  // time_us, algbw_gbps, busbw_gbps empty
+  CHECK(csv.find(",,,,,") != std::string::npos);  // time_us, its band, algbw_gbps, busbw_gbps empty
   CHECK(csv.find(",failed,\"no route, for example\"") != std::string::npos);
   CHECK(csv.find("\n0,") != std::string::npos);
   CHECK(sweep_meta(s, Shard{0, 1}, rows).find("\"failed\": 1") != std::string::npos);

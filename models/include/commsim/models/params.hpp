@@ -99,8 +99,9 @@ struct ModelParams {
   ProtocolParams simple;
   ProtocolParams ll;
   CollectiveParams coll;
-  /// Tree (NCCL_ALGO=Tree): achieved fraction of the rate the ring reaches on the same links, for the chain's
-  /// reduce-then-broadcast pipeline inside a machine (NCCL's tuner also rates Tree below Ring there).
+  /// Tree (NCCL_ALGO=Tree): achieved fraction of the rate the ring reaches on the same links, for every flow
+  /// of the tree (the chains inside machines and the binary trees between them); a ratio. The datasheet
+  /// takes NCCL's tuner factor (0.92), which the tuner's own choice of algorithm also applies.
   double coll_tree_efficiency = 1;
   /// Ring all_reduce, all_gather and reduce_scatter end each loop iteration with a receive-only step (NCCL's
   /// runRing: the final recv, or recvReduceCopy) in which the rank sends nothing. Its time as a fraction of

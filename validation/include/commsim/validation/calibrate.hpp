@@ -125,7 +125,8 @@ struct CalibrateResult {
 std::vector<std::string> fitted_parameter_names(const CalibrateOptions& o);
 
 /// Predictions of the rows a fit runs over under one parameter set (measured side filled, same order each
-/// call).
+/// call). fit_rows calls it from several threads at once (CalibrateOptions::jobs): it must be safe to call
+/// concurrently, and a pure function of its argument for the fit not to depend on the thread count.
 using RowPredictor = std::function<std::vector<Comparison>(const models::ModelParams&)>;
 
 /// The fit itself: Levenberg-Marquardt of the parameters `o.parameters` names (default: those a p2p sweep

@@ -68,10 +68,14 @@ struct Shard {
 struct SweepRow {
   std::size_t index = 0;
   std::string topology, params, nccl_env, gpus, workload;
+  /// The parameter set the point ran with (its name): `params` "default" resolves, as simulate does, to the
+  /// fitted set of the topology's GPU model where there is one (h200 for H200s), else nccl-default.
+  std::string param_set;
   int ngpus = 0;
   std::uint64_t bytes = 0;
   double time_us = 0, algbw_gbps = 0, busbw_gbps = 0;
-  std::string algorithm;  ///< collective algorithm, or the P2P transport
+  double time_us_lo = 0, time_us_hi = 0;  ///< the set's prediction band around time_us (us)
+  std::string algorithm;                  ///< collective algorithm, or the P2P transport
   std::string protocol;
   std::string error;  ///< non-empty when the point failed
 };
