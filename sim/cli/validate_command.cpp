@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "commands.hpp"
 #include "commsim/core/csv.hpp"
@@ -15,6 +16,7 @@
 #include "commsim/topo/load.hpp"
 #include "commsim/validation/accuracy.hpp"
 #include "commsim/validation/crossval.hpp"
+#include "commsim/validation/nccl_tests.hpp"
 #include "commsim/validation/report.hpp"
 #include "setup.hpp"
 
@@ -206,8 +208,19 @@ void run_validate(const ValidateOptions& o) {
     throw UsageError("--manifest runs carry their own NCCL knobs (nccl_env column); drop --nccl-env");
   sim::Runtime rt(setup->topology, *setup->model);
   std::vector<validation::NcclTestsRun> runs;
+  // Data from another NCCL than the set's (or, for the datasheet set, than the one commsim models): warned
+  // about once per file, naming both.
+  const auto warn_version = [&](const std::string& file, const std::string& ran) {
+    if (const std::string w = validation::nccl_version_warning(ran, params.name, params.nccl_version);
+        !w.empty())
+      std::cerr << "commsim: warning: " << file << " " << w << "\n";
+  };
   for (const auto& f : o.nccl_tests) {
-    for (auto& r : validation::parse_nccl_tests(read_file(f), f)) runs.push_back(std::move(r));
+    std::set<std::string> versions;
+    for (auto& r : validation::parse_nccl_tests(read_file(f), f)) {
+      if (versions.insert(r.nccl_version).second) warn_version(f, r.nccl_version);
+      runs.push_back(std::move(r));
+    }
   }
   const validation::GpuMap map =
       o.gpu_map.empty() ? validation::GpuMap{} : validation::GpuMap::from_csv(o.gpu_map);
@@ -216,6 +229,9 @@ void run_validate(const ValidateOptions& o) {
   std::vector<validation::MeasuredRun> measured;
   for (const auto& dir : o.measured) {
     measured.push_back(validation::load_measured(dir));
+    if (const auto v = measured.back().doc.find("nccl_version");
+        v != measured.back().doc.end() && v->is_number_integer())
+      warn_version(measured.back().file, validation::nccl_version_text(v->get<long>()));
     auto more = validation::compare_measured(measured.back(), rt);
     rows.insert(rows.end(), more.begin(), more.end());
   }

@@ -644,6 +644,17 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
                                        " GPUs but the topology has " + std::to_string(n_gpus) +
                                        " (mismatched topology?)");
   }
+  // Each measured GPU's model against the topology's (a run from another machine is refused, naming both).
+  for (const JsonValue& g : gpus_meta) {
+    if (!g.has("name") || !g.has("index")) continue;
+    const int index = static_cast<int>(g.at("index").integer(0, kMaxGpus - 1));
+    if (index >= n_gpus) continue;
+    const std::string name = g.at("name").text();
+    const std::string& model = runtime.topology().gpus[static_cast<std::size_t>(index)].model;
+    if (!name.empty() && !model.empty() && name.find(model) == std::string::npos)
+      throw InputError({file, 1, 1}, "measured on '" + name + "' but topology GPU " + std::to_string(index) +
+                                         " is " + model + " (another GPU model: use the matching topology)");
+  }
   std::vector<Comparison> out;
   for (const JsonValue& row : doc.at("rows").items()) {
     Comparison c;

@@ -230,11 +230,9 @@ ManifestData load_manifest_data(const std::vector<std::string>& manifests, const
           const int g = e.gpus[rank];
           check_device_model(d, topology.gpus[static_cast<std::size_t>(g)].model, g, e.where, e.file);
         }
-        if (!run.nccl_version.empty() && !params.nccl_version.empty() &&
-            run.nccl_version != params.nccl_version && warned.insert(e.start + run.nccl_version).second) {
-          data.warnings.push_back(where + ": machine start " + e.start + " ran NCCL " + run.nccl_version +
-                                  ", the parameter set " + params.name + " was fitted on NCCL " +
-                                  params.nccl_version);
+        if (const std::string w = nccl_version_warning(run.nccl_version, params.name, params.nccl_version);
+            !w.empty() && warned.insert(e.start + run.nccl_version).second) {
+          data.warnings.push_back(where + ": machine start " + e.start + " " + w);
         }
         // The knobs the JSON recorded (those commsim models) must be the manifest's.
         std::vector<std::string> recorded;

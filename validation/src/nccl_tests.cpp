@@ -25,6 +25,19 @@ std::string nccl_version_text(long code) {
          std::to_string(code % 100);
 }
 
+std::string nccl_version_warning(const std::string& ran, const std::string& set_name,
+                                 const std::string& set_version) {
+  if (ran.empty()) return "";
+  if (!set_version.empty()) {
+    if (ran == set_version) return "";
+    return "ran NCCL " + ran + ", the parameter set " + set_name + " was fitted on NCCL " + set_version;
+  }
+  const std::string minor = kModeledNccl;
+  if (ran == minor || ran.rfind(minor + ".", 0) == 0) return "";
+  return "ran NCCL " + ran + ", commsim models NCCL " + minor + " and the parameter set " + set_name +
+         " names no NCCL version";
+}
+
 namespace {
 
 std::vector<std::string> words(std::string_view s) {

@@ -148,6 +148,16 @@ TEST_CASE("accuracy: a rank per process (mpirun) is simulated with a thread per 
   CHECK(s.mape <= 15.0);
 }
 
+TEST_CASE("accuracy: a commsim-measure run from another GPU model is refused, naming both") {
+  // validation/data/h100x4/peers2: measured on 4x H100; against the H200 topology it is another machine.
+  H200 h;
+  const std::string dir =
+      std::string(COMMSIM_SOURCE_DIR) + "/validation/data/h100x4/peers2/vm-20261127T191616Z/one_ch8";
+  CHECK_THROWS_WITH_AS(compare_measured(dir, *h.runtime),
+                       doctest::Contains("measured on 'NVIDIA H100 80GB HBM3' but topology GPU 0 is H200"),
+                       InputError);
+}
+
 TEST_CASE("accuracy: a measurement directory without results is refused") {
   topo::Diagnostics diag;
   const topo::Topology t =

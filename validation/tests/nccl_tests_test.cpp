@@ -102,3 +102,19 @@ TEST_CASE("nccl_tests: the CUDA graph setting (-G) is read from the text header"
   with_graph.replace(with_graph.find("\"graph\":0"), 9, "\"graph\":1");
   CHECK(parse_nccl_tests(with_graph, "g.json")[0].graph == 1);
 }
+
+TEST_CASE(
+    "nccl_tests: data from another NCCL is warned about, against the set's version or the modelled one") {
+  // A fitted set names the NCCL it was fitted on: any other patch release is named.
+  CHECK(nccl_version_warning("2.28.3", "h200", "2.28.3").empty());
+  CHECK(nccl_version_warning("2.28.9", "h200", "2.28.3") ==
+        "ran NCCL 2.28.9, the parameter set h200 was fitted on NCCL 2.28.3");
+  // The datasheet set names none: the minor release commsim models is the reference.
+  CHECK(nccl_version_warning("2.28.3", "nccl-default", "").empty());
+  CHECK(nccl_version_warning("2.28", "nccl-default", "").empty());
+  CHECK(nccl_version_warning("2.21.7", "nccl-default", "") ==
+        "ran NCCL 2.21.7, commsim models NCCL 2.28 and the parameter set nccl-default names no NCCL version");
+  CHECK(!nccl_version_warning("2.280.1", "nccl-default", "").empty());  // not 2.28.x
+  // Data that does not say: nothing to compare.
+  CHECK(nccl_version_warning("", "h200", "2.28.3").empty());
+}

@@ -53,4 +53,12 @@ std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::str
 /// NCCL's version code (22803) as text ("2.28.3"); codes below 10000 as NCCL < 2.9 numbers them (2708).
 std::string nccl_version_text(long code);
 
+/// The NCCL minor release commsim's model follows (its tuner, protocols and chunking).
+inline constexpr const char* kModeledNccl = "2.28";
+
+/// A warning for data that ran another NCCL than `params` was fitted on, or, for a set that names none (the
+/// datasheet set), another minor release than kModeledNccl; empty when they agree or `ran` is unknown.
+std::string nccl_version_warning(const std::string& ran, const std::string& set_name,
+                                 const std::string& set_version);
+
 }  // namespace commsim::validation
