@@ -200,14 +200,17 @@ void add_band(sim::ResultTable& table, const models::ModelParams& params, const 
       const std::string unit = table.units[static_cast<std::size_t>(col)];
       table.units.insert(table.units.begin() + col + 1, {unit, unit});
     }
-    for (auto& row : table.rows) {
+    for (std::size_t i = 0; i < table.rows.size(); ++i) {
+      auto& row = table.rows[i];
       const double t = cell_number(row[static_cast<std::size_t>(col)]);
       const std::uint64_t bytes =
           static_cast<std::size_t>(bytes_col) < row.size()
               ? static_cast<std::uint64_t>(cell_number(row[static_cast<std::size_t>(bytes_col)]))
               : models::kBandRegimeBytes;
-      const models::Band b = models::band_of(params, bytes, t);
-      row.insert(row.begin() + col + 1, {b.lo_us, b.hi_us});
+      // A part the user gave (a pipeline step's compute bound) is exact: the band is the rest's.
+      const double exact = i < table.band_exact_us.size() ? std::clamp(table.band_exact_us[i], 0.0, t) : 0.0;
+      const models::Band b = models::band_of(params, bytes, t - exact);
+      row.insert(row.begin() + col + 1, {exact + b.lo_us, exact + b.hi_us});
     }
   }
   char band[200];

@@ -278,9 +278,10 @@ void check_device_model(const NcclTestsDevice& d, const std::string& model, int 
 
 void with_band(std::vector<Comparison>& rows, const models::ModelParams& params) {
   for (Comparison& c : rows) {
-    const models::Band b = models::band_of(params, c.bytes, c.predicted_us);
-    c.predicted_lo_us = b.lo_us;
-    c.predicted_hi_us = b.hi_us;
+    const double exact = std::clamp(c.exact_us, 0.0, c.predicted_us);
+    const models::Band b = models::band_of(params, c.bytes, c.predicted_us - exact);
+    c.predicted_lo_us = exact + b.lo_us;
+    c.predicted_hi_us = exact + b.hi_us;
   }
 }
 
@@ -577,6 +578,7 @@ std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& run
       set_measured(c, ts);
       c.source = file;
       c.predicted_us = static_cast<double>(run_from(runtime, p, file).per_iteration) / 1e6;
+      c.exact_us = (mb + static_cast<double>(gpus.size() - 1)) * (fwd + bwd);
       out.push_back(c);
     }
   } else if (tool.find("weight_sync") != std::string::npos) {
@@ -713,6 +715,8 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
       req.bwd = seconds_to_picoseconds(pipeline_flag(doc, row, "bwd_us", "--bwd-us") / 1e6, "bwd_us");
       c.mode += " mb " + std::to_string(req.microbatches) +
                 (req.chunks > 1 ? " v" + std::to_string(req.chunks) : "") + " nccl";
+      c.exact_us = (req.microbatches + static_cast<double>(c.gpus.size() - 1) / req.chunks) *
+                   static_cast<double>(req.fwd + req.bwd) / 1e6;
     }
     if ((family == workloads::Family::Pair || family == workloads::Family::Pipeline) && row.has("mode")) {
       try {

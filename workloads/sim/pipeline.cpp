@@ -50,9 +50,11 @@ std::vector<int> microbatch_list(const std::string& flag) {
   return mbs;
 }
 
-/// One row per stage of one simulated step.
+/// One row per stage of one simulated step. `compute_bound` (us): the step without communication,
+/// (microbatches + (stages - 1) / chunks) x (fwd + bwd): given, so outside the prediction band.
 void add_stage_rows(const SimContext& ctx, ResultTable& table, const std::vector<int>& gpus,
-                    std::uint64_t bytes, int microbatches, ExchangeMode mode, const RunResult& r) {
+                    std::uint64_t bytes, int microbatches, ExchangeMode mode, const RunResult& r,
+                    double compute_bound) {
   const double step = static_cast<double>(r.per_iteration) / 1e6;
   for (std::size_t st = 0; st < gpus.size(); ++st) {
     const auto it = r.busy.find(gpus[st]);
@@ -63,6 +65,7 @@ void add_stage_rows(const SimContext& ctx, ResultTable& table, const std::vector
                           std::string(exchange_mode_name(mode)), ctx.framework_name, step,
                           static_cast<std::int64_t>(st), std::int64_t{gpus[st]}, compute, comm,
                           std::max(0.0, step - compute)});
+    table.band_exact_us.push_back(std::min(step, compute_bound));
   }
 }
 
@@ -108,7 +111,9 @@ void simulate(const SimContext& ctx, const WorkloadArgs& args, ResultTable& tabl
         Program p = pipeline_program(spec);
         p.iterations = ctx.iterations;
         p.warmup = ctx.warmup;
-        add_stage_rows(ctx, table, gpus, a, m, mode, ctx.run_raw(std::move(p)));
+        const double compute_bound = (m + static_cast<double>(gpus.size() - 1) / spec.chunks) *
+                                     (args.number("--fwd-us") + args.number("--bwd-us"));
+        add_stage_rows(ctx, table, gpus, a, m, mode, ctx.run_raw(std::move(p)), compute_bound);
         ctx.progress_step();
       }
     }

@@ -41,6 +41,9 @@ struct Comparison {
   double max_us = 0;
   double predicted_lo_us = 0;  ///< prediction band (0, 0: none attached; see with_band)
   double predicted_hi_us = 0;
+  /// The part of predicted_us (us) that is given, not predicted, and so outside the band: a pipeline step's
+  /// compute bound, (microbatches + (stages - 1) / chunks) x (fwd + bwd). 0 for everything else.
+  double exact_us = 0;
   std::string source;  ///< file:line of the first row
   /// commsim-measure's --timing (measure/README.md, "Timing"): "pipelined" (as nccl-tests), "per-op", or
   /// "per-iteration" (a CUDA event between iterations; every run before the option existed). Empty:

@@ -53,6 +53,9 @@ struct ResultTable {
   std::vector<std::vector<Cell>> rows;
   nlohmann::json metadata = nlohmann::json::object();
   std::vector<std::string> notes;  ///< printed as "# " lines above the table (never in the CSV: csv_meta)
+  /// Per row, the part of time_us (us) the prediction band leaves out because it is given, not predicted
+  /// (a pipeline step's compute bound); empty: the band covers all of time_us. Not printed.
+  std::vector<double> band_exact_us;
 
   /// RFC 4180 CSV at round-trip precision: the header, then the rows; no comment lines.
   std::string to_csv() const;
