@@ -23,13 +23,22 @@ std::unique_ptr<SimSetup> load_setup(const std::string& topology, const std::str
   std::unique_ptr<SimSetup> s(new SimSetup{std::move(env), std::move(set), std::move(transfer),
                                            topo::load_topology(topology, {gpu, ""}, diag), ""});
   for (const auto& w : diag.warnings()) std::cerr << "commsim: warning: " << w << "\n";
-  if (!params.empty()) {
-    s->params_note = "parameters " + s->params.provenance() + ", from --params";
-    return s;
-  }
   std::string model = s->topology.gpus.empty() ? "" : s->topology.gpus.front().model;
   for (const auto& g : s->topology.gpus) {
     if (g.model != model) model.clear();  // mixed GPUs: no single fitted set applies
+  }
+  if (!params.empty()) {
+    s->params_note = "parameters " + s->params.provenance() + ", from --params";
+    // A set fitted for another GPU model: its band was measured there, not on these GPUs.
+    if (!s->params.gpu.empty() && s->params.gpu != model) {
+      s->params_note += "; it was fitted for " + s->params.gpu + " and these GPUs are " +
+                        (model.empty() ? std::string("of several models") : model) +
+                        ", so its band says how far to trust it there, not here";
+      std::cerr << "commsim: warning: --params " << params << " was fitted for " << s->params.gpu
+                << ", the topology's GPUs are " << (model.empty() ? std::string("of several models") : model)
+                << "\n";
+    }
+    return s;
   }
   if (const models::ModelParams* fitted = models::ModelParams::fitted_for_gpu(model)) {
     s->params = *fitted;
@@ -67,11 +76,12 @@ void add_setup_flags(CLI::App* app, const SetupFlagTargets& to, SetupRole role) 
                             : "GPU generation, as for simulate");
   }
   if (to.params) {
-    app->add_option("--params", *to.params,
-                    what_if
-                        ? "Parameter set (TOML) over the defaults, e.g. models/params/h200.toml;\ndefault: "
-                          "models/params/nccl-default.toml"
-                        : "Parameter set (TOML) over the defaults");
+    app->add_option(
+        "--params", *to.params,
+        what_if ? "Parameter set (TOML) over the defaults, e.g. models/params/h200.toml;\ndefault: the "
+                  "fitted set of the topology's GPU model where there is one\n(models/params/h200.toml "
+                  "for H200s), else models/params/nccl-default.toml"
+                : "Parameter set (TOML) over the defaults");
   }
   if (to.cost_model) {
     std::string models_help = "Cost (transfer) model:";
