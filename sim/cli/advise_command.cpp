@@ -212,7 +212,7 @@ void run_advise(const AdviseOptions& o) {
     for (int mb : mbs) {
       for (std::uint64_t act : acts) {
         // Compute alone: M x (F + B) plus the pipeline bubble (P - 1) x (F + B) / V.
-        const double compute_bound = (mb + static_cast<double>(stages - 1) / chunks) * (o.fwd_us + o.bwd_us);
+        const double compute_bound = sim::pipeline_compute_bound_us(stages, mb, chunks, o.fwd_us, o.bwd_us);
         for (sim::Framework f : frameworks) {
           std::vector<Outcome> outcomes;
           for (sim::ExchangeMode m : kModes) {

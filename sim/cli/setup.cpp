@@ -23,10 +23,7 @@ std::unique_ptr<SimSetup> load_setup(const std::string& topology, const std::str
   std::unique_ptr<SimSetup> s(new SimSetup{std::move(env), std::move(set), std::move(transfer),
                                            topo::load_topology(topology, {gpu, ""}, diag), ""});
   for (const auto& w : diag.warnings()) std::cerr << "commsim: warning: " << w << "\n";
-  std::string model = s->topology.gpus.empty() ? "" : s->topology.gpus.front().model;
-  for (const auto& g : s->topology.gpus) {
-    if (g.model != model) model.clear();  // mixed GPUs: no single fitted set applies
-  }
+  const std::string model = s->topology.gpu_model();  // mixed GPUs: none, so no single fitted set applies
   if (!params.empty()) {
     s->params_note = "parameters " + s->params.provenance() + ", from --params";
     // A set fitted for another GPU model: its band was measured there, not on these GPUs.

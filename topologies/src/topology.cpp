@@ -145,6 +145,14 @@ models::PathType Topology::path_type(int src_gpu, int dst_gpu) const {
   return p ? p->path : models::PathType::Net;
 }
 
+std::string Topology::gpu_model() const {
+  std::string model = gpus.empty() ? "" : gpus.front().model;
+  for (const GpuInfo& g : gpus) {
+    if (g.model != model) return "";
+  }
+  return model;
+}
+
 int Topology::pair_nvlinks(int src_gpu, int dst_gpu) const {
   const GpuPair* p = same_node_pair(*this, src_gpu, dst_gpu);
   return p ? p->nvlinks : 0;

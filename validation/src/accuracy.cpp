@@ -206,7 +206,7 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
         throw InputError({r.file, r.line, 1}, "two ranks of the run map to GPU " + std::to_string(gpus[i]));
     }
     for (std::size_t i = 0; i < gpus.size(); ++i) {
-      check_device_model(r.devices[i], runtime.topology().gpus[static_cast<std::size_t>(gpus[i])].model,
+      check_device_model(r.devices[i].name, runtime.topology().gpus[static_cast<std::size_t>(gpus[i])].model,
                          gpus[i], {r.file, r.line, 1}, r.file);
     }
     const bool per_gpu = r.nthreads > 1;  // nccl-tests -t N: a thread per GPU
@@ -269,11 +269,12 @@ sim::Program nccl_tests_program(const std::string& op, const std::vector<int>& g
   return sim::sim_workload(op).program(row);
 }
 
-void check_device_model(const NcclTestsDevice& d, const std::string& model, int gpu,
+void check_device_model(const std::string& device_name, const std::string& model, int gpu,
                         const SourceLocation& where, const std::string& file) {
-  if (d.name.empty() || model.empty() || d.name.find(model) != std::string::npos) return;
-  throw InputError(where, file + " was measured on '" + d.name + "' but topology GPU " + std::to_string(gpu) +
-                              " is " + model + " (another GPU model: use the matching topology)");
+  if (device_name.empty() || model.empty() || device_name.find(model) != std::string::npos) return;
+  throw InputError(where, file + " was measured on '" + device_name + "' but topology GPU " +
+                              std::to_string(gpu) + " is " + model +
+                              " (another GPU model: use the matching topology)");
 }
 
 void with_band(std::vector<Comparison>& rows, const models::ModelParams& params) {
@@ -578,7 +579,7 @@ std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& run
       set_measured(c, ts);
       c.source = file;
       c.predicted_us = static_cast<double>(run_from(runtime, p, file).per_iteration) / 1e6;
-      c.exact_us = (mb + static_cast<double>(gpus.size() - 1)) * (fwd + bwd);
+      c.exact_us = sim::pipeline_compute_bound_us(static_cast<int>(gpus.size()), mb, 1, fwd, bwd);
       out.push_back(c);
     }
   } else if (tool.find("weight_sync") != std::string::npos) {
@@ -651,11 +652,8 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
     if (!g.has("name") || !g.has("index")) continue;
     const int index = static_cast<int>(g.at("index").integer(0, kMaxGpus - 1));
     if (index >= n_gpus) continue;
-    const std::string name = g.at("name").text();
-    const std::string& model = runtime.topology().gpus[static_cast<std::size_t>(index)].model;
-    if (!name.empty() && !model.empty() && name.find(model) == std::string::npos)
-      throw InputError({file, 1, 1}, "measured on '" + name + "' but topology GPU " + std::to_string(index) +
-                                         " is " + model + " (another GPU model: use the matching topology)");
+    check_device_model(g.at("name").text(), runtime.topology().gpus[static_cast<std::size_t>(index)].model,
+                       index, {file, 1, 1}, file);
   }
   std::vector<Comparison> out;
   for (const JsonValue& row : doc.at("rows").items()) {
@@ -715,8 +713,9 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
       req.bwd = seconds_to_picoseconds(pipeline_flag(doc, row, "bwd_us", "--bwd-us") / 1e6, "bwd_us");
       c.mode += " mb " + std::to_string(req.microbatches) +
                 (req.chunks > 1 ? " v" + std::to_string(req.chunks) : "") + " nccl";
-      c.exact_us = (req.microbatches + static_cast<double>(c.gpus.size() - 1) / req.chunks) *
-                   static_cast<double>(req.fwd + req.bwd) / 1e6;
+      c.exact_us = sim::pipeline_compute_bound_us(static_cast<int>(c.gpus.size()), req.microbatches,
+                                                  req.chunks, static_cast<double>(req.fwd) / 1e6,
+                                                  static_cast<double>(req.bwd) / 1e6);
     }
     if ((family == workloads::Family::Pair || family == workloads::Family::Pipeline) && row.has("mode")) {
       try {

@@ -264,9 +264,13 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
     return r;
   };
   const bool robust = o.loss == FitLoss::SoftL1;
+  // The residuals at `u`; safe on several threads (the Jacobian's columns), so it counts nothing.
+  auto residuals_at = [&](const Eigen::VectorXd& u, bool robust_now) {
+    return residuals_of(predict_rows(with_values(start, ps, from_unit(u))), robust_now);
+  };
   auto residuals_as = [&](const Eigen::VectorXd& u, bool robust_now) {
     ++result.evaluations;
-    return residuals_of(predict_rows(with_values(start, ps, from_unit(u))), robust_now);
+    return residuals_at(u, robust_now);
   };
   auto residuals = [&](const Eigen::VectorXd& u) { return residuals_as(u, robust); };
 
@@ -295,8 +299,7 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
       Eigen::VectorXd step = at;
       const double dir = at(k) + h <= 1.0 ? h : -h;  // stay inside the bounds
       step(k) += dir;
-      j.col(k) =
-          (residuals_of(predict_rows(with_values(start, ps, from_unit(step))), robust_now) - r_at) / dir;
+      j.col(k) = (residuals_at(step, robust_now) - r_at) / dir;
     };
     result.evaluations += static_cast<int>(n);
     if (jobs == 1) {

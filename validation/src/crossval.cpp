@@ -228,7 +228,7 @@ ManifestData load_manifest_data(const std::vector<std::string>& manifests, const
           const auto rank = static_cast<std::size_t>(std::max(0, d.rank));
           if (rank >= e.gpus.size()) continue;
           const int g = e.gpus[rank];
-          check_device_model(d, topology.gpus[static_cast<std::size_t>(g)].model, g, e.where, e.file);
+          check_device_model(d.name, topology.gpus[static_cast<std::size_t>(g)].model, g, e.where, e.file);
         }
         if (const std::string w = nccl_version_warning(run.nccl_version, params.name, params.nccl_version);
             !w.empty() && warned.insert(e.start + run.nccl_version).second) {

@@ -50,8 +50,8 @@ std::vector<int> microbatch_list(const std::string& flag) {
   return mbs;
 }
 
-/// One row per stage of one simulated step. `compute_bound` (us): the step without communication,
-/// (microbatches + (stages - 1) / chunks) x (fwd + bwd): given, so outside the prediction band.
+/// One row per stage of one simulated step. `compute_bound` (us): the step without communication
+/// (pipeline_compute_bound_us): given, so outside the prediction band.
 void add_stage_rows(const SimContext& ctx, ResultTable& table, const std::vector<int>& gpus,
                     std::uint64_t bytes, int microbatches, ExchangeMode mode, const RunResult& r,
                     double compute_bound) {
@@ -111,9 +111,9 @@ void simulate(const SimContext& ctx, const WorkloadArgs& args, ResultTable& tabl
         Program p = pipeline_program(spec);
         p.iterations = ctx.iterations;
         p.warmup = ctx.warmup;
-        const double compute_bound = (m + static_cast<double>(gpus.size() - 1) / spec.chunks) *
-                                     (args.number("--fwd-us") + args.number("--bwd-us"));
-        add_stage_rows(ctx, table, gpus, a, m, mode, ctx.run_raw(std::move(p)), compute_bound);
+        add_stage_rows(ctx, table, gpus, a, m, mode, ctx.run_raw(std::move(p)),
+                       pipeline_compute_bound_us(static_cast<int>(gpus.size()), m, spec.chunks,
+                                                 args.number("--fwd-us"), args.number("--bwd-us")));
         ctx.progress_step();
       }
     }

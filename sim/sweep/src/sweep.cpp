@@ -361,11 +361,7 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
   // topology's GPU model where there is one (every GPU the same model), else the unfitted defaults.
   std::vector<models::ModelParams> params;
   for (const topo::Topology& t : topologies) {
-    std::string model = t.gpus.empty() ? "" : t.gpus.front().model;
-    for (const auto& g : t.gpus) {
-      if (g.model != model) model.clear();
-    }
-    const models::ModelParams* fitted = models::ModelParams::fitted_for_gpu(model);
+    const models::ModelParams* fitted = models::ModelParams::fitted_for_gpu(t.gpu_model());
     for (std::size_t k = 0; k < spec.params.size(); ++k)
       params.push_back(spec.params[k] == "default" && fitted ? *fitted : loaded_sets[k]);
   }

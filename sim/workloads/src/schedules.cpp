@@ -207,6 +207,10 @@ class StageComms {
 
 }  // namespace
 
+double pipeline_compute_bound_us(int stages, int microbatches, int chunks, double fwd_us, double bwd_us) {
+  return (microbatches + static_cast<double>(stages - 1) / std::max(1, chunks)) * (fwd_us + bwd_us);
+}
+
 Program pipeline_program(const PipelineSpec& s) {
   const int n = static_cast<int>(s.gpus.size());
   if (s.activation_bytes == 0) throw UsageError("--activation-bytes must be at least 1B");

@@ -186,6 +186,8 @@ class Topology {
   models::PathType path_type(int src_gpu, int dst_gpu) const;
   /// NVLinks between two GPUs (per GPU behind an NVSwitch); 0 without NVLink and across machines.
   int pair_nvlinks(int src_gpu, int dst_gpu) const;
+  /// The GPU model every GPU has ("H200"); empty without GPUs or with several models.
+  std::string gpu_model() const;
 
   /// The route from `src` to `dst`: NVLink is preferred over PCIe, PCIe over the CPU interconnect and the
   /// network, and no route passes through a GPU. Inside a machine it is a shortest route over the machine's

@@ -91,9 +91,10 @@ sim::Program nccl_tests_program(const std::string& op, const std::vector<int>& g
 /// Throws InputError at `where` when commsim cannot simulate nccl-tests' `op`.
 void check_nccl_tests_op(const std::string& op, const SourceLocation& where);
 
-/// Throws InputError at `where` when nccl-tests device `d` (its printed name, e.g. "NVIDIA H200") is not the
-/// topology's GPU model `model` ("H200"); a device or topology without a name passes.
-void check_device_model(const NcclTestsDevice& d, const std::string& model, int gpu,
+/// Throws InputError at `where` when a measured device's name (as nccl-tests or commsim-measure print it,
+/// e.g. "NVIDIA H200") is not the topology's GPU model `model` ("H200"); a device or topology without a name
+/// passes.
+void check_device_model(const std::string& device_name, const std::string& model, int gpu,
                         const SourceLocation& where, const std::string& file);
 
 /// Attaches `params`' prediction band (models::band_of) to every row.

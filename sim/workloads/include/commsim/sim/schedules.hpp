@@ -51,6 +51,10 @@ struct PipelineSpec {
 /// stages (Megatron's requirement).
 Program pipeline_program(const PipelineSpec& spec);
 
+/// A pipeline step without communication (us): (microbatches + (stages - 1) / chunks) x (fwd + bwd),
+/// Megatron's interleaved bound (1F1B at one chunk), `fwd_us` and `bwd_us` per stage and microbatch.
+double pipeline_compute_bound_us(int stages, int microbatches, int chunks, double fwd_us, double bwd_us);
+
 /// Tensors of a model split into pieces as a weight push or gradient sync sends them: per tensor
 /// (bucket_bytes 0) or consecutive tensors coalesced up to bucket_bytes (a tensor larger than a bucket goes
 /// alone). `reverse`: from the last tensor to the first (gradients become ready in backward order).
