@@ -209,7 +209,7 @@ std::vector<Comparison> compare(const std::vector<NcclTestsRun>& runs, sim::Runt
       check_device_model(r.devices[i].name, runtime.topology().gpus[static_cast<std::size_t>(gpus[i])].model,
                          gpus[i], {r.file, r.line, 1}, r.file);
     }
-    const bool per_gpu = r.nthreads > 1;  // nccl-tests -t N: a thread per GPU
+    const bool per_gpu = thread_per_gpu(r, gpus.size());
     const bool graph = r.graph > 0;
     auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
       return g.op == r.op && g.gpus == gpus && g.thread_per_gpu == per_gpu && g.graph == graph;

@@ -209,12 +209,17 @@ ManifestData load_manifest_data(const std::vector<std::string>& manifests, const
       for (const NcclTestsRun& run : parse_nccl_tests(read_file(e.file), e.file)) {
         if (run.op != e.workload)
           throw InputError(e.where, e.file + " ran '" + run.op + "', the manifest says '" + e.workload + "'");
-        const int ranks = run.nthreads * run.ngpus;
+        // Rank lines count every process's GPUs (mpirun); a run with one GPU a process whose output lists
+        // at most one device (nccl-tests' JSON) is as many processes as the manifest's GPUs.
+        const int per_process = run.nthreads * run.ngpus;
+        const int n_listed = static_cast<int>(run.devices.size());
+        const int ranks = per_process == 1 && n_listed <= 1 ? static_cast<int>(e.gpus.size())
+                                                          : std::max(per_process, n_listed);
         if (ranks != static_cast<int>(e.gpus.size()))
           throw InputError(e.where, e.file + " ran on " + std::to_string(ranks) +
                                         " GPUs, the manifest lists " + std::to_string(e.gpus.size()) + " (" +
                                         gpu_text(e.gpus) + ")");
-        if ((run.nthreads > 1) != e.thread_per_gpu)
+        if (thread_per_gpu(run, e.gpus.size()) != e.thread_per_gpu)
           throw InputError(e.where, e.file + " ran " + std::to_string(run.nthreads) + " thread(s) x " +
                                         std::to_string(run.ngpus) + " GPU(s), not the manifest's " +
                                         (e.thread_per_gpu ? "thread-per-gpu" : "single-thread") + " launch");

@@ -148,6 +148,46 @@ TEST_CASE("accuracy: a rank per process (mpirun) is simulated with a thread per 
   CHECK(s.mape <= 15.0);
 }
 
+TEST_CASE("accuracy: an nccl-tests log with a rank per process (mpirun) is simulated with a thread per GPU") {
+  // nccl-tests under mpirun prints nThread 1 nGpus 1 and one Rank line per process: every GPU has a host thread
+  // of its own, as with -t N. The same log as a -t 2 run and as two processes must be predicted alike; until
+  // session 28 the mpirun log was simulated as one thread driving both GPUs.
+  H200 h;
+  const std::string name = "validation/data/h200x4/coverage/h200x4-2026-11-22a/all_gather_g01_tpg_r3.log";
+  const std::string threads = read_file(std::string(COMMSIM_SOURCE_DIR) + "/" + name);
+  std::string procs = threads;
+  const auto at = procs.find("nThread 2 nGpus 1");
+  REQUIRE(at != std::string::npos);
+  procs.replace(at, 17, "nThread 1 nGpus 1");
+  const auto by_thread = compare(parse_nccl_tests(threads, "t2.log"), *h.runtime, GpuMap{});
+  const auto by_process = compare(parse_nccl_tests(procs, "mpi.log"), *h.runtime, GpuMap{});
+  REQUIRE(!by_thread.empty());
+  REQUIRE(by_process.size() == by_thread.size());
+  for (std::size_t i = 0; i < by_thread.size(); ++i) {
+    CAPTURE(by_thread[i].bytes);
+    CHECK(by_process[i].mode == "thread-per-gpu");
+    CHECK(by_process[i].predicted_us == by_thread[i].predicted_us);
+  }
+  // A single thread driving both GPUs (-g 2) is predicted slower below 1 MiB: the check above can fail.
+  std::string one_thread = threads;
+  one_thread.replace(at, 17, "nThread 1 nGpus 2");
+  const auto by_one = compare(parse_nccl_tests(one_thread, "g2.log"), *h.runtime, GpuMap{});
+  REQUIRE(by_one.size() == by_thread.size());
+  CHECK(by_one.front().mode.empty());
+  CHECK(by_one.front().predicted_us > by_thread.front().predicted_us);
+}
+
+TEST_CASE("accuracy: an nccl-tests run mixing threads and several GPUs a thread is refused") {
+  // -t 2 -g 2 (four GPUs, two a thread) is neither launch mode commsim models.
+  H200 h;
+  std::string log = read_file(kDir + "nccl-tests/all_reduce_g4.log");
+  const auto at = log.find("nThread 1 nGpus 4");
+  REQUIRE(at != std::string::npos);
+  log.replace(at, 17, "nThread 2 nGpus 2");
+  CHECK_THROWS_WITH_AS(compare(parse_nccl_tests(log, "t2g2.log"), *h.runtime, GpuMap{}),
+                       doctest::Contains("the run drove 4 GPUs with 2 GPUs a thread"), InputError);
+}
+
 TEST_CASE("accuracy: a commsim-measure run from another GPU model is refused, naming both") {
   // validation/data/h100x4/peers2: measured on 4x H100; against the H200 topology it is another machine.
   H200 h;
