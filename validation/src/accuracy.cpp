@@ -2,6 +2,7 @@
 #include "commsim/validation/accuracy.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "commsim/core/error.hpp"
 #include "commsim/core/limits.hpp"
 #include "commsim/core/text.hpp"
+#include "commsim/models/hardware.hpp"
 #include "commsim/sim/schedules.hpp"
 #include "commsim/sim/sim_workload.hpp"
 #include "commsim/sim/workloads.hpp"
@@ -271,7 +273,22 @@ sim::Program nccl_tests_program(const std::string& op, const std::vector<int>& g
 
 void check_device_model(const std::string& device_name, const std::string& model, int gpu,
                         const SourceLocation& where, const std::string& file) {
-  if (device_name.empty() || model.empty() || device_name.find(model) != std::string::npos) return;
+  if (device_name.empty() || model.empty()) return;
+  // Both names through the hardware catalogue ("NVIDIA H100 80GB HBM3" is the H100, "NVIDIA H100 NVL" is not);
+  // a name it does not know must contain the topology's model as a word of its own.
+  const models::HardwareCatalog& catalog = models::HardwareCatalog::builtin();
+  const models::GpuSpec* measured = catalog.find_gpu(device_name);
+  const models::GpuSpec* topology = catalog.find_gpu(model);
+  if (measured && topology) {
+    if (measured == topology) return;
+  } else {
+    const auto at = device_name.find(model);
+    const auto end = at + model.size();
+    const auto boundary = [&](std::size_t i) {
+      return i >= device_name.size() || std::isspace(static_cast<unsigned char>(device_name[i]));
+    };
+    if (at != std::string::npos && (at == 0 || boundary(at - 1)) && boundary(end)) return;
+  }
   throw InputError(where, file + " was measured on '" + device_name + "' but topology GPU " +
                               std::to_string(gpu) + " is " + model +
                               " (another GPU model: use the matching topology)");
@@ -480,11 +497,26 @@ const workloads::ModelSpec& model_at(const JsonValue& v) {
   }
 }
 
+/// Each GPU a commsim-measure run lists ("gpus": index and name) against the topology's model: a run from
+/// another machine is refused, naming both. Runs that list no GPUs (commsim.weight_sync/1) pass.
+void check_measured_gpu_models(const JsonValue& doc, const topo::Topology& topology, const std::string& file) {
+  if (!doc.has("gpus") || !doc.at("gpus").raw().is_array()) return;
+  const int n_gpus = static_cast<int>(topology.gpus.size());
+  for (const JsonValue& g : doc.at("gpus").items(static_cast<std::size_t>(kMaxGpus))) {
+    if (!g.is_object() || !g.has("name") || !g.has("index")) continue;
+    const int index = static_cast<int>(g.at("index").integer(0, kMaxGpus - 1));
+    if (index >= n_gpus) continue;
+    check_device_model(g.at("name").text(), topology.gpus[static_cast<std::size_t>(index)].model, index,
+                       {file, 1, 1}, file);
+  }
+}
+
 /// A commsim-measure weight-sync run (commsim.weight_sync/1 or commsim.results/2): total_transfer_time
 /// against the simulated push.
 std::vector<Comparison> compare_weight_sync(const MeasuredRun& run, sim::Runtime& runtime) {
   const JsonValue doc(run.doc, run.file);
   const int n_gpus = static_cast<int>(runtime.topology().gpus.size());
+  check_measured_gpu_models(doc, runtime.topology(), run.file);
   const JsonValue method_at = doc.at("method");
   const std::string method = method_at.text();
   if (method != "broadcast" && method != "p2p-engine")
@@ -647,14 +679,7 @@ std::vector<Comparison> compare_measured(const MeasuredRun& run, sim::Runtime& r
                                        " GPUs but the topology has " + std::to_string(n_gpus) +
                                        " (mismatched topology?)");
   }
-  // Each measured GPU's model against the topology's (a run from another machine is refused, naming both).
-  for (const JsonValue& g : gpus_meta) {
-    if (!g.has("name") || !g.has("index")) continue;
-    const int index = static_cast<int>(g.at("index").integer(0, kMaxGpus - 1));
-    if (index >= n_gpus) continue;
-    check_device_model(g.at("name").text(), runtime.topology().gpus[static_cast<std::size_t>(index)].model,
-                       index, {file, 1, 1}, file);
-  }
+  check_measured_gpu_models(doc, runtime.topology(), file);
   std::vector<Comparison> out;
   for (const JsonValue& row : doc.at("rows").items()) {
     Comparison c;

@@ -198,6 +198,31 @@ TEST_CASE("accuracy: a commsim-measure run from another GPU model is refused, na
                        InputError);
 }
 
+TEST_CASE("accuracy: GPU models are matched through the hardware catalogue, not by substring") {
+  const SourceLocation at{"run.json", 1, 1};
+  CHECK_NOTHROW(check_device_model("NVIDIA H200", "H200", 0, at, "run.json"));
+  CHECK_NOTHROW(check_device_model("NVIDIA H100 80GB HBM3", "H100", 0, at, "run.json"));
+  CHECK_NOTHROW(check_device_model("NVIDIA H100 NVL", "H100-NVL", 0, at, "run.json"));
+  // "H100" is a substring of "NVIDIA H100 NVL", but the two are different GPUs (PCIe, NVLink bridges).
+  CHECK_THROWS_WITH_AS(check_device_model("NVIDIA H100 NVL", "H100", 2, at, "run.json"),
+                       doctest::Contains("measured on 'NVIDIA H100 NVL' but topology GPU 2 is H100"), InputError);
+  CHECK_THROWS_AS(check_device_model("NVIDIA H100 80GB HBM3", "H100-NVL", 0, at, "run.json"), InputError);
+  // Names the catalogue does not know: the model as a word of its own.
+  CHECK_NOTHROW(check_device_model("AMD Instinct MI300X", "MI300X", 0, at, "run.json"));
+  CHECK_THROWS_AS(check_device_model("AMD Instinct MI300XA", "MI300X", 0, at, "run.json"), InputError);
+  CHECK_NOTHROW(check_device_model("", "H200", 0, at, "run.json"));
+}
+
+TEST_CASE("accuracy: a weight-sync run from another GPU model is refused") {
+  H200 h;
+  MeasuredRun run = load_measured(kDir + "measure/weight_sync_qwen32b_broadcast");
+  CHECK_NOTHROW(compare_measured(run, *h.runtime));
+  run.doc["gpus"] = nlohmann::json::array({{{"index", 0}, {"name", "NVIDIA H100 80GB HBM3"}}});
+  CHECK_THROWS_WITH_AS(compare_measured(run, *h.runtime),
+                       doctest::Contains("measured on 'NVIDIA H100 80GB HBM3' but topology GPU 0 is H200"),
+                       InputError);
+}
+
 TEST_CASE("accuracy: a measurement directory without results is refused") {
   topo::Diagnostics diag;
   const topo::Topology t =
