@@ -104,6 +104,9 @@ void run_calibrate(const CalibrateCliOptions& o) {
         100 * b.latency_below, 100 * b.latency_above, 100 * b.bandwidth_below, 100 * b.bandwidth_above,
         validation::stats(r.fitted_rows).coverage);
   }
+  if (!r.band_kept.empty())
+    std::cerr << "commsim: warning: the band " << r.band_kept << " is the start set's: no configuration there "
+              << "was measured more than once, so the runs' spread is unknown\n";
   if (!r.held_out_rows.empty())
     std::printf("MAPE %.1f%% held-out\n", validation::stats(r.held_out_rows).mape);
   if (r.degenerate && !o.allow_degenerate) {

@@ -19,6 +19,7 @@
 #include "commsim/core/toml_fields.hpp"
 #include "commsim/core/units.hpp"
 #include "commsim/sim/runtime.hpp"
+#include "commsim/validation/nccl_tests.hpp"
 
 namespace commsim::validation {
 namespace {
@@ -482,7 +483,64 @@ CalibrateResult calibrate(const topo::Topology& topology, const models::ModelPar
       o);
   std::vector<Comparison> fitted;
   predict(result.params, fitted, &result.held_out_rows);
+  result.gpu = topology.gpu_model();
+  for (const auto& run : runs) {
+    if (const auto v = run.doc.find("nccl_version"); v != run.doc.end() && v->is_number_integer())
+      if (const std::string t = nccl_version_text(v->get<long>()); !t.empty()) result.nccl_versions.insert(t);
+  }
+  for (const auto& log : logs) {
+    if (!log.nccl_version.empty()) result.nccl_versions.insert(log.nccl_version);
+  }
+  // The written set is fitted: its band is this fit's, not the start set's.
+  result.params.band = band_from_fit(result.fitted_rows, result.prediction_rel_se,
+                                     extreme_spread(result.fitted_rows), start.band, &result.band_kept);
+  result.band_fitted = true;
+  with_band(result.fitted_rows, result.params);
+  with_band(result.held_out_rows, result.params);
   return result;
+}
+
+RunSpread extreme_spread(const std::vector<Comparison>& rows) {
+  RunSpread s;
+  for (const Comparison& c : rows) {
+    if (c.runs < 2 || !(c.measured_us > 0)) continue;
+    const int b = static_cast<int>(bound_of(c.bytes));
+    s.below[b].push_back(std::max(0.0, 1 - c.min_us / c.measured_us));
+    s.above[b].push_back(std::max(0.0, c.max_us / c.measured_us - 1));
+  }
+  return s;
+}
+
+models::BandParams band_from_fit(const std::vector<Comparison>& fitted, const std::vector<double>& rel_se,
+                                 const RunSpread& spread, const models::BandParams& fallback,
+                                 std::string* kept) {
+  std::vector<double> residual[2], se2[2];
+  for (std::size_t k = 0; k < fitted.size(); ++k) {
+    const int b = static_cast<int>(bound_of(fitted[k].bytes));
+    residual[b].push_back(fitted[k].measured_us / fitted[k].predicted_us - 1);
+    if (k < rel_se.size()) se2[b].push_back(rel_se[k] * rel_se[k]);
+  }
+  models::BandParams band = fallback;
+  for (int b = 0; b < 2; ++b) {
+    if (residual[b].empty()) continue;  // nothing fitted in this bound: keep the start set's band
+    if (spread.below[b].empty()) {       // no repeated run: the runs' spread is unknown, keep it too
+      if (kept) *kept += std::string(kept->empty() ? "" : " and ") + (b == 0 ? "below 1 MiB" : "from 1 MiB");
+      continue;
+    }
+    double mean_se2 = 0;
+    for (double v : se2[b]) mean_se2 += v;
+    mean_se2 = se2[b].empty() ? 0 : mean_se2 / static_cast<double>(se2[b].size());
+    const double fit2 = 1.645 * 1.645 * mean_se2;
+    auto half = [&](double model, double runs) {
+      // A band of zero width cannot be written (and would claim certainty no measurement has).
+      return std::clamp(std::sqrt(model * model + runs * runs + fit2), 1e-3, 0.95);
+    };
+    const double lo = half(std::max(0.0, -quantile(residual[b], 0.05)), quantile(spread.below[b], 0.9));
+    const double hi = half(std::max(0.0, quantile(residual[b], 0.95)), quantile(spread.above[b], 0.9));
+    (b == 0 ? band.latency_below : band.bandwidth_below) = lo;
+    (b == 0 ? band.latency_above : band.bandwidth_above) = hi;
+  }
+  return band;
 }
 
 namespace {
@@ -545,7 +603,21 @@ std::string fitted_params_toml(const CalibrateResult& res, const std::string& st
   const std::string workloads = o.workloads.empty() ? "every" : join(o.workloads, ", ");
   const bool band_only = res.band_fitted && res.values.empty();  // values kept, only [band] computed
   root.insert_or_assign("name", name);
-  if (!band_only) root.insert_or_assign("fitted", "commsim calibrate on " + workloads + " rows of " + data);
+  // What the set was measured on: the data's GPU model and NCCL version, not the start set's (a set fitted on
+  // H100 data from h200.toml is an H100 set). Several versions, or none recorded: no version is claimed.
+  if (res.gpu.empty()) {
+    root.erase("gpu");
+  } else {
+    root.insert_or_assign("gpu", res.gpu);
+  }
+  if (!band_only) {
+    root.insert_or_assign("fitted", "commsim calibrate on " + workloads + " rows of " + data);
+    if (res.nccl_versions.size() == 1) {
+      root.insert_or_assign("nccl_version", *res.nccl_versions.begin());
+    } else {
+      root.erase("nccl_version");
+    }
+  }
   for (const auto& f : res.values) {
     const auto dot = f.parameter.name.find('.');
     const std::string section = f.parameter.name.substr(0, dot), key = f.parameter.name.substr(dot + 1);
@@ -573,7 +645,15 @@ std::string fitted_params_toml(const CalibrateResult& res, const std::string& st
     out << "); cost " << res.start_cost << " -> " << res.cost << " over " << res.fitted_rows.size()
         << " sizes, " << res.iterations << " iterations.\n";
     if (res.degenerate) out << "# Degenerate fit, written anyway: " << res.why_degenerate << ".\n";
+    if (res.nccl_versions.size() > 1) {
+      out << "# The data ran NCCL";
+      for (const auto& v : res.nccl_versions) out << " " << v;
+      out << ": the set names no single version.\n";
+    }
   }
+  if (!res.band_kept.empty())
+    out << "# [band] " << res.band_kept << " kept from the start set: no configuration there was measured more "
+        << "than once, so the runs' spread is unknown.\n";
   if (res.band_fitted)
     out << "# [band], per size regime (< 1 MiB, >= 1 MiB): the 5th/95th percentile of measured / predicted - "
            "1, the "

@@ -36,16 +36,6 @@ std::string gpu_text(const std::vector<int>& gpus) {
   return join_ints(gpus, ",");
 }
 
-/// The q-quantile (0..1) of `v` by linear interpolation; 0 for an empty vector.
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double at = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(at));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
-}
-
 std::string size_text(std::uint64_t bytes) {
   return format_size(bytes);
 }
@@ -235,6 +225,7 @@ ManifestData load_manifest_data(const std::vector<std::string>& manifests, const
           const int g = e.gpus[rank];
           check_device_model(d.name, topology.gpus[static_cast<std::size_t>(g)].model, g, e.where, e.file);
         }
+        if (!run.nccl_version.empty()) data.nccl_versions.insert(run.nccl_version);
         if (const std::string w = nccl_version_warning(run.nccl_version, params.name, params.nccl_version);
             !w.empty() && warned.insert(e.start + run.nccl_version).second) {
           data.warnings.push_back(where + ": machine start " + e.start + " " + w);
@@ -335,13 +326,8 @@ std::vector<Comparison> predict_rows(const ManifestData& data, const std::vector
 
 namespace {
 
-/// The runs' spread per bound (0: latency, 1: bandwidth): every run's deviation below and above its
-/// configuration's median over all the rows' starts, as fractions of the median; configurations with a single
-/// run say nothing about spread and are left out.
-struct RunSpread {
-  std::vector<double> below[2], above[2];
-};
-
+/// The runs' spread over all the rows' starts: every run's deviation from its configuration's median;
+/// configurations with a single run say nothing about spread and are left out.
 RunSpread run_spread(const ManifestData& data, const std::vector<std::size_t>& rows) {
   std::map<std::pair<std::size_t, std::uint64_t>, std::vector<double>> runs;
   for (std::size_t i : rows) {
@@ -392,33 +378,8 @@ models::BandParams band_from_held_out(const ManifestData& data, const std::vecto
 
 models::BandParams band_from_rows(const ManifestData& data, const std::vector<std::size_t>& rows,
                                   const std::vector<Comparison>& fitted, const std::vector<double>& rel_se,
-                                  const models::BandParams& fallback) {
-  const RunSpread runs = run_spread(data, rows);
-  const auto& below = runs.below;
-  const auto& above = runs.above;
-  std::vector<double> residual[2], se2[2];
-  for (std::size_t k = 0; k < fitted.size(); ++k) {
-    const int b = static_cast<int>(bound_of(fitted[k].bytes));
-    residual[b].push_back(fitted[k].measured_us / fitted[k].predicted_us - 1);
-    if (k < rel_se.size()) se2[b].push_back(rel_se[k] * rel_se[k]);
-  }
-  models::BandParams band = fallback;
-  for (int b = 0; b < 2; ++b) {
-    if (residual[b].empty()) continue;  // nothing fitted in this bound: keep the start set's band
-    double mean_se2 = 0;
-    for (double v : se2[b]) mean_se2 += v;
-    mean_se2 = se2[b].empty() ? 0 : mean_se2 / static_cast<double>(se2[b].size());
-    const double fit2 = 1.645 * 1.645 * mean_se2;
-    auto half = [&](double model, double spread) {
-      // A band of zero width cannot be written (and would claim certainty no measurement has).
-      return std::clamp(std::sqrt(model * model + spread * spread + fit2), 1e-3, 0.95);
-    };
-    const double lo = half(std::max(0.0, -quantile(residual[b], 0.05)), quantile(below[b], 0.9));
-    const double hi = half(std::max(0.0, quantile(residual[b], 0.95)), quantile(above[b], 0.9));
-    (b == 0 ? band.latency_below : band.bandwidth_below) = lo;
-    (b == 0 ? band.latency_above : band.bandwidth_above) = hi;
-  }
-  return band;
+                                  const models::BandParams& fallback, std::string* kept) {
+  return band_from_fit(fitted, rel_se, run_spread(data, rows), fallback, kept);
 }
 
 CalibrateResult calibrate_manifest(const ManifestData& data, const topo::Topology& topology,
@@ -431,11 +392,13 @@ CalibrateResult calibrate_manifest(const ManifestData& data, const topo::Topolog
   }
   CalibrateResult r = fit_rows(
       start, [&](const models::ModelParams& p) { return predict_rows(data, fitted, topology, p); }, o);
-  r.params.band = band_from_rows(data, fitted, r.fitted_rows, r.prediction_rel_se, start.band);
+  r.params.band = band_from_rows(data, fitted, r.fitted_rows, r.prediction_rel_se, start.band, &r.band_kept);
   r.band_fitted = true;
   r.held_out_rows = predict_rows(data, held, topology, r.params);
   with_band(r.fitted_rows, r.params);
   with_band(r.held_out_rows, r.params);
+  r.gpu = topology.gpu_model();
+  r.nccl_versions = data.nccl_versions;
   return r;
 }
 
@@ -446,9 +409,16 @@ CalibrateResult manifest_band(const ManifestData& data, const topo::Topology& to
   CalibrateResult r;
   r.params = start;
   r.fitted_rows = predict_rows(data, all, topology, start);
-  r.params.band = band_from_rows(data, all, r.fitted_rows, {}, start.band);
+  r.params.band = band_from_rows(data, all, r.fitted_rows, {}, start.band, &r.band_kept);
+  // A band is all --band-only computes: without repeated runs there is no spread to put in it.
+  if (!r.band_kept.empty())
+    throw UsageError("no band can be computed " + r.band_kept +
+                     ": no configuration there was measured more than once (repeat each configuration, e.g. "
+                     "three processes a machine start, or add machine starts)");
   r.band_fitted = true;
   with_band(r.fitted_rows, r.params);
+  r.gpu = topology.gpu_model();
+  r.nccl_versions = data.nccl_versions;
   return r;
 }
 

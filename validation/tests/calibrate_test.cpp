@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "commsim/core/error.hpp"
@@ -81,6 +82,60 @@ TEST_CASE("calibrate: a fit from a perturbed start lowers the cost and holds oth
   CHECK(absolute.find("base = '" +
                       (std::filesystem::path(kSrc) / "models/params/h200.toml").generic_string()) !=
         std::string::npos);
+}
+
+TEST_CASE("calibrate: a fit on commsim-measure runs writes its own band, GPU model and NCCL version") {
+  // Until session 28 only manifest fits computed a band: a set fitted from --measured or --nccl-tests data
+  // was labelled fitted yet carried its start set's band, and kept the start set's GPU model.
+  const auto start = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  CalibrateOptions o = exchange_batched();
+  o.parameters = {"simple.channel_bandwidth", "simple.base_latency"};
+  const auto r = calibrate(h200x4(), start, {}, o);
+  CHECK(r.band_fitted);
+  CHECK(r.band_kept.empty());
+  CHECK(r.gpu == "H200");
+  CHECK(r.nccl_versions == std::set<std::string>{"2.28.3"});
+  // The band is this fit's: its residuals, its rows' spread and standard errors, not h200.toml's.
+  const models::BandParams expect =
+      band_from_fit(r.fitted_rows, r.prediction_rel_se, extreme_spread(r.fitted_rows), start.band);
+  CHECK(r.params.band.latency_below == expect.latency_below);
+  CHECK(r.params.band.bandwidth_above == expect.bandwidth_above);
+  CHECK(r.params.band.latency_above != start.band.latency_above);
+  for (const auto& c : r.fitted_rows) CHECK(c.predicted_lo_us < c.predicted_hi_us);
+  const std::string toml = fitted_params_toml(r, kSrc + "/models/params/h200.toml", "refit", o);
+  const auto reread = models::ModelParams::parse(toml, "<written>", models::ModelParams::defaults());
+  CHECK(reread.band.latency_above == doctest::Approx(r.params.band.latency_above).epsilon(1e-3));
+  CHECK(reread.gpu == "H200");
+  CHECK(reread.nccl_version == "2.28.3");
+  // A fit on another GPU model's data names that model, not the start set's; data from several NCCL
+  // versions names none.
+  CalibrateResult other = r;
+  other.gpu = "H100";
+  other.nccl_versions = {"2.27.7", "2.28.3"};
+  const std::string h100 = fitted_params_toml(other, kSrc + "/models/params/h200.toml", "h100-refit", o);
+  const auto h100_set = models::ModelParams::parse(h100, "<written>", models::ModelParams::defaults());
+  CHECK(h100_set.gpu == "H100");
+  CHECK(h100_set.nccl_version.empty());
+  CHECK(h100.find("# The data ran NCCL 2.27.7 2.28.3") != std::string::npos);
+  other.gpu.clear();
+  CHECK(models::ModelParams::parse(fitted_params_toml(other, kSrc + "/models/params/h200.toml", "mixed", o),
+                                   "<written>", models::ModelParams::defaults())
+            .gpu.empty());
+}
+
+TEST_CASE("calibrate: a fit on single runs keeps the start set's band and says so") {
+  // One nccl-tests log: every size measured once, so the runs' spread is unknown.
+  const auto start = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  CalibrateOptions o;
+  o.nccl_tests = {kSrc + "/validation/data/h200x4/nccl-tests/sendrecv_g2_d01_r1.json"};
+  o.workloads = {"sendrecv"};
+  o.parameters = {"simple.channel_bandwidth"};
+  const auto r = calibrate(h200x4(), start, {}, o);
+  CHECK(r.band_kept == "below 1 MiB and from 1 MiB");
+  CHECK(r.params.band.latency_below == start.band.latency_below);
+  CHECK(r.params.band.bandwidth_above == start.band.bandwidth_above);
+  CHECK(fitted_params_toml(r, kSrc + "/models/params/h200.toml", "one", o)
+            .find("below 1 MiB and from 1 MiB kept from the start set") != std::string::npos);
 }
 
 TEST_CASE("calibrate: parameters that trade off exactly are reported as degenerate") {

@@ -176,6 +176,32 @@ TEST_CASE("band: measured spread, fit residuals and standard errors add in quadr
   CHECK(band.hi_us == doctest::Approx(23.2));
 }
 
+TEST_CASE("band: a regime whose configurations ran once keeps the fallback band, and --band-only refuses") {
+  ManifestData d;
+  d.configs.push_back({"sendrecv", {0, 1}, false, {}, "defaults"});
+  ManifestRow small;
+  small.c.bytes = 1024;
+  small.times = {9, 10, 12};
+  ManifestRow large;  // from 1 MiB, one run only
+  large.c.bytes = 64ULL << 20;
+  large.times = {100};
+  d.rows = {small, large};
+  const models::BandParams fallback{0.5, 0.5, 0.25, 0.25};
+  std::string kept;
+  const auto b = band_from_rows(d, {0, 1}, {comparison(1024, 10, 10), comparison(64ULL << 20, 110, 100)}, {},
+                                fallback, &kept);
+  CHECK(kept == "from 1 MiB");
+  CHECK(b.latency_below == doctest::Approx(0.08));
+  CHECK(b.bandwidth_below == 0.25);
+  CHECK(b.bandwidth_above == 0.25);
+  // --band-only computes nothing else: on runs measured once it refuses, naming what is missing.
+  const TwoPairData one_run("band-only-single");
+  CHECK_THROWS_WITH_AS(manifest_band(one_run.data, one_run.topology, one_run.h200),
+                       doctest::Contains("no band can be computed below 1 MiB and from 1 MiB: no configuration "
+                                         "there was measured more than once"),
+                       UsageError);
+}
+
 TEST_CASE(
     "band: out of sample, the 90th percentile of |log error| is symmetric, with the spread in quadrature") {
   ManifestData d;

@@ -58,6 +58,8 @@ struct Comparison {
 
 /// The median of `v` (mean of the middle two for an even count); v must not be empty.
 double median_of(std::vector<double> v);
+/// The q-quantile (0..1) of `v` by linear interpolation; 0 for an empty vector.
+double quantile(std::vector<double> v, double q);
 /// The measured side of a comparison from its repetitions (us): median, count, fastest, slowest, spread.
 void set_measured(Comparison& c, const std::vector<double>& times);
 

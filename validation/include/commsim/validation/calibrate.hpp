@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,10 @@ struct CalibrateResult {
   /// cannot see, when that direction is a single parameter (the rows barely depend on it); empty otherwise.
   std::vector<std::string> barely;
   bool band_fitted = false;  ///< params.band was computed from the data (written as [band])
+  /// Size regimes whose band was kept from the start set for want of repeated runs ("below 1 MiB").
+  std::string band_kept;
+  std::string gpu;           ///< the topology's GPU model the rows ran on (empty: several models)
+  std::set<std::string> nccl_versions;  ///< the NCCL versions the data recorded ("2.28.3"; empty: none)
 };
 
 /// The names of the parameters a fit with `o` fits: o.parameters, or the defaults. Throws UsageError for an
@@ -135,10 +140,32 @@ using RowPredictor = std::function<std::vector<Comparison>(const models::ModelPa
 CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& predict,
                          const CalibrateOptions& o);
 
-/// Levenberg-Marquardt in bounded, normalised parameter space with a forward-difference Jacobian. Throws
+/// Levenberg-Marquardt in bounded, normalised parameter space with a forward-difference Jacobian, and the
+/// fitted set's band from the fitted rows (band_from_fit over their extreme_spread; band_fitted). Throws
 /// UsageError for unknown parameter names (listing the valid ones) or when no measured row is selected.
 CalibrateResult calibrate(const topo::Topology& topology, const models::ModelParams& start,
                           const models::NcclEnv& env, const CalibrateOptions& options);
+
+/// How far repeated runs fall from their configuration's median, per size regime (0: < 1 MiB, 1: >= 1 MiB),
+/// as fractions of the median (below: 1 - t / median, above: t / median - 1).
+struct RunSpread {
+  std::vector<double> below[2], above[2];
+};
+
+/// The RunSpread of rows that keep only their runs' minimum, median and maximum (commsim-measure repetitions,
+/// repeated nccl-tests logs): each row's two extremes, a wider spread than every run's would give. Rows of a
+/// single run say nothing about spread and are left out.
+RunSpread extreme_spread(const std::vector<Comparison>& rows);
+
+/// A fit's prediction band, per size regime with fitted rows (the others keep `fallback`'s): in quadrature,
+/// the 5th / 95th percentile of the fitted rows' measured / predicted - 1, the 90th percentile of the runs'
+/// `spread`, and 1.645 x the mean relative standard error of the fitted predictions (`rel_se`, one per fitted
+/// row, may be empty); each half clamped to [0.001, 0.95]. A regime with fitted rows but no repeated run has
+/// no measured spread: it keeps `fallback`'s band too, and `kept` (when given) gets its name ("below 1 MiB",
+/// "from 1 MiB", joined by " and ").
+models::BandParams band_from_fit(const std::vector<Comparison>& fitted, const std::vector<double>& rel_se,
+                                 const RunSpread& spread, const models::BandParams& fallback,
+                                 std::string* kept = nullptr);
 
 struct ManifestData;
 /// calibrate on manifest rows: fits the rows whose workload is in `o.workloads` (every row when it is empty),

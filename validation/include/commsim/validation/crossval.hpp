@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,7 @@ struct ManifestData {
   std::vector<std::string> warnings;  ///< mismatches that do not prevent comparison (NCCL version)
   std::vector<std::string> manifests;
   std::vector<std::string> starts;  ///< machine starts, in order of appearance
+  std::set<std::string> nccl_versions;  ///< the NCCL versions the runs recorded ("2.28.3")
 };
 
 /// Loads every manifest's runs. Refuses (InputError naming the manifest line and the mismatch) runs whose op,
@@ -177,7 +179,8 @@ models::BandParams cross_validated_band(const CrossValidation& cv, const Manifes
                                         const models::BandParams& fallback);
 
 /// `start` unchanged but for its band: band_from_rows over every row of `data` predicted with `start` (no
-/// fit, so no standard errors). The result's fitted_rows are those predictions, band attached.
+/// fit, so no standard errors). The result's fitted_rows are those predictions, band attached. Throws
+/// UsageError when a size regime with rows has no repeated run (no spread to measure).
 CalibrateResult manifest_band(const ManifestData& data, const topo::Topology& topology,
                               const models::ModelParams& start);
 
@@ -185,10 +188,10 @@ CalibrateResult manifest_band(const ManifestData& data, const topo::Topology& to
 /// residuals (5th and 95th percentile of measured / predicted - 1 over `fitted`, the rows' predictions), the
 /// measured spread (90th percentile of each run's deviation from its configuration's median over every repeat
 /// and machine start; configurations with one run are left out) and 1.645 x the root-mean-square relative
-/// standard error of the fitted predictions (`rel_se`, parallel to `fitted`), added in quadrature. A bound
-/// with no fitted row keeps `fallback`'s values.
+/// standard error of the fitted predictions (`rel_se`, parallel to `fitted`), added in quadrature
+/// (band_from_fit). A bound with no fitted row, or no repeated run (named in `kept`), keeps `fallback`'s values.
 models::BandParams band_from_rows(const ManifestData& data, const std::vector<std::size_t>& rows,
                                   const std::vector<Comparison>& fitted, const std::vector<double>& rel_se,
-                                  const models::BandParams& fallback);
+                                  const models::BandParams& fallback, std::string* kept = nullptr);
 
 }  // namespace commsim::validation
