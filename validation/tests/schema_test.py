@@ -138,6 +138,11 @@ for spec, extra, code in (("sim/tests/sweep-small.toml", ["-b", "8", "-e", "1M",
     if code == 6 and rows:
         bad = dict(next(r for r in rows if r["status"] == "failed"), time_us=0.0)
         refused(bad, "a failed sweep point with a time of 0", sweep_row)
+        bad = dict(next(r for r in rows if r["status"] == "failed"), time_us_lo=1.0)
+        refused(bad, "a failed sweep point with a band", sweep_row)
+    if rows and any(r["status"] == "ok" for r in rows):
+        bad = dict(next(r for r in rows if r["status"] == "ok"), time_us_hi=None)
+        refused(bad, "a sweep point without its band", sweep_row)
 
 # commsim-measure: every committed results.json and metadata.json.
 measured = sorted(glob.glob(os.path.join(root, "validation/data/**/results.json"), recursive=True) +
