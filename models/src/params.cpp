@@ -175,6 +175,14 @@ std::string ModelParams::provenance() const {
   return out + "; fitted: " + fitted + ")";
 }
 
+BandParams network_band(const ModelParams& params) {
+  if (params.fitted.empty() || params.fitted_network) return params.band;
+  const BandParams& d = ModelParams::defaults().band;
+  const BandParams& b = params.band;
+  return {std::max(b.latency_below, d.latency_below), std::max(b.latency_above, d.latency_above),
+          std::max(b.bandwidth_below, d.bandwidth_below), std::max(b.bandwidth_above, d.bandwidth_above)};
+}
+
 Band band_of(const ModelParams& params, std::uint64_t bytes, double time_us) {
   const bool latency = bytes < kBandRegimeBytes;
   const double below = latency ? params.band.latency_below : params.band.bandwidth_below;
@@ -201,10 +209,10 @@ ModelParams parse_set(const toml::table& root, const std::string& file, const Mo
   for (const auto& [k, v] : root) {
     const std::string key(k.str());
     if (key == "name" || key == "description" || key == "fitted" || key == "gpu" || key == "nccl_version" ||
-        key == "base")
+        key == "fitted_network" || key == "base")
       continue;
     if (std::find(sections.begin(), sections.end(), key) == sections.end()) {
-      std::string list = "name, description, fitted, gpu, nccl_version, base";
+      std::string list = "name, description, fitted, gpu, nccl_version, fitted_network, base";
       for (auto s : sections) list += ", [" + std::string(s) + "]";
       top.fail(key, "unknown key or section; valid: " + list);
     }
@@ -270,6 +278,7 @@ ModelParams parse_set(const toml::table& root, const std::string& file, const Mo
   p.fitted = top.string("fitted").value_or(p.fitted);
   p.gpu = top.string("gpu").value_or(p.gpu);
   p.nccl_version = top.string("nccl_version").value_or(p.nccl_version);
+  p.fitted_network = top.boolean("fitted_network").value_or(p.fitted_network);
   // Consistency that the model relies on.
   auto require = [&](bool ok, const char* what) {
     if (!ok) throw InputError({file, 1, 1}, std::string("parameter set is inconsistent: ") + what);

@@ -38,6 +38,25 @@ TEST_CASE("params: the band is relative to the prediction, per size regime") {
   CHECK(ModelParams::defaults().band.bandwidth_below == doctest::Approx(0.2));
 }
 
+TEST_CASE("params: across a network a fit inside one machine gets the datasheet band where that is wider") {
+  const ModelParams& d = ModelParams::defaults();
+  ModelParams fitted = d;
+  fitted.fitted = "one machine";
+  fitted.band = {0.3, 0.5, 0.07, 0.9};
+  const BandParams b = network_band(fitted);
+  CHECK(b.latency_below == doctest::Approx(0.3));  // wider than the datasheet's 0.25: kept
+  CHECK(b.latency_above == doctest::Approx(d.band.latency_above));
+  CHECK(b.bandwidth_below == doctest::Approx(d.band.bandwidth_below));
+  CHECK(b.bandwidth_above == doctest::Approx(0.9));
+  // A fit that crossed a network, and the unfitted set, keep their own band.
+  fitted.fitted_network = true;
+  CHECK(network_band(fitted).bandwidth_below == doctest::Approx(0.07));
+  CHECK(network_band(d).latency_above == doctest::Approx(d.band.latency_above));
+  const ModelParams read = ModelParams::parse("fitted_network = true\n", "<test>", d);
+  CHECK(read.fitted_network);
+  CHECK_THROWS_AS(ModelParams::parse("fitted_network = \"yes\"\n", "<test>", d), InputError);
+}
+
 TEST_CASE("params: a [band] must be plain ratios below 1 on the lower side") {
   CHECK_THROWS_WITH_AS(ModelParams::parse("[band]\nlatency_below = 1.2\n", "b.toml", ModelParams::defaults()),
                        doctest::Contains("latency_below and bandwidth_below must be below 1"), InputError);

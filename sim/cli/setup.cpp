@@ -35,9 +35,7 @@ std::unique_ptr<SimSetup> load_setup(const std::string& topology, const std::str
                 << ", the topology's GPUs are " << (model.empty() ? std::string("of several models") : model)
                 << "\n";
     }
-    return s;
-  }
-  if (const models::ModelParams* fitted = models::ModelParams::fitted_for_gpu(model)) {
+  } else if (const models::ModelParams* fitted = models::ModelParams::fitted_for_gpu(model)) {
     s->params = *fitted;
     s->model = models::make_transfer_model(cost_model, s->params, s->env);
     s->params_note = "parameters " + s->params.provenance() + ", the fitted set for " + model +
@@ -46,6 +44,15 @@ std::unique_ptr<SimSetup> load_setup(const std::string& topology, const std::str
     s->params_note = "parameters " + s->params.provenance() + ": no fitted set for " +
                      (model.empty() ? std::string("these GPUs") : model) +
                      ", so the band is the wider datasheet band";
+  }
+  // A fit inside one machine says nothing about the network between machines: the band widens to the
+  // datasheet's where that is wider.
+  if (s->topology.fabric && !s->params.fitted.empty() && !s->params.fitted_network) {
+    s->params.band = models::network_band(s->params);
+    s->band_widened = true;
+    s->params_note += std::string("; its fit had no transfer over a network, so across this topology's ") +
+                      topo::kind_name(s->topology.fabric->kind) +
+                      " the band is widened to the datasheet band where that is wider (every row)";
   }
   return s;
 }

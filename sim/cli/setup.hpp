@@ -25,6 +25,8 @@ struct SimSetup {
   std::unique_ptr<models::TransferModel> model;
   topo::Topology topology;
   std::string params_note;  ///< which parameter set, where it was fitted, and why it was chosen
+  /// params.band was widened to the datasheet band: a fit inside one machine on a topology with a network.
+  bool band_widened = false;
 };
 std::unique_ptr<SimSetup> load_setup(const std::string& topology, const std::string& gpu,
                                      const std::string& params, const std::string& cost_model,

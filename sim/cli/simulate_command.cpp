@@ -187,7 +187,8 @@ double cell_number(const sim::ResultTable::Cell& c) {
   return 0;
 }
 
-void add_band(sim::ResultTable& table, const models::ModelParams& params, const std::string& note) {
+void add_band(sim::ResultTable& table, const models::ModelParams& params, const std::string& note,
+              bool widened) {
   const auto bytes_col =
       std::find(table.columns.begin(), table.columns.end(), "bytes") - table.columns.begin();
   for (const char* name : {"time_us"}) {
@@ -213,12 +214,13 @@ void add_band(sim::ResultTable& table, const models::ModelParams& params, const 
       row.insert(row.begin() + col + 1, {exact + b.lo_us, exact + b.hi_us});
     }
   }
-  char band[200];
+  char band[320];
   std::snprintf(band, sizeof band, "band: -%.1f%%/+%.1f%% below 1 MiB, -%.1f%%/+%.1f%% from 1 MiB (%s)",
                 100 * params.band.latency_below, 100 * params.band.latency_above,
                 100 * params.band.bandwidth_below, 100 * params.band.bandwidth_above,
                 params.fitted.empty() ? "datasheet band: no fitted set"
-                                      : "from the fit's residuals, measured spread and standard errors");
+                : widened ? "the fit's band, widened to the datasheet band where that is wider: no network in the fit"
+                          : "from the fit's residuals, measured spread and standard errors");
   table.notes.insert(table.notes.begin(), {note, band});
   table.metadata["params_note"] = note;
   table.metadata["params_fitted"] = params.fitted;
@@ -227,7 +229,7 @@ void add_band(sim::ResultTable& table, const models::ModelParams& params, const 
                             {"bandwidth_below", params.band.bandwidth_below},
                             {"bandwidth_above", params.band.bandwidth_above},
                             {"regime_bytes", models::kBandRegimeBytes},
-                            {"kind", params.fitted.empty() ? "datasheet" : "fitted"}};
+                            {"kind", params.fitted.empty() ? "datasheet" : widened ? "fitted, widened" : "fitted"}};
 }
 
 /// Set by Ctrl-C (SIGINT); the runtime polls it between events. A second Ctrl-C kills at once.
@@ -396,7 +398,7 @@ void run_workload(const std::string& workload, const SimOptions& o) {
   sim::sim_workload(workload).simulate(ctx, o.args, table);
   table.metadata["engine_events"] = engine.events;
   table.metadata["engine_flows"] = engine.flows;
-  add_band(table, params, setup->params_note);
+  add_band(table, params, setup->params_note, setup->band_widened);
   emit(o, table, trace.get());
 }
 

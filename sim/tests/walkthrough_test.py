@@ -93,6 +93,20 @@ for name, topo in (("8nics", "topologies/library/whatif/hgx-h100-2nodes-ndr.toml
     busbw[name] = doc["rows"][0]["busbw_gbps"]
 ratio = busbw["8nics"] / busbw["4nics"]
 check(1.8 <= ratio <= 2.2, f"8 -> 4 NICs should cost about 2x in all_reduce busbw, got {ratio:.2f}x")
+# The same cluster with H200s: their fitted set was fitted inside one machine, so across InfiniBand its band
+# widens to the datasheet band where that is wider, and the output says so.
+path = os.path.join(work, "all_reduce-h200-ib.json")
+run([commsim, "simulate", "all_reduce", "--topology", "topologies/library/whatif/hgx-h100-2nodes-ndr.toml",
+     "--gpu", "H200", "--gpus", "all", "-b", "1G", "-e", "1G", "--format", "json", "-o", path], "all_reduce-h200-ib")
+doc = json.load(open(path))
+valid(doc, None, "all_reduce-h200-ib.json")
+band = doc["band"]
+check(doc["params"] == "h200" and band["kind"] == "fitted, widened", f"H200s over InfiniBand: band {band}")
+check(band["bandwidth_below"] >= 0.2 and band["bandwidth_above"] >= 0.55 and "network" in doc["params_note"],
+      f"H200s over InfiniBand: the datasheet band from 1 MiB, said in the note: {band}, {doc['params_note']}")
+row = doc["rows"][0]
+check(row["time_us_lo"] <= row["time_us"] * 0.8 + 1e-6 and row["time_us_hi"] >= row["time_us"] * 1.55 - 1e-6,
+      f"H200s over InfiniBand: the row's band {row['time_us_lo']}..{row['time_us_hi']} around {row['time_us']}")
 
 # 3. advise over a grid, both schedules.
 for schedule, extra in (("1f1b", []), ("interleaved", ["--chunks", "2"])):

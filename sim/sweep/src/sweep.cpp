@@ -362,8 +362,11 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const Shard& shard, int j
   std::vector<models::ModelParams> params;
   for (const topo::Topology& t : topologies) {
     const models::ModelParams* fitted = models::ModelParams::fitted_for_gpu(t.gpu_model());
-    for (std::size_t k = 0; k < spec.params.size(); ++k)
+    for (std::size_t k = 0; k < spec.params.size(); ++k) {
       params.push_back(spec.params[k] == "default" && fitted ? *fitted : loaded_sets[k]);
+      // As simulate: a fit with no transfer over a network gets the datasheet band across one.
+      if (t.fabric) params.back().band = models::network_band(params.back());
+    }
   }
   if (progress.start) {
     std::vector<double> work;

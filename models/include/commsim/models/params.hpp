@@ -51,6 +51,9 @@ struct ModelParams {
   std::string fitted;  ///< where and on what data the set was fitted; empty: not fitted (datasheet estimates)
   std::string gpu;     ///< GPU model the set was fitted for ("H200"); simulate uses it by default on that GPU
   std::string nccl_version;  ///< NCCL library version of the fitted data ("2.28.3"), if known
+  /// The fit included transfers between machines over a network (InfiniBand, RoCE, TCP). Without it, the
+  /// set's band says nothing about a network: a topology with one gets network_band().
+  bool fitted_network = false;
 
   // NCCL constants.
   int steps = 8;
@@ -182,6 +185,11 @@ struct ModelParams {
   /// an unfitted set says that its band is the wider datasheet band.
   std::string provenance() const;
 };
+
+/// The band of `params` for a topology whose machines are joined by a network: its own for an unfitted set or
+/// one whose fit crossed a network (fitted_network), else each side the wider of its own and the datasheet
+/// set's (defaults()), since no transfer of the fit went over a network.
+BandParams network_band(const ModelParams& params);
 
 /// The prediction band around `time_us` (microseconds) for a transfer of `bytes`: {lo, hi} in microseconds.
 struct Band {
