@@ -1,6 +1,7 @@
 // CSV: the one writer behind every CSV commsim and commsim-measure write, and the line splitter.
 #include "commsim/core/csv.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 namespace commsim {
@@ -18,6 +19,7 @@ std::string csv_quote(std::string_view field) {
 }
 
 std::string csv_number(double v, const CsvOptions& o) {
+  if (std::isnan(v)) return "";  // no value (a row without a band): an empty cell, never "nan"
   char buf[512];  // "%.6f" of 1e300 takes 308 digits
   switch (o.doubles) {
     case CsvDoubles::RoundTrip: {

@@ -60,6 +60,15 @@ TEST_CASE("csv: the default is round-trip, never 6 digits") {
   CHECK(w.str() == "0.3333333333333333,1074090.5\n");
 }
 
+TEST_CASE("csv: a missing number (NaN) is an empty cell in every format, never \"nan\"") {
+  for (const CsvDoubles d : {CsvDoubles::RoundTrip, CsvDoubles::Fixed, CsvDoubles::General}) {
+    CHECK(csv_number(std::nan(""), CsvOptions{d}).empty());
+  }
+  CsvWriter w;
+  w.row(1.5, std::nan(""), 2.5);
+  CHECK(w.str() == "1.5,,2.5\n");
+}
+
 TEST_CASE("csv: round-trip numbers read back exactly") {
   const CsvOptions exact{CsvDoubles::RoundTrip};
   CHECK(csv_number(0.1, exact) == "0.1");

@@ -208,6 +208,10 @@ void add_band(sim::ResultTable& table, const models::ModelParams& params, const 
           static_cast<std::size_t>(bytes_col) < row.size()
               ? static_cast<std::uint64_t>(cell_number(row[static_cast<std::size_t>(bytes_col)]))
               : models::kBandRegimeBytes;
+      if (i < table.unbanded.size() && table.unbanded[i]) {  // a constant, not a prediction: no band
+        row.insert(row.begin() + col + 1, {std::nan(""), std::nan("")});
+        continue;
+      }
       // A part the user gave (a pipeline step's compute bound) is exact: the band is the rest's.
       const double exact = i < table.band_exact_us.size() ? std::clamp(table.band_exact_us[i], 0.0, t) : 0.0;
       const models::Band b = models::band_of(params, bytes, t - exact);

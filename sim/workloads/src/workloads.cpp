@@ -131,6 +131,7 @@ namespace {
 std::string cell_text(const ResultTable::Cell& c) {
   if (const auto* i = std::get_if<std::int64_t>(&c)) return std::to_string(*i);
   if (const auto* s = std::get_if<std::string>(&c)) return *s;
+  if (std::isnan(std::get<double>(c))) return "-";  // no value (a row without a band)
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.2f", std::get<double>(c));
   return buf;
@@ -195,7 +196,12 @@ nlohmann::json ResultTable::to_json() const {
   for (const auto& row : rows) {
     nlohmann::json r = nlohmann::json::object();
     for (std::size_t i = 0; i < row.size(); ++i) {
-      std::visit([&](const auto& v) { r[columns[i]] = v; }, row[i]);
+      const auto* d = std::get_if<double>(&row[i]);
+      if (d && std::isnan(*d)) {
+        r[columns[i]] = nullptr;  // no value (a row without a band)
+      } else {
+        std::visit([&](const auto& v) { r[columns[i]] = v; }, row[i]);
+      }
     }
     rows_json.push_back(std::move(r));
   }

@@ -56,6 +56,10 @@ struct ResultTable {
   /// Per row, the part of time_us (us) the prediction band leaves out because it is given, not predicted
   /// (a pipeline step's compute bound); empty: the band covers all of time_us. Not printed.
   std::vector<double> band_exact_us;
+  /// Per row, true when time_us is a constant the parameter set gives ([setup]: a communicator's init, an
+  /// engine's start), not a prediction: such a row has no band (empty cells; null in JSON; "-" in the table).
+  /// Empty: every row is predicted. Not printed.
+  std::vector<bool> unbanded;
 
   /// RFC 4180 CSV at round-trip precision: the header, then the rows; no comment lines.
   std::string to_csv() const;
