@@ -20,7 +20,7 @@ std::string csv_quote(std::string_view field) {
 
 std::string csv_number(double v, const CsvOptions& o) {
   if (std::isnan(v)) return "";  // no value (a row without a band): an empty cell, never "nan"
-  char buf[512];  // "%.6f" of 1e300 takes 308 digits
+  char buf[512];                 // "%.6f" of 1e300 takes 308 digits
   switch (o.doubles) {
     case CsvDoubles::RoundTrip: {
       const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;

@@ -105,7 +105,8 @@ void run_calibrate(const CalibrateCliOptions& o) {
         validation::stats(r.fitted_rows).coverage);
   }
   if (!r.band_kept.empty())
-    std::cerr << "commsim: warning: the band " << r.band_kept << " is the start set's: no configuration there "
+    std::cerr << "commsim: warning: the band " << r.band_kept
+              << " is the start set's: no configuration there "
               << "was measured more than once, so the runs' spread is unknown\n";
   if (!r.held_out_rows.empty())
     std::printf("MAPE %.1f%% held-out\n", validation::stats(r.held_out_rows).mape);

@@ -219,12 +219,13 @@ void add_band(sim::ResultTable& table, const models::ModelParams& params, const 
     }
   }
   char band[320];
-  std::snprintf(band, sizeof band, "band: -%.1f%%/+%.1f%% below 1 MiB, -%.1f%%/+%.1f%% from 1 MiB (%s)",
-                100 * params.band.latency_below, 100 * params.band.latency_above,
-                100 * params.band.bandwidth_below, 100 * params.band.bandwidth_above,
-                params.fitted.empty() ? "datasheet band: no fitted set"
-                : widened ? "the fit's band, widened to the datasheet band where that is wider: no network in the fit"
-                          : "from the fit's residuals, measured spread and standard errors");
+  std::snprintf(
+      band, sizeof band, "band: -%.1f%%/+%.1f%% below 1 MiB, -%.1f%%/+%.1f%% from 1 MiB (%s)",
+      100 * params.band.latency_below, 100 * params.band.latency_above, 100 * params.band.bandwidth_below,
+      100 * params.band.bandwidth_above,
+      params.fitted.empty() ? "datasheet band: no fitted set"
+      : widened ? "the fit's band, widened to the datasheet band where that is wider: no network in the fit"
+                : "from the fit's residuals, measured spread and standard errors");
   table.notes.insert(table.notes.begin(), {note, band});
   table.metadata["params_note"] = note;
   table.metadata["params_fitted"] = params.fitted;
@@ -233,7 +234,9 @@ void add_band(sim::ResultTable& table, const models::ModelParams& params, const 
                             {"bandwidth_below", params.band.bandwidth_below},
                             {"bandwidth_above", params.band.bandwidth_above},
                             {"regime_bytes", models::kBandRegimeBytes},
-                            {"kind", params.fitted.empty() ? "datasheet" : widened ? "fitted, widened" : "fitted"}};
+                            {"kind", params.fitted.empty() ? "datasheet"
+                                     : widened             ? "fitted, widened"
+                                                           : "fitted"}};
 }
 
 /// Set by Ctrl-C (SIGINT); the runtime polls it between events. A second Ctrl-C kills at once.

@@ -283,8 +283,8 @@ sim::Program nccl_tests_program(const std::string& op, const std::vector<int>& g
 void check_device_model(const std::string& device_name, const std::string& model, int gpu,
                         const SourceLocation& where, const std::string& file) {
   if (device_name.empty() || model.empty()) return;
-  // Both names through the hardware catalogue ("NVIDIA H100 80GB HBM3" is the H100, "NVIDIA H100 NVL" is not);
-  // a name it does not know must contain the topology's model as a word of its own.
+  // Both names through the hardware catalogue ("NVIDIA H100 80GB HBM3" is the H100, "NVIDIA H100 NVL" is
+  // not); a name it does not know must contain the topology's model as a word of its own.
   const models::HardwareCatalog& catalog = models::HardwareCatalog::builtin();
   const models::GpuSpec* measured = catalog.find_gpu(device_name);
   const models::GpuSpec* topology = catalog.find_gpu(model);
@@ -508,7 +508,8 @@ const workloads::ModelSpec& model_at(const JsonValue& v) {
 
 /// Each GPU a commsim-measure run lists ("gpus": index and name) against the topology's model: a run from
 /// another machine is refused, naming both. Runs that list no GPUs (commsim.weight_sync/1) pass.
-void check_measured_gpu_models(const JsonValue& doc, const topo::Topology& topology, const std::string& file) {
+void check_measured_gpu_models(const JsonValue& doc, const topo::Topology& topology,
+                               const std::string& file) {
   if (!doc.has("gpus") || !doc.at("gpus").raw().is_array()) return;
   const int n_gpus = static_cast<int>(topology.gpus.size());
   for (const JsonValue& g : doc.at("gpus").items(static_cast<std::size_t>(kMaxGpus))) {

@@ -523,7 +523,7 @@ models::BandParams band_from_fit(const std::vector<Comparison>& fitted, const st
   models::BandParams band = fallback;
   for (int b = 0; b < 2; ++b) {
     if (residual[b].empty()) continue;  // nothing fitted in this bound: keep the start set's band
-    if (spread.below[b].empty()) {       // no repeated run: the runs' spread is unknown, keep it too
+    if (spread.below[b].empty()) {      // no repeated run: the runs' spread is unknown, keep it too
       if (kept) *kept += std::string(kept->empty() ? "" : " and ") + (b == 0 ? "below 1 MiB" : "from 1 MiB");
       continue;
     }
@@ -652,7 +652,8 @@ std::string fitted_params_toml(const CalibrateResult& res, const std::string& st
     }
   }
   if (!res.band_kept.empty())
-    out << "# [band] " << res.band_kept << " kept from the start set: no configuration there was measured more "
+    out << "# [band] " << res.band_kept
+        << " kept from the start set: no configuration there was measured more "
         << "than once, so the runs' spread is unknown.\n";
   if (res.band_fitted)
     out << "# [band], per size regime (< 1 MiB, >= 1 MiB): the 5th/95th percentile of measured / predicted - "

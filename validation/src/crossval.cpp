@@ -204,7 +204,7 @@ ManifestData load_manifest_data(const std::vector<std::string>& manifests, const
         const int per_process = run.nthreads * run.ngpus;
         const int n_listed = static_cast<int>(run.devices.size());
         const int ranks = per_process == 1 && n_listed <= 1 ? static_cast<int>(e.gpus.size())
-                                                          : std::max(per_process, n_listed);
+                                                            : std::max(per_process, n_listed);
         if (ranks != static_cast<int>(e.gpus.size()))
           throw InputError(e.where, e.file + " ran on " + std::to_string(ranks) +
                                         " GPUs, the manifest lists " + std::to_string(e.gpus.size()) + " (" +

@@ -20,11 +20,12 @@ bool thread_per_gpu(const NcclTestsRun& run, std::size_t gpus) {
   if (gpus <= 1) return false;
   if (run.ngpus == 1) return true;  // -t N, or a GPU a process under mpirun
   if (run.nthreads == 1 && static_cast<std::size_t>(run.ngpus) == gpus) return false;
-  throw InputError({run.file, run.line, 1},
-                   "the run drove " + std::to_string(gpus) + " GPUs with " + std::to_string(run.ngpus) +
-                       " GPUs a thread (nThread " + std::to_string(run.nthreads) + ", several threads or " +
-                       "processes): commsim models one thread driving every GPU (-g N) or a thread or process "
-                       "per GPU (-t N, mpirun with -g 1)");
+  throw InputError(
+      {run.file, run.line, 1},
+      "the run drove " + std::to_string(gpus) + " GPUs with " + std::to_string(run.ngpus) +
+          " GPUs a thread (nThread " + std::to_string(run.nthreads) + ", several threads or " +
+          "processes): commsim models one thread driving every GPU (-g N) or a thread or process "
+          "per GPU (-t N, mpirun with -g 1)");
 }
 
 std::string nccl_version_text(long code) {

@@ -149,9 +149,9 @@ TEST_CASE("accuracy: a rank per process (mpirun) is simulated with a thread per 
 }
 
 TEST_CASE("accuracy: an nccl-tests log with a rank per process (mpirun) is simulated with a thread per GPU") {
-  // nccl-tests under mpirun prints nThread 1 nGpus 1 and one Rank line per process: every GPU has a host thread
-  // of its own, as with -t N. The same log as a -t 2 run and as two processes must be predicted alike; until
-  // session 28 the mpirun log was simulated as one thread driving both GPUs.
+  // nccl-tests under mpirun prints nThread 1 nGpus 1 and one Rank line per process: every GPU has a host
+  // thread of its own, as with -t N. The same log as a -t 2 run and as two processes must be predicted alike;
+  // until session 28 the mpirun log was simulated as one thread driving both GPUs.
   H200 h;
   const std::string name = "validation/data/h200x4/coverage/h200x4-2026-11-22a/all_gather_g01_tpg_r3.log";
   const std::string threads = read_file(std::string(COMMSIM_SOURCE_DIR) + "/" + name);
@@ -205,7 +205,8 @@ TEST_CASE("accuracy: GPU models are matched through the hardware catalogue, not 
   CHECK_NOTHROW(check_device_model("NVIDIA H100 NVL", "H100-NVL", 0, at, "run.json"));
   // "H100" is a substring of "NVIDIA H100 NVL", but the two are different GPUs (PCIe, NVLink bridges).
   CHECK_THROWS_WITH_AS(check_device_model("NVIDIA H100 NVL", "H100", 2, at, "run.json"),
-                       doctest::Contains("measured on 'NVIDIA H100 NVL' but topology GPU 2 is H100"), InputError);
+                       doctest::Contains("measured on 'NVIDIA H100 NVL' but topology GPU 2 is H100"),
+                       InputError);
   CHECK_THROWS_AS(check_device_model("NVIDIA H100 80GB HBM3", "H100-NVL", 0, at, "run.json"), InputError);
   // Names the catalogue does not know: the model as a word of its own.
   CHECK_NOTHROW(check_device_model("AMD Instinct MI300X", "MI300X", 0, at, "run.json"));

@@ -196,10 +196,11 @@ TEST_CASE("band: a regime whose configurations ran once keeps the fallback band,
   CHECK(b.bandwidth_above == 0.25);
   // --band-only computes nothing else: on runs measured once it refuses, naming what is missing.
   const TwoPairData one_run("band-only-single");
-  CHECK_THROWS_WITH_AS(manifest_band(one_run.data, one_run.topology, one_run.h200),
-                       doctest::Contains("no band can be computed below 1 MiB and from 1 MiB: no configuration "
-                                         "there was measured more than once"),
-                       UsageError);
+  CHECK_THROWS_WITH_AS(
+      manifest_band(one_run.data, one_run.topology, one_run.h200),
+      doctest::Contains("no band can be computed below 1 MiB and from 1 MiB: no configuration "
+                        "there was measured more than once"),
+      UsageError);
 }
 
 TEST_CASE(

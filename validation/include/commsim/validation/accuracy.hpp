@@ -94,9 +94,9 @@ sim::Program nccl_tests_program(const std::string& op, const std::vector<int>& g
 void check_nccl_tests_op(const std::string& op, const SourceLocation& where);
 
 /// Throws InputError at `where` when a measured device's name (as nccl-tests or commsim-measure print it,
-/// e.g. "NVIDIA H200") is not the topology's GPU model `model` ("H200"): both are resolved through the hardware
-/// catalogue (an "NVIDIA H100 NVL" is not an "H100"); a name the catalogue does not know must contain `model` as
-/// a word. A device or topology without a name passes.
+/// e.g. "NVIDIA H200") is not the topology's GPU model `model` ("H200"): both are resolved through the
+/// hardware catalogue (an "NVIDIA H100 NVL" is not an "H100"); a name the catalogue does not know must
+/// contain `model` as a word. A device or topology without a name passes.
 void check_device_model(const std::string& device_name, const std::string& model, int gpu,
                         const SourceLocation& where, const std::string& file);
 

@@ -121,7 +121,7 @@ struct CalibrateResult {
   bool band_fitted = false;  ///< params.band was computed from the data (written as [band])
   /// Size regimes whose band was kept from the start set for want of repeated runs ("below 1 MiB").
   std::string band_kept;
-  std::string gpu;           ///< the topology's GPU model the rows ran on (empty: several models)
+  std::string gpu;                      ///< the topology's GPU model the rows ran on (empty: several models)
   std::set<std::string> nccl_versions;  ///< the NCCL versions the data recorded ("2.28.3"; empty: none)
 };
 

@@ -70,7 +70,7 @@ struct ManifestData {
   std::vector<ManifestRow> rows;
   std::vector<std::string> warnings;  ///< mismatches that do not prevent comparison (NCCL version)
   std::vector<std::string> manifests;
-  std::vector<std::string> starts;  ///< machine starts, in order of appearance
+  std::vector<std::string> starts;      ///< machine starts, in order of appearance
   std::set<std::string> nccl_versions;  ///< the NCCL versions the runs recorded ("2.28.3")
 };
 
@@ -189,7 +189,8 @@ CalibrateResult manifest_band(const ManifestData& data, const topo::Topology& to
 /// measured spread (90th percentile of each run's deviation from its configuration's median over every repeat
 /// and machine start; configurations with one run are left out) and 1.645 x the root-mean-square relative
 /// standard error of the fitted predictions (`rel_se`, parallel to `fitted`), added in quadrature
-/// (band_from_fit). A bound with no fitted row, or no repeated run (named in `kept`), keeps `fallback`'s values.
+/// (band_from_fit). A bound with no fitted row, or no repeated run (named in `kept`), keeps `fallback`'s
+/// values.
 models::BandParams band_from_rows(const ManifestData& data, const std::vector<std::size_t>& rows,
                                   const std::vector<Comparison>& fitted, const std::vector<double>& rel_se,
                                   const models::BandParams& fallback, std::string* kept = nullptr);

@@ -50,8 +50,8 @@ struct NcclTestsRun {
 /// than 2.0, and non-monotonic sizes.
 std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::string& file);
 
-/// Whether each of the run's `gpus` GPUs had a host thread of its own: `-t N` (one GPU a thread), or one GPU a
-/// process under mpirun (its Rank lines list every process's GPU); false for one thread driving every GPU
+/// Whether each of the run's `gpus` GPUs had a host thread of its own: `-t N` (one GPU a thread), or one GPU
+/// a process under mpirun (its Rank lines list every process's GPU); false for one thread driving every GPU
 /// (`-g N`). Throws InputError at the run's first line for a mix commsim does not model: several threads or
 /// processes of which some drive several GPUs (`-t 2 -g 2`, or `-g 2` a process under mpirun).
 bool thread_per_gpu(const NcclTestsRun& run, std::size_t gpus);
