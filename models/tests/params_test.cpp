@@ -51,7 +51,10 @@ TEST_CASE("params: across a network a fit inside one machine gets the datasheet 
   // A fit that crossed a network, and the unfitted set, keep their own band.
   fitted.fitted_network = true;
   CHECK(network_band(fitted).bandwidth_below == doctest::Approx(0.07));
-  CHECK(network_band(d).latency_above == doctest::Approx(d.band.latency_above));
+  ModelParams unfitted = d;  // not fitted, with a band narrower than the datasheet's: kept as it is
+  unfitted.band = {0.1, 0.1, 0.05, 0.05};
+  CHECK(network_band(unfitted).latency_above == doctest::Approx(0.1));
+  CHECK(network_band(unfitted).bandwidth_below == doctest::Approx(0.05));
   const ModelParams read = ModelParams::parse("fitted_network = true\n", "<test>", d);
   CHECK(read.fitted_network);
   CHECK_THROWS_AS(ModelParams::parse("fitted_network = \"yes\"\n", "<test>", d), InputError);

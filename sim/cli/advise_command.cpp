@@ -412,7 +412,11 @@ void run_advise(const AdviseOptions& o) {
         "exposed communication\n",
         100 * params.band.latency_below, 100 * params.band.latency_above, 100 * params.band.bandwidth_below,
         100 * params.band.bandwidth_above,
-        params.fitted.empty() ? "datasheet band: no fitted set" : "the parameter set's fitted band");
+        params.fitted.empty() ? "datasheet band: no fitted set"
+        : setup->band_widened
+            ? "the fitted band, widened to the datasheet band where that is wider: no network "
+              "in the fit"
+            : "the parameter set's fitted band");
     text += line;
     std::snprintf(line, sizeof line,
                   "pipeline, %s schedule%s, F %.0f us, B %.0f us per stage and microbatch\n\n",

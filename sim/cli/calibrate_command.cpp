@@ -140,10 +140,10 @@ void add_calibrate_command(CLI::App& app) {
   add_setup_flags(c, {&o->topology, &o->gpu, nullptr, nullptr, &o->nccl_env}, SetupRole::Measured);
   c->add_option(
       "--start", o->start,
-      "Parameter set to start from; its other keys are copied to --out\n(default: the NCCL defaults)");
+      "Parameter set to start from; its other keys are copied to --out\n(default: the NCCL defaults). "
+      "Every fit also writes [band] from its residuals,\nthe measured spread and its standard errors");
   c->add_option("--manifest", o->fit.manifests,
-                "manifest.csv files listing nccl-tests runs with their launch and knobs;\nalso writes [band] "
-                "from the measured spread and the fit's standard errors");
+                "manifest.csv files listing nccl-tests runs with their launch and knobs");
   c->add_flag(
       "--band-only", o->band_only,
       "With --manifest: keep --start's values and compute only its [band] from\nits residuals and the "

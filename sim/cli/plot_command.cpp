@@ -77,6 +77,9 @@ std::vector<std::pair<double, double>> read_points(const std::string& file, cons
         throw InputError({file, l.number, column}, "'" + cell + "' is not a number");
       return v;
     };
+    // A row without a value in the plotted column (a weight-sync constant's band, a failed sweep point) has
+    // no point; a cell that is not a number is still an error.
+    if (yi < static_cast<int>(cells.size()) && cells[yi].empty()) continue;
     points.emplace_back(number(xi), std::max(number(yi), o.y_floor));
   }
   if (header) throw InputError({file, 1, 1}, "no header line");

@@ -47,8 +47,12 @@ std::unique_ptr<SimSetup> load_setup(const std::string& topology, const std::str
   }
   // A fit inside one machine says nothing about the network between machines: the band widens to the
   // datasheet's where that is wider.
-  if (s->topology.fabric && !s->params.fitted.empty() && !s->params.fitted_network) {
-    s->params.band = models::network_band(s->params);
+  const models::BandParams across = models::network_band(s->params);
+  const models::BandParams& own = s->params.band;
+  if (s->topology.fabric &&
+      (across.latency_below != own.latency_below || across.latency_above != own.latency_above ||
+       across.bandwidth_below != own.bandwidth_below || across.bandwidth_above != own.bandwidth_above)) {
+    s->params.band = across;
     s->band_widened = true;
     s->params_note += std::string("; its fit had no transfer over a network, so across this topology's ") +
                       topo::kind_name(s->topology.fabric->kind) +

@@ -283,21 +283,36 @@ sim::Program nccl_tests_program(const std::string& op, const std::vector<int>& g
 void check_device_model(const std::string& device_name, const std::string& model, int gpu,
                         const SourceLocation& where, const std::string& file) {
   if (device_name.empty() || model.empty()) return;
-  // Both names through the hardware catalogue ("NVIDIA H100 80GB HBM3" is the H100, "NVIDIA H100 NVL" is
-  // not); a name it does not know must contain the topology's model as a word of its own.
+  // Both names through the hardware catalogue ("NVIDIA H100 80GB HBM3" is the H100); the catalogue takes the
+  // longest known name a query starts with, so a form factor the name adds and the topology's model does not
+  // ("NVIDIA H200 NVL", "NVIDIA H100 PCIe": PCIe cards with NVLink bridges, not SXM boards) is another GPU. A
+  // name the catalogue does not know must contain the model as a word of its own.
+  auto squeezed = [](std::string_view s) {
+    std::string out;
+    for (char c : s) {
+      if (c != ' ' && c != '-' && c != '_')
+        out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+    return out;
+  };
   const models::HardwareCatalog& catalog = models::HardwareCatalog::builtin();
   const models::GpuSpec* measured = catalog.find_gpu(device_name);
   const models::GpuSpec* topology = catalog.find_gpu(model);
+  bool same = false;
   if (measured && topology) {
-    if (measured == topology) return;
+    same = measured == topology;
+    const std::string d = squeezed(device_name), m = squeezed(topology->name);
+    for (const char* form : {"NVL", "PCIE"}) {
+      if ((d.find(form) != std::string::npos) != (m.find(form) != std::string::npos)) same = false;
+    }
   } else {
     const auto at = device_name.find(model);
-    const auto end = at + model.size();
     const auto boundary = [&](std::size_t i) {
       return i >= device_name.size() || std::isspace(static_cast<unsigned char>(device_name[i]));
     };
-    if (at != std::string::npos && (at == 0 || boundary(at - 1)) && boundary(end)) return;
+    same = at != std::string::npos && (at == 0 || boundary(at - 1)) && boundary(at + model.size());
   }
+  if (same) return;
   throw InputError(where, file + " was measured on '" + device_name + "' but topology GPU " +
                               std::to_string(gpu) + " is " + model +
                               " (another GPU model: use the matching topology)");
@@ -588,6 +603,9 @@ std::vector<Comparison> compare_torch(const std::string& file, sim::Runtime& run
   const JsonValue meta = doc.at("metadata");
   const std::string tool = meta.has("tool") ? meta.at("tool").text() : "";
   const int n_gpus = static_cast<int>(runtime.topology().gpus.size());
+  // The run's GPU model (measure/torch records the first rank's device name) against the topology's.
+  if (meta.has("gpu") && meta.at("gpu").raw().is_string() && n_gpus > 0)
+    check_device_model(meta.at("gpu").text(), runtime.topology().gpus.front().model, 0, {file, 1, 1}, file);
   std::vector<Comparison> out;
   if (tool.find("pipeline_1f1b") != std::string::npos) {
     const int stages = static_cast<int>(meta.at("stages").integer(1, kMaxGpus));

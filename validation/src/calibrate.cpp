@@ -484,6 +484,7 @@ CalibrateResult calibrate(const topo::Topology& topology, const models::ModelPar
   std::vector<Comparison> fitted;
   predict(result.params, fitted, &result.held_out_rows);
   result.gpu = topology.gpu_model();
+  result.fitted_network = rows_span_machines(result.fitted_rows, topology);
   for (const auto& run : runs) {
     if (const auto v = run.doc.find("nccl_version"); v != run.doc.end() && v->is_number_integer())
       if (const std::string t = nccl_version_text(v->get<long>()); !t.empty()) result.nccl_versions.insert(t);
@@ -498,6 +499,19 @@ CalibrateResult calibrate(const topo::Topology& topology, const models::ModelPar
   with_band(result.fitted_rows, result.params);
   with_band(result.held_out_rows, result.params);
   return result;
+}
+
+bool rows_span_machines(const std::vector<Comparison>& rows, const topo::Topology& topology) {
+  const int n = static_cast<int>(topology.gpus.size());
+  for (const Comparison& c : rows) {
+    for (int g : c.gpus) {
+      if (g >= 0 && g < n && !c.gpus.empty() && c.gpus.front() >= 0 && c.gpus.front() < n &&
+          topology.gpus[static_cast<std::size_t>(g)].node !=
+              topology.gpus[static_cast<std::size_t>(c.gpus.front())].node)
+        return true;
+    }
+  }
+  return false;
 }
 
 RunSpread extreme_spread(const std::vector<Comparison>& rows) {
@@ -603,14 +617,17 @@ std::string fitted_params_toml(const CalibrateResult& res, const std::string& st
   const std::string workloads = o.workloads.empty() ? "every" : join(o.workloads, ", ");
   const bool band_only = res.band_fitted && res.values.empty();  // values kept, only [band] computed
   root.insert_or_assign("name", name);
-  // What the set was measured on: the data's GPU model and NCCL version, not the start set's (a set fitted on
-  // H100 data from h200.toml is an H100 set). Several versions, or none recorded: no version is claimed.
-  if (res.gpu.empty()) {
-    root.erase("gpu");
-  } else {
-    root.insert_or_assign("gpu", res.gpu);
-  }
+  // What a fitted set was measured on: the data's GPU model, NCCL version and whether it crossed a network,
+  // not the start set's (a set fitted on H100 data from h200.toml is an H100 set). Several versions, or none
+  // recorded: no version is claimed. --band-only keeps the start set's values, and so what they were fitted
+  // on.
   if (!band_only) {
+    if (res.gpu.empty()) {
+      root.erase("gpu");
+    } else {
+      root.insert_or_assign("gpu", res.gpu);
+    }
+    root.insert_or_assign("fitted_network", res.fitted_network);
     root.insert_or_assign("fitted", "commsim calibrate on " + workloads + " rows of " + data);
     if (res.nccl_versions.size() == 1) {
       root.insert_or_assign("nccl_version", *res.nccl_versions.begin());

@@ -199,12 +199,13 @@ ManifestData load_manifest_data(const std::vector<std::string>& manifests, const
       for (const NcclTestsRun& run : parse_nccl_tests(read_file(e.file), e.file)) {
         if (run.op != e.workload)
           throw InputError(e.where, e.file + " ran '" + run.op + "', the manifest says '" + e.workload + "'");
-        // Rank lines count every process's GPUs (mpirun); a run with one GPU a process whose output lists
-        // at most one device (nccl-tests' JSON) is as many processes as the manifest's GPUs.
+        // A text log's Rank lines count every process's GPUs (mpirun); nccl-tests' JSON lists at most one
+        // device a process, so a JSON run of one GPU a process is as many processes as the manifest's GPUs.
         const int per_process = run.nthreads * run.ngpus;
         const int n_listed = static_cast<int>(run.devices.size());
-        const int ranks = per_process == 1 && n_listed <= 1 ? static_cast<int>(e.gpus.size())
-                                                            : std::max(per_process, n_listed);
+        const bool json = run.version.rfind("json", 0) == 0;
+        const int ranks = json && per_process == 1 && n_listed <= 1 ? static_cast<int>(e.gpus.size())
+                                                                    : std::max(per_process, n_listed);
         if (ranks != static_cast<int>(e.gpus.size()))
           throw InputError(e.where, e.file + " ran on " + std::to_string(ranks) +
                                         " GPUs, the manifest lists " + std::to_string(e.gpus.size()) + " (" +
@@ -397,6 +398,7 @@ CalibrateResult calibrate_manifest(const ManifestData& data, const topo::Topolog
   r.held_out_rows = predict_rows(data, held, topology, r.params);
   with_band(r.fitted_rows, r.params);
   with_band(r.held_out_rows, r.params);
+  r.fitted_network = rows_span_machines(r.fitted_rows, topology);
   r.gpu = topology.gpu_model();
   r.nccl_versions = data.nccl_versions;
   return r;

@@ -208,6 +208,10 @@ TEST_CASE("accuracy: GPU models are matched through the hardware catalogue, not 
                        doctest::Contains("measured on 'NVIDIA H100 NVL' but topology GPU 2 is H100"),
                        InputError);
   CHECK_THROWS_AS(check_device_model("NVIDIA H100 80GB HBM3", "H100-NVL", 0, at, "run.json"), InputError);
+  // The catalogue takes the longest name a device's starts with: a form factor the name adds is another GPU.
+  CHECK_THROWS_AS(check_device_model("NVIDIA H200 NVL", "H200", 0, at, "run.json"), InputError);
+  CHECK_THROWS_AS(check_device_model("NVIDIA H100 PCIe", "H100", 0, at, "run.json"), InputError);
+  CHECK_NOTHROW(check_device_model("NVIDIA A100-SXM4-80GB", "A100", 0, at, "run.json"));
   // Names the catalogue does not know: the model as a word of its own.
   CHECK_NOTHROW(check_device_model("AMD Instinct MI300X", "MI300X", 0, at, "run.json"));
   CHECK_THROWS_AS(check_device_model("AMD Instinct MI300XA", "MI300X", 0, at, "run.json"), InputError);
@@ -220,6 +224,19 @@ TEST_CASE("accuracy: a weight-sync run from another GPU model is refused") {
   CHECK_NOTHROW(compare_measured(run, *h.runtime));
   run.doc["gpus"] = nlohmann::json::array({{{"index", 0}, {"name", "NVIDIA H100 80GB HBM3"}}});
   CHECK_THROWS_WITH_AS(compare_measured(run, *h.runtime),
+                       doctest::Contains("measured on 'NVIDIA H100 80GB HBM3' but topology GPU 0 is H200"),
+                       InputError);
+}
+
+TEST_CASE("accuracy: a PyTorch run from another GPU model is refused") {
+  H200 h;
+  const std::string file = kDir + "torch/weight_sync_broadcast_qwen32b.json";
+  CHECK_NOTHROW(compare_torch(file, *h.runtime));
+  auto doc = nlohmann::json::parse(read_file(file));
+  doc["metadata"]["gpu"] = "NVIDIA H100 80GB HBM3";
+  const std::string other = "accuracy_test_torch_h100.json";
+  write_file_atomic(other, doc.dump());
+  CHECK_THROWS_WITH_AS(compare_torch(other, *h.runtime),
                        doctest::Contains("measured on 'NVIDIA H100 80GB HBM3' but topology GPU 0 is H200"),
                        InputError);
 }

@@ -107,6 +107,9 @@ TEST_CASE("calibrate: a fit on commsim-measure runs writes its own band, GPU mod
   CHECK(reread.band.latency_above == doctest::Approx(r.params.band.latency_above).epsilon(1e-3));
   CHECK(reread.gpu == "H200");
   CHECK(reread.nccl_version == "2.28.3");
+  CHECK(!r.fitted_network);  // one machine: its band says nothing about a network
+  CHECK(!reread.fitted_network);
+  CHECK(toml.find("fitted_network = false") != std::string::npos);
   // A fit on another GPU model's data names that model, not the start set's; data from several NCCL
   // versions names none.
   CalibrateResult other = r;
@@ -117,6 +120,17 @@ TEST_CASE("calibrate: a fit on commsim-measure runs writes its own band, GPU mod
   CHECK(h100_set.gpu == "H100");
   CHECK(h100_set.nccl_version.empty());
   CHECK(h100.find("# The data ran NCCL 2.27.7 2.28.3") != std::string::npos);
+  // --band-only keeps the start set's values, and so what they were fitted on.
+  CalibrateResult band_only;
+  band_only.params = start;
+  band_only.band_fitted = true;
+  band_only.gpu = "H100";
+  band_only.nccl_versions = {"2.27.7"};
+  const auto kept = models::ModelParams::parse(
+      fitted_params_toml(band_only, kSrc + "/models/params/h200.toml", "h200-band", o), "<written>",
+      models::ModelParams::defaults());
+  CHECK(kept.gpu == "H200");
+  CHECK(kept.nccl_version == "2.28.3");
   other.gpu.clear();
   CHECK(models::ModelParams::parse(fitted_params_toml(other, kSrc + "/models/params/h200.toml", "mixed", o),
                                    "<written>", models::ModelParams::defaults())

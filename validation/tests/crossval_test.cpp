@@ -382,6 +382,16 @@ TEST_CASE(
   CHECK(toml.find("Fitted on the sendrecv rows of: " + m) != std::string::npos);
 }
 
+TEST_CASE("manifest: a one-GPU text log listed for several GPUs is refused") {
+  // A text log lists every process's Rank line (mpirun too): one Rank line is one GPU, whatever the launch.
+  const std::string log =
+      kSrc + "/validation/data/h200x2/mechanism/vm-20261123T020110Z/all_reduce_g1_G0_r1.log";
+  const auto m = manifest("one-gpu-text", log + ",s1,all_reduce,\"0,1\",thread-per-gpu,,1\n");
+  const topo::Topology t = load("h200x4.topo");
+  CHECK_THROWS_WITH_AS(load_manifest_data({m}, t, models::ModelParams::defaults()),
+                       doctest::Contains("ran on 1 GPUs, the manifest lists 2"), InputError);
+}
+
 TEST_CASE("manifest: CUDA graph runs (nccl-tests -G) are their own launch, and must say so") {
   const std::string dir = kSrc + "/validation/data/h200x2/mechanism/vm-20261123T020110Z/";
   const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");

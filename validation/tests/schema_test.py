@@ -165,6 +165,14 @@ if "sendrecv" in sim_docs:
     doc = json.loads(json.dumps(sim_docs["sendrecv"]))
     doc["rows"][0]["bytes"] = 1.5
     refused(doc, "a fractional byte count")
+    for bad in (-1.0, "12.5"):
+        doc = json.loads(json.dumps(sim_docs["sendrecv"]))
+        doc["rows"][0]["time_us_lo"] = bad
+        refused(doc, f"a band cell of {bad!r}")
+if "weight-sync" in sim_docs:
+    rows = sim_docs["weight-sync"]["rows"]
+    if not any(r.get("time_us_lo") is None for r in rows) or not any(r.get("time_us_lo") for r in rows):
+        failures.append("weight-sync: its [setup] constants should have null band cells and its simulated rows numbers")
 v1 = os.path.join(root, "validation/data/h200x4/measure/weight_sync_qwen32b_broadcast/results.json")
 doc = json.load(open(v1))
 doc["schema"] = "commsim.results/2"

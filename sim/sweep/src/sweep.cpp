@@ -653,7 +653,7 @@ std::string sweep_html(const std::string& title, const std::vector<SweepRow>& ro
       << "</td><td>" << html_escape(r.workload) << "</td><td>" << r.bytes << "</td>";
     for (double v : {r.time_us, r.time_us_lo, r.time_us_hi, r.algbw_gbps, r.busbw_gbps}) {
       std::snprintf(num, sizeof num, "%.4g", v);
-      h << "<td>" << num << "</td>";
+      h << "<td>" << (r.error.empty() ? num : "") << "</td>";  // a failed point has no time, never 0
     }
     h << "<td>" << html_escape(r.algorithm) << "</td><td>" << html_escape(r.protocol) << "</td><td>"
       << html_escape(r.error) << "</td></tr>\n";

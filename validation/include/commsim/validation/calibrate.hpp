@@ -123,6 +123,7 @@ struct CalibrateResult {
   std::string band_kept;
   std::string gpu;                      ///< the topology's GPU model the rows ran on (empty: several models)
   std::set<std::string> nccl_versions;  ///< the NCCL versions the data recorded ("2.28.3"; empty: none)
+  bool fitted_network = false;  ///< a fitted row's GPUs span machines (its transfers crossed a network)
 };
 
 /// The names of the parameters a fit with `o` fits: o.parameters, or the defaults. Throws UsageError for an
@@ -156,6 +157,9 @@ struct RunSpread {
 /// repeated nccl-tests logs): each row's two extremes, a wider spread than every run's would give. Rows of a
 /// single run say nothing about spread and are left out.
 RunSpread extreme_spread(const std::vector<Comparison>& rows);
+
+/// Whether any row's GPUs are on more than one machine of `topology` (so its transfers crossed the network).
+bool rows_span_machines(const std::vector<Comparison>& rows, const topo::Topology& topology);
 
 /// A fit's prediction band, per size regime with fitted rows (the others keep `fallback`'s): in quadrature,
 /// the 5th / 95th percentile of the fitted rows' measured / predicted - 1, the 90th percentile of the runs'
