@@ -149,6 +149,23 @@ const GpuSpec* HardwareCatalog::find_gpu(std::string_view name) const {
   return best;
 }
 
+bool HardwareCatalog::same_gpu(std::string_view device_name, std::string_view model) const {
+  const GpuSpec* measured = find_gpu(device_name);
+  const GpuSpec* topology = find_gpu(model);
+  if (measured && topology) {
+    const std::string d = normalize(device_name), m = normalize(topology->name);
+    for (std::string_view form : {"NVL", "PCIE"}) {
+      if ((d.find(form) != std::string::npos) != (m.find(form) != std::string::npos)) return false;
+    }
+    return measured == topology;
+  }
+  const auto at = device_name.find(model);
+  const auto boundary = [&](std::size_t i) {
+    return i >= device_name.size() || std::isspace(static_cast<unsigned char>(device_name[i]));
+  };
+  return at != std::string_view::npos && (at == 0 || boundary(at - 1)) && boundary(at + model.size());
+}
+
 const GpuSpec& HardwareCatalog::gpu(std::string_view name) const {
   if (const GpuSpec* g = find_gpu(name)) return *g;
   throw UsageError("unknown GPU '" + std::string(name) + "'; known GPUs: " + gpu_names());

@@ -194,9 +194,7 @@ void run_advise(const AdviseOptions& o) {
                  {"bandwidth_below", params.band.bandwidth_below},
                  {"bandwidth_above", params.band.bandwidth_above},
                  {"regime_bytes", models::kBandRegimeBytes},
-                 {"kind", params.fitted.empty() ? "datasheet"
-                          : setup->band_widened ? "fitted, widened"
-                                                : "fitted"},
+                 {"kind", band_kind(params, setup->band_widened)},
                  {"applied_to", "exposed communication (step - compute bound) of each mode"}};
   out["schedule"] = o.schedule;
   out["chunks"] = chunks;

@@ -47,11 +47,8 @@ std::unique_ptr<SimSetup> load_setup(const std::string& topology, const std::str
   }
   // A fit inside one machine says nothing about the network between machines: the band widens to the
   // datasheet's where that is wider.
-  const models::BandParams across = models::network_band(s->params);
-  const models::BandParams& own = s->params.band;
-  if (s->topology.fabric &&
-      (across.latency_below != own.latency_below || across.latency_above != own.latency_above ||
-       across.bandwidth_below != own.bandwidth_below || across.bandwidth_above != own.bandwidth_above)) {
+  if (const models::BandParams across = models::network_band(s->params);
+      s->topology.fabric && across != s->params.band) {
     s->params.band = across;
     s->band_widened = true;
     s->params_note += std::string("; its fit had no transfer over a network, so across this topology's ") +
@@ -59,6 +56,10 @@ std::unique_ptr<SimSetup> load_setup(const std::string& topology, const std::str
                       " the band is widened to the datasheet band where that is wider (every row)";
   }
   return s;
+}
+
+const char* band_kind(const models::ModelParams& params, bool widened) {
+  return params.fitted.empty() ? "datasheet" : widened ? "fitted, widened" : "fitted";
 }
 
 void guard_topology(OutputGuard& guard, const std::string& flag, const std::string& path) {

@@ -28,6 +28,10 @@ struct SimSetup {
   /// params.band was widened to the datasheet band: a fit inside one machine on a topology with a network.
   bool band_widened = false;
 };
+/// The kind of band a setup's rows carry, as the JSON outputs name it: "datasheet" (no fitted set), "fitted",
+/// or "fitted, widened" (SimSetup::band_widened).
+const char* band_kind(const models::ModelParams& params, bool widened);
+
 std::unique_ptr<SimSetup> load_setup(const std::string& topology, const std::string& gpu,
                                      const std::string& params, const std::string& cost_model,
                                      const std::vector<std::string>& nccl_env);

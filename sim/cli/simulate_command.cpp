@@ -229,14 +229,10 @@ void add_band(sim::ResultTable& table, const models::ModelParams& params, const 
   table.notes.insert(table.notes.begin(), {note, band});
   table.metadata["params_note"] = note;
   table.metadata["params_fitted"] = params.fitted;
-  table.metadata["band"] = {{"latency_below", params.band.latency_below},
-                            {"latency_above", params.band.latency_above},
-                            {"bandwidth_below", params.band.bandwidth_below},
-                            {"bandwidth_above", params.band.bandwidth_above},
-                            {"regime_bytes", models::kBandRegimeBytes},
-                            {"kind", params.fitted.empty() ? "datasheet"
-                                     : widened             ? "fitted, widened"
-                                                           : "fitted"}};
+  table.metadata["band"] = {
+      {"latency_below", params.band.latency_below},     {"latency_above", params.band.latency_above},
+      {"bandwidth_below", params.band.bandwidth_below}, {"bandwidth_above", params.band.bandwidth_above},
+      {"regime_bytes", models::kBandRegimeBytes},       {"kind", band_kind(params, widened)}};
 }
 
 /// Set by Ctrl-C (SIGINT); the runtime polls it between events. A second Ctrl-C kills at once.

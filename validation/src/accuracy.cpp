@@ -2,7 +2,6 @@
 #include "commsim/validation/accuracy.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -282,37 +281,8 @@ sim::Program nccl_tests_program(const std::string& op, const std::vector<int>& g
 
 void check_device_model(const std::string& device_name, const std::string& model, int gpu,
                         const SourceLocation& where, const std::string& file) {
-  if (device_name.empty() || model.empty()) return;
-  // Both names through the hardware catalogue ("NVIDIA H100 80GB HBM3" is the H100); the catalogue takes the
-  // longest known name a query starts with, so a form factor the name adds and the topology's model does not
-  // ("NVIDIA H200 NVL", "NVIDIA H100 PCIe": PCIe cards with NVLink bridges, not SXM boards) is another GPU. A
-  // name the catalogue does not know must contain the model as a word of its own.
-  auto squeezed = [](std::string_view s) {
-    std::string out;
-    for (char c : s) {
-      if (c != ' ' && c != '-' && c != '_')
-        out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    }
-    return out;
-  };
-  const models::HardwareCatalog& catalog = models::HardwareCatalog::builtin();
-  const models::GpuSpec* measured = catalog.find_gpu(device_name);
-  const models::GpuSpec* topology = catalog.find_gpu(model);
-  bool same = false;
-  if (measured && topology) {
-    same = measured == topology;
-    const std::string d = squeezed(device_name), m = squeezed(topology->name);
-    for (const char* form : {"NVL", "PCIE"}) {
-      if ((d.find(form) != std::string::npos) != (m.find(form) != std::string::npos)) same = false;
-    }
-  } else {
-    const auto at = device_name.find(model);
-    const auto boundary = [&](std::size_t i) {
-      return i >= device_name.size() || std::isspace(static_cast<unsigned char>(device_name[i]));
-    };
-    same = at != std::string::npos && (at == 0 || boundary(at - 1)) && boundary(at + model.size());
-  }
-  if (same) return;
+  if (device_name.empty() || model.empty() || models::HardwareCatalog::builtin().same_gpu(device_name, model))
+    return;
   throw InputError(where, file + " was measured on '" + device_name + "' but topology GPU " +
                               std::to_string(gpu) + " is " + model +
                               " (another GPU model: use the matching topology)");

@@ -483,8 +483,7 @@ CalibrateResult calibrate(const topo::Topology& topology, const models::ModelPar
       o);
   std::vector<Comparison> fitted;
   predict(result.params, fitted, &result.held_out_rows);
-  result.gpu = topology.gpu_model();
-  result.fitted_network = rows_span_machines(result.fitted_rows, topology);
+  set_fitted_on(result, topology);
   for (const auto& run : runs) {
     if (const auto v = run.doc.find("nccl_version"); v != run.doc.end() && v->is_number_integer())
       if (const std::string t = nccl_version_text(v->get<long>()); !t.empty()) result.nccl_versions.insert(t);
@@ -501,17 +500,13 @@ CalibrateResult calibrate(const topo::Topology& topology, const models::ModelPar
   return result;
 }
 
-bool rows_span_machines(const std::vector<Comparison>& rows, const topo::Topology& topology) {
-  const int n = static_cast<int>(topology.gpus.size());
-  for (const Comparison& c : rows) {
-    for (int g : c.gpus) {
-      if (g >= 0 && g < n && !c.gpus.empty() && c.gpus.front() >= 0 && c.gpus.front() < n &&
-          topology.gpus[static_cast<std::size_t>(g)].node !=
-              topology.gpus[static_cast<std::size_t>(c.gpus.front())].node)
-        return true;
-    }
-  }
-  return false;
+void set_fitted_on(CalibrateResult& r, const topo::Topology& topology) {
+  r.gpu = topology.gpu_model();
+  // Rows were checked against the topology when they were read: their GPUs are its GPUs.
+  auto node = [&](int g) { return topology.gpus.at(static_cast<std::size_t>(g)).node; };
+  r.fitted_network = std::any_of(r.fitted_rows.begin(), r.fitted_rows.end(), [&](const Comparison& c) {
+    return std::any_of(c.gpus.begin(), c.gpus.end(), [&](int g) { return node(g) != node(c.gpus.front()); });
+  });
 }
 
 RunSpread extreme_spread(const std::vector<Comparison>& rows) {

@@ -398,8 +398,7 @@ CalibrateResult calibrate_manifest(const ManifestData& data, const topo::Topolog
   r.held_out_rows = predict_rows(data, held, topology, r.params);
   with_band(r.fitted_rows, r.params);
   with_band(r.held_out_rows, r.params);
-  r.fitted_network = rows_span_machines(r.fitted_rows, topology);
-  r.gpu = topology.gpu_model();
+  set_fitted_on(r, topology);
   r.nccl_versions = data.nccl_versions;
   return r;
 }
@@ -419,8 +418,6 @@ CalibrateResult manifest_band(const ManifestData& data, const topo::Topology& to
                      "three processes a machine start, or add machine starts)");
   r.band_fitted = true;
   with_band(r.fitted_rows, r.params);
-  r.gpu = topology.gpu_model();
-  r.nccl_versions = data.nccl_versions;
   return r;
 }
 

@@ -56,6 +56,11 @@ class HardwareCatalog {
   /// Looks a GPU up by canonical name or alias, ignoring case, spaces, dashes and an "NVIDIA"/"Tesla" prefix;
   /// also matches marketing names that start with a known name ("NVIDIA H100 80GB HBM3"). nullptr if unknown.
   const GpuSpec* find_gpu(std::string_view name) const;
+  /// Whether a device as a driver names it ("NVIDIA H100 80GB HBM3") is the GPU model `model` ("H100"): both
+  /// resolve to the same entry and neither adds a form factor the other lacks ("NVIDIA H200 NVL" is not an
+  /// "H200": find_gpu's prefix match alone would take it for one); a name the catalogue does not know must
+  /// contain `model` as a word of its own.
+  bool same_gpu(std::string_view device_name, std::string_view model) const;
   /// As find_gpu, but throws UsageError listing the valid names.
   const GpuSpec& gpu(std::string_view name) const;
   /// Comma-separated canonical names, for messages.

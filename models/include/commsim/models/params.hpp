@@ -38,6 +38,7 @@ struct BandParams {
   double latency_above = 0.5;
   double bandwidth_below = 0.25;
   double bandwidth_above = 0.25;
+  bool operator==(const BandParams&) const = default;
 };
 
 /// Sizes below this (bytes) are latency-bound for bands and held-out reports; from it, bandwidth-bound.

@@ -121,7 +121,9 @@ struct CalibrateResult {
   bool band_fitted = false;  ///< params.band was computed from the data (written as [band])
   /// Size regimes whose band was kept from the start set for want of repeated runs ("below 1 MiB").
   std::string band_kept;
-  std::string gpu;                      ///< the topology's GPU model the rows ran on (empty: several models)
+  /// The topology's GPU model the rows ran on (empty: several models); with nccl_versions and fitted_network,
+  /// what a fit was measured on (--band-only, which fits nothing, leaves them unset).
+  std::string gpu;
   std::set<std::string> nccl_versions;  ///< the NCCL versions the data recorded ("2.28.3"; empty: none)
   bool fitted_network = false;  ///< a fitted row's GPUs span machines (its transfers crossed a network)
 };
@@ -158,8 +160,9 @@ struct RunSpread {
 /// single run say nothing about spread and are left out.
 RunSpread extreme_spread(const std::vector<Comparison>& rows);
 
-/// Whether any row's GPUs are on more than one machine of `topology` (so its transfers crossed the network).
-bool rows_span_machines(const std::vector<Comparison>& rows, const topo::Topology& topology);
+/// Sets what a fit's data was measured on: `r.gpu` (the topology's GPU model) and `r.fitted_network` (a
+/// fitted row's GPUs are on more than one machine of `topology`, so its transfers crossed the network).
+void set_fitted_on(CalibrateResult& r, const topo::Topology& topology);
 
 /// A fit's prediction band, per size regime with fitted rows (the others keep `fallback`'s): in quadrature,
 /// the 5th / 95th percentile of the fitted rows' measured / predicted - 1, the 90th percentile of the runs'
