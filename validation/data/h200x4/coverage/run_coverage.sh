@@ -3,7 +3,7 @@
 # Usage (on the GPU machine, from the repository root, nccl-tests binaries in .ext/nccl-tests):
 #   validation/data/h200x4/coverage/run_coverage.sh START_ID BUDGET_S PHASE...
 # START_ID names this machine start (h200x4-2026-11-22a); BUDGET_S stops launching new runs once that many seconds
-# have passed; PHASE is one or more of: probe base-g base-t base-t2 pairs knobs knobs-t knobs2 a2a lat9. Writes /tmp/cov/START_ID/ with one nccl-tests
+# have passed; PHASE is one or more of: probe base-g base-t base-t2 pairs knobs knobs-t knobs2 a2a lat9 tree tree2. Writes /tmp/cov/START_ID/ with one nccl-tests
 # text log and JSON (-J) per run, manifest.csv (file,start,workload,gpus,launch,nccl_env,repeat) and meta/.
 set -u
 START=$1; BUDGET=$2; shift 2
@@ -166,6 +166,33 @@ for phase in "$@"; do
             run "${wl}_g${g/-/}_tpg_r$rep" $wl $g thread-per-gpu "" $rep -b 8 -e 1M -f 2 -w 5 -n 20
           done
         done
+      done ;;
+    tree)  # NCCL_ALGO=Tree under each protocol on 2 and 4 GPUs, and on 3 GPUs as NCCL picks it (session 29:
+      # the chain's pipeline fill; 3 GPUs were never measured under Tree). One run with NCCL's tuning log.
+      for rep in 1 2 3; do
+        for g in 0-1 0-3; do
+          for p in LL LL128 Simple; do
+            run "all_reduce_g${g/-/}_Tree_proto${p}_r$rep" all_reduce $g single-thread "NCCL_ALGO=Tree NCCL_PROTO=$p" $rep $FULL
+          done
+        done
+        run "all_reduce_g02_Tree_r$rep" all_reduce 0-2 single-thread "NCCL_ALGO=Tree" $rep $FULL
+      done
+      if left && [ "$NGPU" -ge 4 ]; then
+        env CUDA_VISIBLE_DEVICES=0,1,2,3 NCCL_ALGO=Tree NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING timeout 120 \
+          "$NT/all_reduce_perf" -g 4 -t 1 -c 0 -b 8 -e 1G -f 2 -w 1 -n 1 > "$D/meta/tree_tuning_g0123.log" 2>&1
+      fi ;;
+    tree2)  # Tree's rate limit: channel limits under NCCL_ALGO=Tree, 3 GPUs under Simple, the trees NCCL builds
+      for rep in 1 2 3; do
+        for c in 4 12; do
+          run "all_reduce_g03_Tree_maxch${c}_r$rep" all_reduce 0-3 single-thread "NCCL_ALGO=Tree NCCL_MAX_NCHANNELS=$c" $rep $KNOB
+        done
+        run "all_reduce_g02_Tree_protoSimple_r$rep" all_reduce 0-2 single-thread "NCCL_ALGO=Tree NCCL_PROTO=Simple" $rep $KNOB
+      done
+      for g in 0-2 0-3; do
+        left || break
+        env CUDA_VISIBLE_DEVICES=$(seq -s, "${g%-*}" "${g#*-}") NCCL_ALGO=Tree NCCL_DEBUG=INFO \
+          NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING timeout 120 "$NT/all_reduce_perf" -g "$(( ${g#*-} + 1 ))" -t 1 -c 0 \
+          -b 8 -e 1G -f 4 -w 1 -n 1 > "$D/meta/tree_graph_g${g/-/}.log" 2>&1
       done ;;
     *) echo "unknown phase $phase" >&2 ;;
   esac
