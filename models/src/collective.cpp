@@ -10,6 +10,8 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "commsim/core/error.hpp"
@@ -39,6 +41,175 @@ constexpr double kTreeCorrection[3][23] = {
 // Threads per block and per-thread work thresholds (src/include/device.h, src/include/comm.h).
 constexpr int kLlMaxThreads = 512, kLl128MaxThreads = 640, kSimpleMaxThreads = 512;
 constexpr int kLlThreadThreshold = 8, kLl128ThreadThreshold = 8, kSimpleThreadThreshold = 64;
+
+// NCCL's intra-node search speeds on Hopper, GB/s (src/graph/search.cc, sm90SpeedArrayIntra).
+constexpr double kSm90SpeedIntra[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
+
+/// NCCL's tree graph search (src/graph/search.cc, ncclTopoCompute with NCCL_TOPO_PATTERN_BALANCED_TREE) on
+/// one machine whose n GPUs meet through an NVSwitch, each with `gpu_gbps` of NVLink to it in NCCL's model.
+/// The tree graph must have exactly the ring graph's `channels`. From the fastest speed the GPUs' links
+/// allow, NCCL searches chains with the same order on every channel, then chains that differ per channel
+/// (then the simpler tree pattern, which only tries the next GPU), and lowers the speed until one search
+/// completes every channel. The search is a depth-first walk with NCCL's step budgets: a channel first
+/// replays the previous one, a chain goes on to the next or previous GPU only (NVSwitch neighbours first),
+/// and a hop takes the speed off the sender's link to the switch and the switch's link to the receiver.
+/// Returns the chain of each channel (positions 0..n-1 in GPU order, root first); empty when no speed
+/// completes.
+///
+/// What it reproduces (NCCL_DEBUG_SUBSYS=GRAPH on 4x H200, validation/data/h200x4/tree): 4 GPUs get the same
+/// chain 0-1-2-3 on all 12 channels at 30 GB/s; 3 GPUs get 12 channels at 40 GB/s: 6 of 0-1-2, 3 of 1-2-0, 3
+/// of 2-0-1.
+class TreeSearch {
+ public:
+  TreeSearch(int n, double gpu_gbps, int channels) : n_(n), cap_(gpu_gbps), channels_(channels) {}
+
+  /// The chains of each channel (empty when no speed completes) and the speed they were found at, GB/s.
+  std::pair<std::vector<std::vector<int>>, double> run() {
+    // Speeds above what a GPU's links carry, or whose channels exceed the GPUs' bandwidth (a tree need not
+    // come back to its start: NCCL scales the total by n / (n - 1)), are skipped.
+    const double total = cap_ * n_ / std::max(1, n_ - 1);
+    for (double speed : kSm90SpeedIntra) {
+      if (speed > cap_ || speed * channels_ > total + 1e-9) continue;
+      for (const auto& [same, balanced] : {std::pair{true, true}, {false, true}, {false, false}}) {
+        if (search(speed, same, balanced)) return {best_, speed};
+      }
+    }
+    return {{}, 0.0};
+  }
+
+ private:
+  bool search(double speed, bool same, bool balanced) {
+    speed_ = speed;
+    same_ = same;
+    balanced_ = balanced;
+    out_.assign(static_cast<std::size_t>(n_), cap_);
+    in_.assign(static_cast<std::size_t>(n_), cap_);
+    used_.assign(static_cast<std::size_t>(n_), 0);
+    intra_.assign(static_cast<std::size_t>(n_ * channels_), 0);
+    nch_ = 0;
+    time_ = same ? 1 << 8 : 1 << 14;  // NCCL_SEARCH_TIMEOUT_SAMECHANNELS, NCCL_SEARCH_TIMEOUT(_TREE)
+    best_.clear();
+    rec();
+    return !best_.empty();
+  }
+
+  /// NCCL rounds link budgets to 1/1000 after every change (SUB_ROUND).
+  static double rounded(double v) { return std::round(v * 1000) / 1000; }
+
+  bool follow(int a, int b) {
+    if (out_[a] < speed_) return false;
+    if (in_[b] < speed_) return false;
+    out_[a] = rounded(out_[a] - speed_);
+    in_[b] = rounded(in_[b] - speed_);
+    return true;
+  }
+  void unfollow(int a, int b) {
+    out_[a] = rounded(out_[a] + speed_);
+    in_[b] = rounded(in_[b] + speed_);
+  }
+
+  enum class Order { Pci, Replay, Search };
+
+  void try_gpu(int step, Order order, int from, int g) {
+    if (from >= 0 && !follow(from, g)) return;
+    const std::uint64_t flag = std::uint64_t{1} << nch_;
+    used_[g] ^= flag;
+    rec_gpu(g, step, order);
+    used_[g] ^= flag;
+    if (from >= 0) unfollow(from, g);
+  }
+
+  void rec_gpu(int g, int step, Order order) {
+    if (time_ <= 0) return;
+    --time_;
+    if (step == n_) {
+      ++nch_;
+      if (nch_ == channels_) {
+        best_.clear();
+        for (int c = 0; c < nch_; ++c) {
+          best_.emplace_back(intra_.begin() + c * n_, intra_.begin() + (c + 1) * n_);
+        }
+        time_ = -1;  // every channel found: NCCL stops searching
+      } else {
+        rec();
+      }
+      --nch_;
+      return;
+    }
+    intra_[static_cast<std::size_t>(nch_ * n_ + step)] = g;
+    if (step < n_ - 1) {
+      int next[2];
+      int count = 0;
+      if (order == Order::Pci) {
+        next[count++] = step + 1;
+      } else if (order == Order::Replay) {
+        next[count++] = intra_[static_cast<std::size_t>((nch_ - 1) * n_ + step + 1)];
+      } else {
+        // NVSwitch neighbours first and only (ncclTopoSearchNextGpuSort): the next GPU, then the previous one
+        // for a balanced tree; the next one only for the simpler tree.
+        const std::uint64_t flag = std::uint64_t{1} << nch_;
+        const int nxt = (g + 1) % n_, prev = (g - 1 + n_) % n_;
+        if (!(used_[nxt] & flag)) next[count++] = nxt;
+        if (balanced_ && prev != nxt && !(used_[prev] & flag)) next[count++] = prev;
+      }
+      for (int i = 0; i < count; ++i) try_gpu(step + 1, order, g, next[i]);
+    } else {
+      rec_gpu(g, n_, order);
+    }
+  }
+
+  void rec() {
+    if (nch_ == 0) {
+      try_gpu(0, Order::Pci, -1, 0);
+    } else {
+      try_gpu(0, Order::Replay, -1, intra_[static_cast<std::size_t>((nch_ - 1) * n_)]);
+    }
+    if (!same_ || nch_ == 0) {
+      for (int g = 0; g < n_; ++g) try_gpu(0, Order::Search, -1, g);
+    }
+  }
+
+  int n_;
+  double cap_;
+  int channels_;
+  double speed_ = 0;
+  bool same_ = true, balanced_ = true;
+  std::vector<double> out_, in_;
+  std::vector<std::uint64_t> used_;
+  std::vector<int> intra_;
+  int nch_ = 0;
+  int time_ = 0;
+  std::vector<std::vector<int>> best_;
+};
+
+/// NCCL's tree graph on one NVSwitch machine: each channel's chain and the graph's per-channel speed.
+struct TreeGraph {
+  std::vector<std::vector<int>> chains;  ///< positions 0..n-1 in GPU order, root first; empty: not found
+  double speed_gbps = 0;                 ///< bwIntra, GB/s a channel
+};
+
+/// The tree graph on one NVSwitch machine, searched once per (GPUs, link budget, channels) and thread.
+const TreeGraph& nvswitch_tree_graph(int n, double gpu_gbps, int channels) {
+  thread_local std::map<std::tuple<int, double, int>, TreeGraph> cache;
+  const auto key = std::make_tuple(n, gpu_gbps, channels);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    TreeGraph g;
+    // The search's channel masks are 64 bits wide (NCCL's MAXCHANNELS).
+    if (n >= 2 && channels >= 1 && channels <= 64) {
+      std::tie(g.chains, g.speed_gbps) = TreeSearch(n, gpu_gbps, channels).run();
+    }
+    it = cache.emplace(key, std::move(g)).first;
+  }
+  return it->second;
+}
+
+/// The tree graph of a communicator on one NVSwitch machine, or nullptr elsewhere (a chain in ring order).
+const TreeGraph* tree_graph_of(const CommInfo& c) {
+  if (c.nnodes != 1 || !c.nvswitch || c.ring_graph_channels <= 0) return nullptr;
+  const TreeGraph& g = nvswitch_tree_graph(c.nranks, c.nccl_gpu_nvlink / 1e9, c.ring_graph_channels);
+  return g.chains.empty() ? nullptr : &g;
+}
 
 int log2i(std::uint64_t v) {
   int l = -1;
@@ -101,10 +272,14 @@ Choice tune(const NcclEnv& env, CollOp op, std::uint64_t bytes, const CommInfo& 
   const int idx2 = nodes <= 2 ? nodes - 1 : 2;
   const double ll_max = nodes == 1 ? kLlMaxBwOneNode : kLlMaxBwMultiNode[nodes == 2 ? 0 : 1];
   const int nch = std::max(1, c.coll_channels);
+  // The per-channel caps count the graph's channels (graphs[a]->nChannels, before the communicator doubles
+  // them): on 2x H200 NCCL's table gives Tree Simple 232.2 GB/s = 12 x 38.7 x 0.5.
+  const int graph_ch = c.ring_graph_channels > 0 ? c.ring_graph_channels : nch;
   const double inter = c.node_net_bandwidth > 0 ? c.node_net_bandwidth : c.nccl_intra_bandwidth;
   const double bus = (nodes <= 2 ? c.nccl_intra_bandwidth : std::min(c.nccl_intra_bandwidth, inter)) / 1e9;
   const double(*intra_hw)[3] = c.intra_pcie ? kHwLatPci : kHwLatNvlink;
   const bool proto_on[3] = {env.proto_ll, env.proto_ll128 && !c.intra_pcie, env.proto_simple};
+  const TreeGraph* tree = env.algo_tree && op == CollOp::AllReduce ? tree_graph_of(c) : nullptr;
   Choice best;
   best.time_us = -1;
   for (int a : {kTree, kRing}) {
@@ -115,10 +290,13 @@ Choice tune(const NcclEnv& env, CollOp op, std::uint64_t bytes, const CommInfo& 
       double bw = bus;
       if (a == kRing && p == kLl) bw = std::min(ll_max, bw * .5);
       if (a == kRing && p == kLl128) bw = std::min(bw * .92, nch * kPerChMaxRingLl128Bw);
-      if (a == kTree) bw = std::min(bw * .92, nch * kPerChMaxTreeBw[idx2]);
+      // The tree's bus bandwidth is its own graph's (channels x speed), which on an NVSwitch machine can
+      // differ from the ring's: 3 GPUs get tree channels at 40 GB/s, rings at 30.
+      if (a == kTree && tree != nullptr) bw = c.ring_graph_channels * tree->speed_gbps;
+      if (a == kTree) bw = std::min(bw * .92, graph_ch * kPerChMaxTreeBw[idx2]);
       if (a == kTree && p == kLl) bw = std::min(bw / 3.8, ll_max);
       if (a == kTree && p == kLl128)
-        bw = std::min(bw * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), nch * kPerChMaxTreeLl128Bw[idx2]);
+        bw = std::min(bw * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), graph_ch * kPerChMaxTreeLl128Bw[idx2]);
       bw *= a == kRing ? static_cast<double>(n) / nsteps : .5;
       double lat = kBaseLat[a][p];
       const double intra_lat = intra_hw[a][p];
@@ -278,7 +456,25 @@ void push_edge(std::vector<CollFlow>& flows, const RingOrder& o, std::size_t i, 
 
 /// Data bytes each edge carries: ring edges for ring algorithms, chains and double binary trees for Tree.
 /// Across machines the data is spread over parallel rings (trees): ring_count().
-std::vector<CollFlow> data_flows(int algo, CollOp op, std::uint64_t bytes, int root, const Layout& l) {
+/// One chain of a tree graph and the share of the channels that run it.
+struct WeightedChain {
+  const std::vector<int>* order = nullptr;  ///< positions in the node's ring order, root first
+  double share = 0;
+};
+
+/// Adds `bytes` to the flow from `src` to `dst`, or appends one.
+void add_flow(std::vector<CollFlow>& flows, int src, int dst, double bytes) {
+  for (CollFlow& f : flows) {
+    if (f.src == src && f.dst == dst) {
+      f.wire_bytes += bytes;
+      return;
+    }
+  }
+  flows.push_back({src, dst, bytes});
+}
+
+std::vector<CollFlow> data_flows(int algo, CollOp op, std::uint64_t bytes, int root, const Layout& l,
+                                 std::span<const WeightedChain> chains = {}) {
   std::vector<CollFlow> flows;
   const int n = static_cast<int>(l.ring.size());
   if (n < 2) return flows;
@@ -303,7 +499,20 @@ std::vector<CollFlow> data_flows(int algo, CollOp op, std::uint64_t bytes, int r
       continue;
     }
     // Tree all-reduce: reduce up, broadcast down. Inside a node a chain from its head rank; between nodes two
-    // binary trees over the heads, each carrying half of the data (NCCL's double binary tree).
+    // binary trees over the heads, each carrying half of the data (NCCL's double binary tree). On one
+    // NVSwitch machine, the chains NCCL's tree search gives its channels (nvswitch_tree_chains).
+    if (nodes == 1 && !chains.empty()) {
+      for (const WeightedChain& w : chains) {
+        const std::vector<int>& chain = *w.order;
+        for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
+          const int up = ring[static_cast<std::size_t>(chain[i])];
+          const int down = ring[static_cast<std::size_t>(chain[i + 1])];
+          add_flow(flows, down, up, s * w.share);
+          add_flow(flows, up, down, s * w.share);
+        }
+      }
+      continue;
+    }
     std::vector<int> heads;
     std::size_t at = 0;
     for (const auto& ranks : l.by_node) {
@@ -366,7 +575,42 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
     eff *= sending / (sending + p.coll_ring_recv_step);
   }
   plan.flow_rate = plan.channels * k.channel_bandwidth[c.proto] * wire;
-  plan.flows = data_flows(c.algo, op, bytes, root, l);
+  if (c.algo == kTree) {
+    // A tree channel runs 640 threads split in two groups (src/device/all_reduce.h runTreeSplit;
+    // src/enqueue.cc gives Tree NCCL_MAX_NTHREADS): every rank but the root reduces up with one group and
+    // broadcasts down with the other, Simple 384 / 256 threads, LL and LL128 448 / 192 (70% / 30%). A group's
+    // rate is its threads over the memory streams each element costs it, against a ring channel's
+    // (k.channel_bandwidth: 512 threads for Simple and LL, 640 for LL128, three streams: receive, local
+    // input, send). The slowest group sets the channel's rate: a middle rank's broadcast group (receive,
+    // write out, send on: three streams); without a middle rank, LL and LL128's leaf broadcast group
+    // (receive, write out: two), while Simple's leaf only receives what its parent writes into its buffer
+    // (direct), so its root's single group (receive, local input, write out, send: four streams over 640
+    // threads) is the slowest. Measured on 4x H200 (validation/data/h200x4/tree): a leaf's broadcast
+    // runs 1.47-1.53x a middle rank's under LL and LL128.
+    const bool middle = n > 2;
+    const double ring_threads = c.proto == kLl128 ? 640.0 : 512.0;
+    const double group = c.proto == kSimple ? (middle ? 256.0 : 640.0) : 192.0;
+    const double streams = c.proto == kSimple ? (middle ? 3.0 : 4.0) : (middle ? 3.0 : 2.0);
+    // p.coll_tree_efficiency (NCCL's tuner: a tree's bus bandwidth is 0.92 of the ring's) discounts how well
+    // tree traffic uses the links; it inflates the wire bytes below, so the cap, which is threads, not links,
+    // is raised by as much to stay where the threads put it.
+    plan.flow_rate *= group / ring_threads * 3.0 / streams / p.coll_tree_efficiency;
+  }
+  std::vector<WeightedChain> chains;
+  if (const TreeGraph* tree = c.algo == kTree ? tree_graph_of(comm) : nullptr) {
+    const auto& found = tree->chains;
+    // Channels past the graph's are its duplicates (ncclTopoDupChannels, then the connect step), so channel
+    // ch runs chain ch mod graph channels; a channel limit keeps the first ones.
+    for (int ch = 0; ch < plan.channels; ++ch) {
+      const std::vector<int>* order = &found[static_cast<std::size_t>(ch) % found.size()];
+      auto it = std::find_if(chains.begin(), chains.end(),
+                             [&](const WeightedChain& w) { return *w.order == *order; });
+      if (it == chains.end()) it = chains.insert(chains.end(), {order, 0.0});
+      it->share += 1;  // channels for now; their share below
+    }
+    for (WeightedChain& w : chains) w.share /= plan.channels;
+  }
+  plan.flows = data_flows(c.algo, op, bytes, root, l, chains);
   for (CollFlow& f : plan.flows) f.wire_bytes *= wire / eff;
   // Ring Simple moves each channel's share in chunks of 4 steps, 2 slices each (src/enqueue.cc chunk and
   // slice steps): the last slice out of the pipeline adds one slice time after the data has streamed. It is
@@ -375,6 +619,28 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
   // its share of the links: channels do not finish in lockstep, so the last ones drain with the links to
   // themselves (on shared host memory, 4 SHM channels would otherwise drain a 1 MiB slice at 8 GB/s, ~130 us,
   // where the measured times extrapolate to ~30 us; held out, session 13, models/README.md).
+  // A tree moves each channel's share in chunks of one Simple step (src/enqueue.cc calcCollChunking: chunk
+  // and slice steps are 1 outside Ring), and a receiver forwards a step only once all of it has arrived. A
+  // chunk crosses the chain's links one after another, up to the root and down again, so the last one leaves
+  // the pipeline hops - 1 chunk times after the data has streamed. A hop moves a chunk at the channel's share
+  // of the link (every channel fills at once), or at the channel's own rate where that is lower. LL and LL128
+  // forward line by line: no such fill.
+  if (c.proto == kSimple && c.algo == kTree) {
+    const double step = static_cast<double>(env.buffsize.value_or(p.buffsize)) / p.steps;
+    const double chunk = std::min(step, static_cast<double>(bytes) / plan.channels);
+    const double own = k.channel_bandwidth[c.proto];
+    const double intra_rate =
+        comm.nccl_intra_bandwidth > 0 ? std::min(own, comm.nccl_intra_bandwidth / plan.channels) : own;
+    const double inter_rate =
+        comm.node_net_bandwidth > 0 ? std::min(own, comm.node_net_bandwidth / plan.channels) : own;
+    // The first hop is the stream itself; every further hop adds a chunk time.
+    double fill = 0;
+    if (intra_steps + inter_steps > 1) {
+      fill = (intra_steps > 0 ? (intra_steps - 1) * chunk / intra_rate + inter_steps * chunk / inter_rate
+                              : (inter_steps - 1) * chunk / inter_rate);
+    }
+    plan.latency += static_cast<Picoseconds>(std::llround(fill * 1e12));
+  }
   if (c.proto == kSimple && c.algo == kRing && op != CollOp::Broadcast && op != CollOp::Reduce) {
     // NCCL_BUFFSIZE sets the Simple buffer, and with it the step (until session 27 only send/recv read it).
     const double step = static_cast<double>(env.buffsize.value_or(p.buffsize)) / p.steps;

@@ -152,11 +152,13 @@ class NcclModel final : public TransferModel {
     double link_bw = 0;
     double min_route = 0;
     c.all_nvlink = !pairs.empty();
+    c.nvswitch = c.all_nvlink;
     for (const PairInfo& pr : pairs) {
       if (!pr.same_node) {
         c.net_tcp = c.net_tcp || pr.tcp || env_.ib_disable;
         continue;
       }
+      c.nvswitch = c.nvswitch && pr.nvswitch;
       // Where P2P cannot be used, NCCL diverts the pair's path through the CPU (src/graph/paths.cc), so its
       // graph, and the tuner with it, sees the host-memory path's rate instead of the direct route's.
       const double route = transport(pr) == Transport::P2p ? pr.route_bandwidth
@@ -185,9 +187,12 @@ class NcclModel final : public TransferModel {
     // intra-node route (PCIe or the CPU link).
     if (c.all_nvlink && min_nvlinks < (1 << 30)) {
       const double nccl_link = p_.nccl_nvlink_bandwidth_sm90 * (link_bw > 0 ? link_bw / 25e9 : 1.0);
-      c.nccl_intra_bandwidth =
-          std::floor(min_nvlinks * nccl_link / p_.ring_channel_bandwidth + 1e-9) * p_.ring_channel_bandwidth;
+      const double ring_graph = std::floor(min_nvlinks * nccl_link / p_.ring_channel_bandwidth + 1e-9);
+      c.nccl_intra_bandwidth = ring_graph * p_.ring_channel_bandwidth;
+      c.ring_graph_channels = std::max(1, static_cast<int>(ring_graph));
+      c.nccl_gpu_nvlink = min_nvlinks * nccl_link;
     } else {
+      c.nvswitch = false;
       c.nccl_intra_bandwidth = min_route > 0 ? min_route : 12e9;
       c.intra_pcie = true;
     }

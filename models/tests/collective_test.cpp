@@ -146,7 +146,138 @@ TEST_CASE("collective: a ring's receive-only step is one more step of latency, n
   CHECK(latency_us(CollOp::Reduce, two, {0, 0}) == doctest::Approx(10 + 1 * 1).epsilon(1e-5));
   const auto tree = make_transfer_model("nccl", p, NcclEnv::parse({"NCCL_ALGO=Tree", "NCCL_PROTO=Simple"}))
                         ->collective(CollOp::AllReduce, 4 << 20, 0, h200x4(), nodes, {});
-  CHECK(static_cast<double>(tree.latency) / 1e6 == doctest::Approx(10 + 6 * 1).epsilon(1e-5));
+  // A Tree Simple chunk (a channel's share here, under a step) also crosses 5 more hops before the pipeline
+  // streams: taken out (see "a Tree Simple chunk crosses ..." below).
+  const double fill_us = 5 * (static_cast<double>(4 << 20) / 24) /
+                         std::min(static_cast<double>(p.coll.channel_bandwidth[2]), 360e9 / 24) * 1e6;
+  CHECK(static_cast<double>(tree.latency) / 1e6 - fill_us == doctest::Approx(10 + 6 * 1).epsilon(1e-5));
+}
+
+namespace {
+
+/// One machine of n GPUs on an NVSwitch, NCCL's view of an H200 (18 NVLinks at 20.6 GB/s; ring graph 12
+/// channels at 30 GB/s, duplicated to 24).
+CommInfo nvswitch_node(int n) {
+  CommInfo c = h200x4();
+  c.nranks = n;
+  c.nvswitch = true;
+  c.nccl_gpu_nvlink = 18 * 20.6e9;
+  c.ring_graph_channels = 12;
+  return c;
+}
+
+/// Wire bytes of each flow of a plan, by (source, destination).
+std::map<std::pair<int, int>, double> flow_bytes(const CollectivePlan& plan) {
+  std::map<std::pair<int, int>, double> out;
+  for (const auto& f : plan.flows) out[{f.src, f.dst}] += f.wire_bytes;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("collective: on an NVSwitch machine Tree runs NCCL's tree graph: one chain on 4 GPUs, three on 3") {
+  // NCCL_DEBUG_SUBSYS=GRAPH on 4x H200 (validation/data/h200x4/tree/*/meta/tree_graph_g0*.log): 4 GPUs get
+  // the chain 0-1-2-3 on all 12 tree channels (30 GB/s a channel; 40 would need every GPU's link in exactly 9
+  // of 12 channels, which the search's replay of the first chain never reaches); 3 GPUs get 12 channels at 40
+  // GB/s with different chains: 6 of 0-1-2, 3 of 1-2-0 and 3 of 2-0-1 (root first).
+  const std::vector<std::string> env{"NCCL_ALGO=Tree", "NCCL_PROTO=Simple"};
+  const double s = 1 << 30;
+  const auto four = flow_bytes(plan(CollOp::AllReduce, 1 << 30, nvswitch_node(4), {0, 0, 0, 0}, env));
+  REQUIRE(four.size() == 6);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(four.at({i, i + 1}) == doctest::Approx(s / 0.92));  // broadcast down
+    CHECK(four.at({i + 1, i}) == doctest::Approx(s / 0.92));  // reduce up
+  }
+  // 3 GPUs: pairs 0-1 and 1-2 are on the chains of 18 of 24 channels, pair 0-2 on 12 of them, each way.
+  const auto three = flow_bytes(plan(CollOp::AllReduce, 1 << 30, nvswitch_node(3), {0, 0, 0}, env));
+  REQUIRE(three.size() == 6);
+  for (const auto& [a, b] : {std::pair{0, 1}, {1, 2}}) {
+    CHECK(three.at({a, b}) == doctest::Approx(0.75 * s / 0.92));
+    CHECK(three.at({b, a}) == doctest::Approx(0.75 * s / 0.92));
+  }
+  CHECK(three.at({0, 2}) == doctest::Approx(0.5 * s / 0.92));
+  CHECK(three.at({2, 0}) == doctest::Approx(0.5 * s / 0.92));
+  // A channel limit keeps the first channels: 8 of them are 6 of 0-1-2 and 2 of 1-2-0.
+  CommInfo eight = nvswitch_node(3);
+  eight.coll_channels = 8;
+  const auto limited = flow_bytes(plan(CollOp::AllReduce, 1 << 30, eight, {0, 0, 0}, env));
+  CHECK(limited.at({0, 1}) == doctest::Approx(0.75 * s / 0.92));
+  CHECK(limited.at({1, 2}) == doctest::Approx(s / 0.92));
+  CHECK(limited.at({0, 2}) == doctest::Approx(0.25 * s / 0.92));
+  // Without an NVSwitch (a hand-made CommInfo, or PCIe) the tree is one chain in ring order.
+  const auto plain = flow_bytes(plan(CollOp::AllReduce, 1 << 30, h200x4(), {0, 0, 0, 0}, env));
+  CHECK(plain == four);
+  CommInfo three_plain = h200x4();
+  three_plain.nranks = 3;
+  const auto chain3 = flow_bytes(plan(CollOp::AllReduce, 1 << 30, three_plain, {0, 0, 0}, env));
+  CHECK(chain3.count({0, 2}) == 0);
+  CHECK(chain3.at({0, 1}) == doctest::Approx(s / 0.92));
+}
+
+TEST_CASE("collective: NCCL's tuner ranks Tree by the tree graph's bandwidth, not the ring's") {
+  // 3 GPUs: tree graph 12 x 40 GB/s = 480 GB/s (the ring's 360). NCCL's estimate for Tree Simple at 1 GiB:
+  // 8.4 + 2 x 2 x 4.0 us + bytes / (1000 x min(480 x 0.92, 24 x 38.7) x 0.5), the largest tree correction 1.
+  const auto t = plan(CollOp::AllReduce, 1ULL << 30, nvswitch_node(3), {0, 0, 0},
+                      {"NCCL_ALGO=Tree", "NCCL_PROTO=Simple"});
+  CHECK(t.nccl_estimate_us == doctest::Approx(8.4 + 4 * 4.0 + (1ULL << 30) / (1000.0 * 480 * 0.92 * 0.5)));
+  const auto f = plan(CollOp::AllReduce, 1ULL << 30, nvswitch_node(4), {0, 0, 0, 0},
+                      {"NCCL_ALGO=Tree", "NCCL_PROTO=Simple"});
+  CHECK(f.nccl_estimate_us == doctest::Approx(8.4 + 6 * 4.0 + (1ULL << 30) / (1000.0 * 360 * 0.92 * 0.5)));
+}
+
+TEST_CASE("collective: a Tree Simple chunk crosses every hop of the chain before the pipeline streams") {
+  // One step of 512 KiB a chunk (or a channel's whole share, if smaller), 2 (n - 1) hops up and down; each
+  // further hop after the first costs a chunk at the channel's share of NCCL's link (360 GB/s / 24 channels)
+  // or at its own rate, whichever is lower. LL and LL128 forward line by line: no fill.
+  ModelParams p = ModelParams::defaults();
+  p.coll.base_latency[2] = 0;
+  p.coll.hop_latency[2] = 0;
+  p.coll.channel_bandwidth[2] = 20e9;
+  const auto m = make_transfer_model("nccl", p, NcclEnv::parse({"NCCL_ALGO=Tree", "NCCL_PROTO=Simple"}));
+  const auto latency_us = [&](std::uint64_t bytes, const CommInfo& c, const std::vector<int>& on) {
+    return static_cast<double>(m->collective(CollOp::AllReduce, bytes, 0, c, on, {}).latency) / 1e6;
+  };
+  const double step = static_cast<double>(p.buffsize) / p.steps;
+  CHECK(step == 512 * 1024);
+  const double hop_us = step / 15e9 * 1e6;  // min(20, 360 / 24) GB/s
+  CHECK(latency_us(64 << 20, h200x4(), {0, 0, 0, 0}) == doctest::Approx(5 * hop_us).epsilon(1e-6));
+  CHECK(latency_us(64 << 20, nvswitch_node(3), {0, 0, 0}) == doctest::Approx(3 * hop_us).epsilon(1e-6));
+  CHECK(latency_us(64 << 20, nvswitch_node(2), {0, 0}) == doctest::Approx(hop_us).epsilon(1e-6));
+  // 1 MiB on 24 channels: a chunk is a channel's share.
+  CHECK(latency_us(1 << 20, h200x4(), {0, 0, 0, 0}) ==
+        doctest::Approx(5 * (1048576.0 / 24) / 15e9 * 1e6).epsilon(1e-6));
+  // Few channels: the channel's own rate is the lower one.
+  CommInfo four = h200x4();
+  four.coll_channels = 4;
+  CHECK(latency_us(64 << 20, four, {0, 0, 0, 0}) == doctest::Approx(5 * step / 20e9 * 1e6).epsilon(1e-6));
+  const auto ll128 =
+      make_transfer_model("nccl", p, NcclEnv::parse({"NCCL_ALGO=Tree", "NCCL_PROTO=LL128"}))
+          ->collective(CollOp::AllReduce, 64 << 20, 0, h200x4(), std::vector<int>{0, 0, 0, 0}, {});
+  CHECK(ll128.latency == p.coll.base_latency[1] + 6 * p.coll.hop_latency[1]);
+}
+
+TEST_CASE("collective: a tree channel runs at its slowest thread group's rate") {
+  // runTreeSplit: Simple 384 / 256 threads of 640, LL and LL128 448 / 192. Against a ring channel (512
+  // threads, 640 for LL128, three memory streams an element): a middle rank's broadcast group (three
+  // streams) where there is one; else LL/LL128's leaf broadcast group (two), Simple's root (640 threads,
+  // four). The tree efficiency inflates the wire bytes, so the cap is raised by as much.
+  const ModelParams p = ModelParams::defaults();
+  const auto rate = [&](const std::string& proto, int n) {
+    std::vector<int> on(static_cast<std::size_t>(n), 0);
+    CommInfo c = h200x4();
+    c.nranks = n;
+    const auto t = make_transfer_model("nccl", p, NcclEnv::parse({"NCCL_ALGO=Tree", "NCCL_PROTO=" + proto}))
+                       ->collective(CollOp::AllReduce, 1 << 30, 0, c, on, {});
+    REQUIRE(t.channels == 24);
+    return t.flow_rate;
+  };
+  const double e = p.coll_tree_efficiency;
+  const auto cbw = [&](int proto) { return 24 * static_cast<double>(p.coll.channel_bandwidth[proto]); };
+  CHECK(rate("Simple", 4) == doctest::Approx(cbw(2) * 256.0 / 512 / e));
+  CHECK(rate("Simple", 2) == doctest::Approx(cbw(2) * 640.0 / 512 * 3 / 4 / e));
+  CHECK(rate("LL128", 4) == doctest::Approx(cbw(1) * 128.0 / 120 * 192.0 / 640 / e));
+  CHECK(rate("LL128", 2) == doctest::Approx(cbw(1) * 128.0 / 120 * 192.0 / 640 * 1.5 / e));
+  CHECK(rate("LL", 3) == doctest::Approx(cbw(0) / p.ll.wire_efficiency * 192.0 / 512 / e));
 }
 
 TEST_CASE("collective: broadcast is a chain from the root, reduce a chain into it") {

@@ -205,7 +205,7 @@ struct Runtime::Impl {
   }
   RouteArena routes;
   std::deque<models::PairInfo> infos;  ///< distinct PairInfos (references to them stay valid)
-  std::map<std::tuple<int, int, double, bool, bool, Picoseconds, double>, std::uint32_t> info_index;
+  std::map<std::tuple<int, int, double, bool, bool, Picoseconds, double, bool>, std::uint32_t> info_index;
   std::unordered_map<std::uint64_t, OtherRoutes> other;  ///< by pair key
   /// The pair's entry, made on first use (what Runtime::pair returns the info of).
   PairCache entry(const topo::Topology& topo, int src, int dst);
@@ -484,8 +484,9 @@ const models::PairInfo& Runtime::pair(int src, int dst) {
 }
 
 std::uint32_t Runtime::Impl::intern(const models::PairInfo& info) {
-  const auto k = std::make_tuple(static_cast<int>(info.path), info.nvlinks, info.nvlink_bandwidth,
-                                 info.same_node, info.tcp, info.path_latency, info.route_bandwidth);
+  const auto k =
+      std::make_tuple(static_cast<int>(info.path), info.nvlinks, info.nvlink_bandwidth, info.same_node,
+                      info.tcp, info.path_latency, info.route_bandwidth, info.nvswitch);
   auto [it, fresh] = info_index.try_emplace(k, static_cast<std::uint32_t>(infos.size()));
   if (fresh) infos.push_back(info);
   return it->second;
@@ -517,6 +518,8 @@ Runtime::Impl::PairCache Runtime::Impl::entry(const topo::Topology& topo, int sr
   info.nvlink_bandwidth = a.nvlinks > 0 ? a.nvlink_bandwidth / a.nvlinks : 0;
   info.same_node = a.node == b.node;
   info.tcp = tcp_fabric(topo);
+  info.nvswitch = info.same_node && info.path == models::PathType::Nvl && a.node >= 0 &&
+                  topo.nodes.at(static_cast<std::size_t>(a.node)).nvlink_fabric == "nvswitch";
   const std::uint32_t kind = intern(info);
   if (kind >= (std::uint32_t{1} << (32 - PairCache::kLenBits))) {
     throw Error("more than 2^22 kinds of GPU pair in one run");

@@ -55,6 +55,7 @@ struct PairInfo {
   bool tcp = false;              ///< the machines are joined by TCP sockets
   Picoseconds path_latency = 0;  ///< one-way latency of the route
   double route_bandwidth = 0;    ///< peak bytes/s of the route's slowest link
+  bool nvswitch = false;         ///< both GPUs hang off one machine's NVSwitch fabric
 };
 
 /// Communicator facts NCCL derives at init (channels, chunk size), for one communicator.
@@ -73,6 +74,11 @@ struct CommInfo {
                                   ///< (set by the simulator from the topology; 0 on one node)
   bool intra_pcie = false;        ///< the intra-node graph runs over PCIe (NCCL's NCCL_HW_PCI latencies)
   bool net_tcp = false;           ///< inter-node traffic goes over TCP sockets (fabric or NCCL_IB_DISABLE)
+  /// Every pair of local ranks meets through one NVSwitch fabric: NCCL's tree search on one such machine is
+  /// reproduced (nvswitch_tree_chains), elsewhere a tree is one chain in ring order.
+  bool nvswitch = false;
+  double nccl_gpu_nvlink = 0;  ///< bytes/s of NVLink NCCL's graph search gives each GPU (nvlinks x link rate)
+  int ring_graph_channels = 0;  ///< channels of NCCL's ring graph before duplication (the tree graph's count)
 };
 
 /// One stream of collective data between two ranks of the communicator.
