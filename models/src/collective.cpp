@@ -42,39 +42,68 @@ constexpr double kTreeCorrection[3][23] = {
 constexpr int kLlMaxThreads = 512, kLl128MaxThreads = 640, kSimpleMaxThreads = 512;
 constexpr int kLlThreadThreshold = 8, kLl128ThreadThreshold = 8, kSimpleThreadThreshold = 64;
 
-// NCCL's intra-node search speeds on Hopper, GB/s (src/graph/search.cc, sm90SpeedArrayIntra).
+// NCCL's intra-node search speeds, GB/s a channel (src/graph/search.cc: speedArrayIntra before Hopper,
+// sm90SpeedArrayIntra, sm100SpeedArrayIntra).
+constexpr double kSpeedIntra[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
 constexpr double kSm90SpeedIntra[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
+constexpr double kSm100SpeedIntra[] = {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};
+
+/// NCCL's tree graph on one NVSwitch machine: each channel's chain and the graph's per-channel speed.
+struct TreeGraph {
+  /// Positions 0..n-1 in the node's rank order (NCCL orders GPUs by bus id; on one switch every order is
+  /// alike), root first; empty: not found.
+  std::vector<std::vector<int>> chains;
+  double speed_gbps = 0;        ///< bwIntra, GB/s a channel
+  bool simple_pattern = false;  ///< found only with the simpler tree pattern (NCCL's tuner then takes 0.85)
+};
 
 /// NCCL's tree graph search (src/graph/search.cc, ncclTopoCompute with NCCL_TOPO_PATTERN_BALANCED_TREE) on
-/// one machine whose n GPUs meet through an NVSwitch, each with `gpu_gbps` of NVLink to it in NCCL's model.
-/// The tree graph must have exactly the ring graph's `channels`. From the fastest speed the GPUs' links
-/// allow, NCCL searches chains with the same order on every channel, then chains that differ per channel
-/// (then the simpler tree pattern, which only tries the next GPU), and lowers the speed until one search
-/// completes every channel. The search is a depth-first walk with NCCL's step budgets: a channel first
-/// replays the previous one, a chain goes on to the next or previous GPU only (NVSwitch neighbours first),
-/// and a hop takes the speed off the sender's link to the switch and the switch's link to the receiver.
-/// Returns the chain of each channel (positions 0..n-1 in GPU order, root first); empty when no speed
-/// completes.
+/// one machine whose n GPUs meet through an NVSwitch, each with `gpu_gbps` of NVLink to it in NCCL's model,
+/// compute capability `sm` (x 10). The tree graph must have exactly the ring graph's `channels`. From the
+/// fastest speed the GPUs' links allow, NCCL searches chains with the same order on every channel, then
+/// chains that differ per channel, then (Hopper and later) both again with the simpler tree pattern, which
+/// only goes on to the next GPU, and lowers the speed until one search completes every channel; then it tries
+/// higher speeds, below twice the one found, with the settings that found it (pass 2). A search is a
+/// depth-first walk with NCCL's step budgets: a channel first replays the previous one, a chain goes on only
+/// to a GPU's NVSwitch neighbours (next, then previous), and a hop takes the speed off the sender's link to
+/// the switch and the switch's link to the receiver. Where no speed completes, NCCL falls back to one channel
+/// in PCI order at 0.1 GB/s; this returns no chains instead, and the caller keeps its chain in ring order.
 ///
 /// What it reproduces (NCCL_DEBUG_SUBSYS=GRAPH on 4x H200, validation/data/h200x4/tree): 4 GPUs get the same
 /// chain 0-1-2-3 on all 12 channels at 30 GB/s; 3 GPUs get 12 channels at 40 GB/s: 6 of 0-1-2, 3 of 1-2-0, 3
 /// of 2-0-1.
 class TreeSearch {
  public:
-  TreeSearch(int n, double gpu_gbps, int channels) : n_(n), cap_(gpu_gbps), channels_(channels) {}
+  TreeSearch(int n, double gpu_gbps, int channels, int sm)
+      : n_(n), cap_(gpu_gbps), channels_(channels), sm_(sm) {}
 
-  /// The chains of each channel (empty when no speed completes) and the speed they were found at, GB/s.
-  std::pair<std::vector<std::vector<int>>, double> run() {
+  TreeGraph run() {
+    std::span<const double> speeds = sm_ >= 100  ? std::span<const double>(kSm100SpeedIntra)
+                                     : sm_ >= 90 ? std::span<const double>(kSm90SpeedIntra)
+                                                 : std::span<const double>(kSpeedIntra);
     // Speeds above what a GPU's links carry, or whose channels exceed the GPUs' bandwidth (a tree need not
-    // come back to its start: NCCL scales the total by n / (n - 1)), are skipped.
+    // come back to its start: NCCL scales the total by n / (n - 1)), are skipped; never the slowest.
     const double total = cap_ * n_ / std::max(1, n_ - 1);
-    for (double speed : kSm90SpeedIntra) {
-      if (speed > cap_ || speed * channels_ > total + 1e-9) continue;
-      for (const auto& [same, balanced] : {std::pair{true, true}, {false, true}, {false, false}}) {
-        if (search(speed, same, balanced)) return {best_, speed};
+    std::size_t at = 0;
+    while (at + 1 < speeds.size() && (speeds[at] > cap_ || speeds[at] * channels_ > total + 1e-9)) ++at;
+    struct Pass {
+      bool same, balanced;
+    };
+    std::vector<Pass> passes{{true, true}, {false, true}};
+    if (sm_ >= 90) passes.insert(passes.end(), {{true, false}, {false, false}});
+    for (; at < speeds.size(); ++at) {
+      for (const Pass& pass : passes) {
+        if (!search(speeds[at], pass.same, pass.balanced)) continue;
+        TreeGraph found{best_, speeds[at], !pass.balanced};
+        // Pass 2: a higher intra speed, below twice the one found, with the same settings.
+        for (std::size_t up = at; up > 0 && speeds[up - 1] < 2 * speeds[at]; --up) {
+          if (!search(speeds[up - 1], pass.same, pass.balanced)) break;
+          found = {best_, speeds[up - 1], !pass.balanced};
+        }
+        return found;
       }
     }
-    return {{}, 0.0};
+    return {};
   }
 
  private:
@@ -145,7 +174,7 @@ class TreeSearch {
       } else if (order == Order::Replay) {
         next[count++] = intra_[static_cast<std::size_t>((nch_ - 1) * n_ + step + 1)];
       } else {
-        // NVSwitch neighbours first and only (ncclTopoSearchNextGpuSort): the next GPU, then the previous one
+        // NVSwitch neighbours only (ncclTopoSearchNextGpuSort): the next GPU, then the previous one
         // for a balanced tree; the next one only for the simpler tree.
         const std::uint64_t flag = std::uint64_t{1} << nch_;
         const int nxt = (g + 1) % n_, prev = (g - 1 + n_) % n_;
@@ -172,6 +201,7 @@ class TreeSearch {
   int n_;
   double cap_;
   int channels_;
+  int sm_;
   double speed_ = 0;
   bool same_ = true, balanced_ = true;
   std::vector<double> out_, in_;
@@ -182,23 +212,15 @@ class TreeSearch {
   std::vector<std::vector<int>> best_;
 };
 
-/// NCCL's tree graph on one NVSwitch machine: each channel's chain and the graph's per-channel speed.
-struct TreeGraph {
-  std::vector<std::vector<int>> chains;  ///< positions 0..n-1 in GPU order, root first; empty: not found
-  double speed_gbps = 0;                 ///< bwIntra, GB/s a channel
-};
-
-/// The tree graph on one NVSwitch machine, searched once per (GPUs, link budget, channels) and thread.
-const TreeGraph& nvswitch_tree_graph(int n, double gpu_gbps, int channels) {
-  thread_local std::map<std::tuple<int, double, int>, TreeGraph> cache;
-  const auto key = std::make_tuple(n, gpu_gbps, channels);
+/// The tree graph on one NVSwitch machine, searched once per (GPUs, link budget, channels, sm) and thread.
+const TreeGraph& nvswitch_tree_graph(int n, double gpu_gbps, int channels, int sm) {
+  thread_local std::map<std::tuple<int, double, int, int>, TreeGraph> cache;
+  const auto key = std::make_tuple(n, gpu_gbps, channels, sm);
   auto it = cache.find(key);
   if (it == cache.end()) {
     TreeGraph g;
     // The search's channel masks are 64 bits wide (NCCL's MAXCHANNELS).
-    if (n >= 2 && channels >= 1 && channels <= 64) {
-      std::tie(g.chains, g.speed_gbps) = TreeSearch(n, gpu_gbps, channels).run();
-    }
+    if (n >= 2 && channels >= 1 && channels <= 64) g = TreeSearch(n, gpu_gbps, channels, sm).run();
     it = cache.emplace(key, std::move(g)).first;
   }
   return it->second;
@@ -206,8 +228,8 @@ const TreeGraph& nvswitch_tree_graph(int n, double gpu_gbps, int channels) {
 
 /// The tree graph of a communicator on one NVSwitch machine, or nullptr elsewhere (a chain in ring order).
 const TreeGraph* tree_graph_of(const CommInfo& c) {
-  if (c.nnodes != 1 || !c.nvswitch || c.ring_graph_channels <= 0) return nullptr;
-  const TreeGraph& g = nvswitch_tree_graph(c.nranks, c.nccl_gpu_nvlink / 1e9, c.ring_graph_channels);
+  if (c.nnodes != 1 || !c.nvswitch || c.ring_graph_channels <= 0 || c.sm <= 0) return nullptr;
+  const TreeGraph& g = nvswitch_tree_graph(c.nranks, c.nccl_gpu_nvlink / 1e9, c.ring_graph_channels, c.sm);
   return g.chains.empty() ? nullptr : &g;
 }
 
@@ -273,8 +295,9 @@ Choice tune(const NcclEnv& env, CollOp op, std::uint64_t bytes, const CommInfo& 
   const double ll_max = nodes == 1 ? kLlMaxBwOneNode : kLlMaxBwMultiNode[nodes == 2 ? 0 : 1];
   const int nch = std::max(1, c.coll_channels);
   // The per-channel caps count the graph's channels (graphs[a]->nChannels, before the communicator doubles
-  // them): on 2x H200 NCCL's table gives Tree Simple 232.2 GB/s = 12 x 38.7 x 0.5.
-  const int graph_ch = c.ring_graph_channels > 0 ? c.ring_graph_channels : nch;
+  // them): on 2x H200 NCCL's table gives Tree Simple 232.2 GB/s = 12 x 38.7 x 0.5. Known inside one NVLink
+  // machine (the ring graph's; the tree graph has as many); across machines the communicator's stand in.
+  const int graph_ch = nodes == 1 && c.ring_graph_channels > 0 ? c.ring_graph_channels : nch;
   const double inter = c.node_net_bandwidth > 0 ? c.node_net_bandwidth : c.nccl_intra_bandwidth;
   const double bus = (nodes <= 2 ? c.nccl_intra_bandwidth : std::min(c.nccl_intra_bandwidth, inter)) / 1e9;
   const double(*intra_hw)[3] = c.intra_pcie ? kHwLatPci : kHwLatNvlink;
@@ -289,7 +312,7 @@ Choice tune(const NcclEnv& env, CollOp op, std::uint64_t bytes, const CommInfo& 
       if (!proto_on[p]) continue;
       double bw = bus;
       if (a == kRing && p == kLl) bw = std::min(ll_max, bw * .5);
-      if (a == kRing && p == kLl128) bw = std::min(bw * .92, nch * kPerChMaxRingLl128Bw);
+      if (a == kRing && p == kLl128) bw = std::min(bw * .92, graph_ch * kPerChMaxRingLl128Bw);
       // The tree's bus bandwidth is its own graph's (channels x speed), which on an NVSwitch machine can
       // differ from the ring's: 3 GPUs get tree channels at 40 GB/s, rings at 30.
       if (a == kTree && tree != nullptr) bw = c.ring_graph_channels * tree->speed_gbps;
@@ -297,6 +320,7 @@ Choice tune(const NcclEnv& env, CollOp op, std::uint64_t bytes, const CommInfo& 
       if (a == kTree && p == kLl) bw = std::min(bw / 3.8, ll_max);
       if (a == kTree && p == kLl128)
         bw = std::min(bw * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), graph_ch * kPerChMaxTreeLl128Bw[idx2]);
+      if (a == kTree && tree != nullptr && tree->simple_pattern) bw *= .85;  // maxTreePattern TREE
       bw *= a == kRing ? static_cast<double>(n) / nsteps : .5;
       double lat = kBaseLat[a][p];
       const double intra_lat = intra_hw[a][p];
@@ -458,19 +482,20 @@ void push_edge(std::vector<CollFlow>& flows, const RingOrder& o, std::size_t i, 
 /// Across machines the data is spread over parallel rings (trees): ring_count().
 /// One chain of a tree graph and the share of the channels that run it.
 struct WeightedChain {
-  const std::vector<int>* order = nullptr;  ///< positions in the node's ring order, root first
+  const std::vector<int>* order = nullptr;  ///< positions in the node's rank order, root first
   double share = 0;
 };
 
-/// Adds `bytes` to the flow from `src` to `dst`, or appends one.
-void add_flow(std::vector<CollFlow>& flows, int src, int dst, double bytes) {
+/// Adds `bytes` (carried by `share` of the channels) to the flow from `src` to `dst`, or appends one.
+void add_flow(std::vector<CollFlow>& flows, int src, int dst, double bytes, double share) {
   for (CollFlow& f : flows) {
     if (f.src == src && f.dst == dst) {
       f.wire_bytes += bytes;
+      f.channel_share += share;
       return;
     }
   }
-  flows.push_back({src, dst, bytes});
+  flows.push_back({src, dst, bytes, share});
 }
 
 std::vector<CollFlow> data_flows(int algo, CollOp op, std::uint64_t bytes, int root, const Layout& l,
@@ -500,15 +525,16 @@ std::vector<CollFlow> data_flows(int algo, CollOp op, std::uint64_t bytes, int r
     }
     // Tree all-reduce: reduce up, broadcast down. Inside a node a chain from its head rank; between nodes two
     // binary trees over the heads, each carrying half of the data (NCCL's double binary tree). On one
-    // NVSwitch machine, the chains NCCL's tree search gives its channels (nvswitch_tree_chains).
+    // NVSwitch machine, the chains NCCL's tree search gives its channels (tree_graph_of); a pair on only some
+    // channels' chains gets only their share of the per-channel rate cap.
     if (nodes == 1 && !chains.empty()) {
       for (const WeightedChain& w : chains) {
         const std::vector<int>& chain = *w.order;
         for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
           const int up = ring[static_cast<std::size_t>(chain[i])];
           const int down = ring[static_cast<std::size_t>(chain[i + 1])];
-          add_flow(flows, down, up, s * w.share);
-          add_flow(flows, up, down, s * w.share);
+          add_flow(flows, down, up, s * w.share, w.share);
+          add_flow(flows, up, down, s * w.share, w.share);
         }
       }
       continue;
@@ -586,7 +612,10 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
     // (receive, write out: two), while Simple's leaf only receives what its parent writes into its buffer
     // (direct), so its root's single group (receive, local input, write out, send: four streams over 640
     // threads) is the slowest. Measured on 4x H200 (validation/data/h200x4/tree): a leaf's broadcast
-    // runs 1.47-1.53x a middle rank's under LL and LL128.
+    // runs 1.47-1.53x a middle rank's under LL and LL128. Threads, not workers: a Simple group that sends
+    // keeps a warp for synchronisation (prims_simple.h), which would make a middle rank 224 / 512 of a ring
+    // channel; 4 channels of NCCL_ALGO=Tree measure 13.3 GB/s a channel, 0.56 of h200.toml's ring channel,
+    // nearer the threads' 0.5 than the workers' 0.44.
     const bool middle = n > 2;
     const double ring_threads = c.proto == kLl128 ? 640.0 : 512.0;
     const double group = c.proto == kSimple ? (middle ? 256.0 : 640.0) : 192.0;
@@ -623,8 +652,8 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
   // and slice steps are 1 outside Ring), and a receiver forwards a step only once all of it has arrived. A
   // chunk crosses the chain's links one after another, up to the root and down again, so the last one leaves
   // the pipeline hops - 1 chunk times after the data has streamed. A hop moves a chunk at the channel's share
-  // of the link (every channel fills at once), or at the channel's own rate where that is lower. LL and LL128
-  // forward line by line: no such fill.
+  // of the bus bandwidth NCCL's ring graph reaches (every channel fills at once; 360 GB/s over 24 channels on
+  // an H200), or at the channel's own rate where that is lower. LL and LL128 forward line by line: no fill.
   if (c.proto == kSimple && c.algo == kTree) {
     const double step = static_cast<double>(env.buffsize.value_or(p.buffsize)) / p.steps;
     const double chunk = std::min(step, static_cast<double>(bytes) / plan.channels);

@@ -161,8 +161,11 @@ CommInfo nvswitch_node(int n) {
   CommInfo c = h200x4();
   c.nranks = n;
   c.nvswitch = true;
+  c.sm = 90;
   c.nccl_gpu_nvlink = 18 * 20.6e9;
   c.ring_graph_channels = 12;
+  // Not the ring graph's 12 x 30 GB/s: a tree graph that was not searched shows (the tuner takes this).
+  c.nccl_intra_bandwidth = 300e9;
   return c;
 }
 
@@ -204,9 +207,24 @@ TEST_CASE("collective: on an NVSwitch machine Tree runs NCCL's tree graph: one c
   CHECK(limited.at({0, 1}) == doctest::Approx(0.75 * s / 0.92));
   CHECK(limited.at({1, 2}) == doctest::Approx(s / 0.92));
   CHECK(limited.at({0, 2}) == doctest::Approx(0.25 * s / 0.92));
+  // A pair on some channels' chains only has their share of the per-channel cap: 18 of 24, 12 of 24.
+  const auto three_plan = plan(CollOp::AllReduce, 1 << 30, nvswitch_node(3), {0, 0, 0}, env);
+  for (const auto& f : three_plan.flows) {
+    CHECK(f.channel_share == doctest::Approx(f.src + f.dst == 2 ? 0.5 : 0.75));
+  }
+  // 8 GPUs: one chain on every channel, as NCCL logs on 8-GPU NVSwitch machines show.
+  const auto eight_gpus =
+      flow_bytes(plan(CollOp::AllReduce, 1 << 30, nvswitch_node(8), {0, 0, 0, 0, 0, 0, 0, 0}, env));
+  REQUIRE(eight_gpus.size() == 14);
+  for (int i = 0; i < 7; ++i) CHECK(eight_gpus.at({i, i + 1}) == doctest::Approx(s / 0.92));
+  // No compute capability (a GPU not in the catalogue): no search, one chain in ring order.
+  CommInfo unknown = nvswitch_node(3);
+  unknown.sm = 0;
+  CHECK(flow_bytes(plan(CollOp::AllReduce, 1 << 30, unknown, {0, 0, 0}, env)).count({0, 2}) == 0);
   // Without an NVSwitch (a hand-made CommInfo, or PCIe) the tree is one chain in ring order.
   const auto plain = flow_bytes(plan(CollOp::AllReduce, 1 << 30, h200x4(), {0, 0, 0, 0}, env));
-  CHECK(plain == four);
+  REQUIRE(plain.size() == four.size());
+  for (const auto& [pair, bytes] : four) CHECK(plain.at(pair) == doctest::Approx(bytes));
   CommInfo three_plain = h200x4();
   three_plain.nranks = 3;
   const auto chain3 = flow_bytes(plan(CollOp::AllReduce, 1 << 30, three_plain, {0, 0, 0}, env));
@@ -216,13 +234,19 @@ TEST_CASE("collective: on an NVSwitch machine Tree runs NCCL's tree graph: one c
 
 TEST_CASE("collective: NCCL's tuner ranks Tree by the tree graph's bandwidth, not the ring's") {
   // 3 GPUs: tree graph 12 x 40 GB/s = 480 GB/s (the ring's 360). NCCL's estimate for Tree Simple at 1 GiB:
-  // 8.4 + 2 x 2 x 4.0 us + bytes / (1000 x min(480 x 0.92, 24 x 38.7) x 0.5), the largest tree correction 1.
+  // 8.4 + 2 x 2 x 4.0 us + bytes / (1000 x min(480 x 0.92, 12 x 38.7) x 0.5), the largest tree correction 1.
+  // 4 GPUs: 12 x 30 GB/s = 360 (nvswitch_node's 300 stands for a graph not searched).
   const auto t = plan(CollOp::AllReduce, 1ULL << 30, nvswitch_node(3), {0, 0, 0},
                       {"NCCL_ALGO=Tree", "NCCL_PROTO=Simple"});
   CHECK(t.nccl_estimate_us == doctest::Approx(8.4 + 4 * 4.0 + (1ULL << 30) / (1000.0 * 480 * 0.92 * 0.5)));
   const auto f = plan(CollOp::AllReduce, 1ULL << 30, nvswitch_node(4), {0, 0, 0, 0},
                       {"NCCL_ALGO=Tree", "NCCL_PROTO=Simple"});
   CHECK(f.nccl_estimate_us == doctest::Approx(8.4 + 6 * 4.0 + (1ULL << 30) / (1000.0 * 360 * 0.92 * 0.5)));
+  // 2 GPUs: 12 x 60 GB/s, capped at the graph's 12 channels x 38.7 (NCCL's own table on 2x H200: Tree Simple
+  // 232.2 GB/s), not the communicator's 24.
+  const auto two =
+      plan(CollOp::AllReduce, 1ULL << 30, nvswitch_node(2), {0, 0}, {"NCCL_ALGO=Tree", "NCCL_PROTO=Simple"});
+  CHECK(two.nccl_estimate_us == doctest::Approx(8.4 + 2 * 4.0 + (1ULL << 30) / (1000.0 * 232.2)));
 }
 
 TEST_CASE("collective: a Tree Simple chunk crosses every hop of the chain before the pipeline streams") {
@@ -239,10 +263,12 @@ TEST_CASE("collective: a Tree Simple chunk crosses every hop of the chain before
   };
   const double step = static_cast<double>(p.buffsize) / p.steps;
   CHECK(step == 512 * 1024);
-  const double hop_us = step / 15e9 * 1e6;  // min(20, 360 / 24) GB/s
+  const double hop_us = step / 15e9 * 1e6;           // min(20, 360 / 24) GB/s
+  const double switch_hop_us = step / 12.5e9 * 1e6;  // nvswitch_node: min(20, 300 / 24) GB/s
   CHECK(latency_us(64 << 20, h200x4(), {0, 0, 0, 0}) == doctest::Approx(5 * hop_us).epsilon(1e-6));
-  CHECK(latency_us(64 << 20, nvswitch_node(3), {0, 0, 0}) == doctest::Approx(3 * hop_us).epsilon(1e-6));
-  CHECK(latency_us(64 << 20, nvswitch_node(2), {0, 0}) == doctest::Approx(hop_us).epsilon(1e-6));
+  CHECK(latency_us(64 << 20, nvswitch_node(3), {0, 0, 0}) ==
+        doctest::Approx(3 * switch_hop_us).epsilon(1e-6));
+  CHECK(latency_us(64 << 20, nvswitch_node(2), {0, 0}) == doctest::Approx(switch_hop_us).epsilon(1e-6));
   // 1 MiB on 24 channels: a chunk is a channel's share.
   CHECK(latency_us(1 << 20, h200x4(), {0, 0, 0, 0}) ==
         doctest::Approx(5 * (1048576.0 / 24) / 15e9 * 1e6).epsilon(1e-6));

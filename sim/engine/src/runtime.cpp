@@ -19,6 +19,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "commsim/models/hardware.hpp"
+
 namespace commsim::sim {
 namespace {
 
@@ -519,7 +521,8 @@ Runtime::Impl::PairCache Runtime::Impl::entry(const topo::Topology& topo, int sr
   info.same_node = a.node == b.node;
   info.tcp = tcp_fabric(topo);
   info.nvswitch = info.same_node && info.path == models::PathType::Nvl && a.node >= 0 &&
-                  topo.nodes.at(static_cast<std::size_t>(a.node)).nvlink_fabric == "nvswitch";
+                  static_cast<std::size_t>(a.node) < topo.nodes.size() &&
+                  topo.nodes[static_cast<std::size_t>(a.node)].nvlink_fabric == "nvswitch";
   const std::uint32_t kind = intern(info);
   if (kind >= (std::uint32_t{1} << (32 - PairCache::kLenBits))) {
     throw Error("more than 2^22 kinds of GPU pair in one run");
@@ -1175,6 +1178,12 @@ models::CommInfo Runtime::Execution::comm_info(const CommSpec& c) {
   models::CommInfo info =
       model_.comm_info(static_cast<int>(c.gpus.size()), static_cast<int>(nodes.size()), pairs);
   if (nodes.size() > 1) info.node_net_bandwidth = weakest_node_network(nodes);
+  // The oldest GPU's compute capability picks NCCL's search speeds (0 when a GPU is not in the catalogue).
+  for (int a : c.gpus) {
+    const models::GpuSpec* spec = models::HardwareCatalog::builtin().find_gpu(topo_.gpus[a].model);
+    const int sm = spec != nullptr ? spec->sm : 0;
+    info.sm = a == c.gpus.front() ? sm : std::min(info.sm, sm);
+  }
   return info;
 }
 
@@ -2036,7 +2045,7 @@ void Runtime::Execution::start_coll_flows(int c_id) {
   }
   for (std::size_t i = 0; i < plan.flows.size(); ++i) {
     ++result_.flows;
-    net_.start_tagged(routes[i], plan.flows[i].wire_bytes, plan.flow_rate,
+    net_.start_tagged(routes[i], plan.flows[i].wire_bytes, plan.flow_rate * plan.flows[i].channel_share,
                       kCollTag | static_cast<std::uint64_t>(c_id));
   }
 }

@@ -75,8 +75,10 @@ struct CommInfo {
   bool intra_pcie = false;        ///< the intra-node graph runs over PCIe (NCCL's NCCL_HW_PCI latencies)
   bool net_tcp = false;           ///< inter-node traffic goes over TCP sockets (fabric or NCCL_IB_DISABLE)
   /// Every pair of local ranks meets through one NVSwitch fabric: NCCL's tree search on one such machine is
-  /// reproduced (nvswitch_tree_chains), elsewhere a tree is one chain in ring order.
+  /// reproduced (models/src/collective.cpp, tree_graph_of), elsewhere a tree is one chain in ring order.
   bool nvswitch = false;
+  int sm =
+      0;  ///< compute capability x 10 of the communicator's GPUs (90: Hopper; 0: unknown, no tree search)
   double nccl_gpu_nvlink = 0;  ///< bytes/s of NVLink NCCL's graph search gives each GPU (nvlinks x link rate)
   int ring_graph_channels = 0;  ///< channels of NCCL's ring graph before duplication (the tree graph's count)
 };
@@ -86,6 +88,9 @@ struct CollFlow {
   int src = 0;            ///< communicator rank
   int dst = 0;            ///< communicator rank
   double wire_bytes = 0;  ///< bytes on the links, protocol overhead included
+  /// Share of the plan's channels whose data this flow carries: its rate cap is flow_rate x channel_share
+  /// (below 1 where a tree's channels run different chains and a pair is on only some of them).
+  double channel_share = 1;
 };
 
 /// How one collective runs: after `latency`, every flow starts; the collective ends when the last one does.
@@ -93,8 +98,9 @@ struct CollectivePlan {
   Algorithm algorithm = Algorithm::Ring;
   Protocol protocol = Protocol::Simple;
   int channels = 1;
-  Picoseconds latency = 0;      ///< device-side fixed cost: protocol start plus per-step hop latencies
-  double flow_rate = 0;         ///< wire bytes/s cap of each flow (its channels together; 0 = unlimited)
+  Picoseconds latency = 0;  ///< device-side fixed cost: protocol start plus per-step hop latencies
+  double flow_rate =
+      0;  ///< wire bytes/s cap of a flow on every channel (x CollFlow::channel_share; 0 = unlimited)
   std::vector<CollFlow> flows;  ///< in rank order of the ring or tree
   double nccl_estimate_us = 0;  ///< NCCL's own tuner estimate for the chosen pair (what it ranked on)
 };
