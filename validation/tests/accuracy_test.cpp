@@ -432,14 +432,14 @@ TEST_CASE(
   const auto bw = stats(in_bound(rows, Bound::Bandwidth));
   MESSAGE("Tree, never fitted: MAPE " << lat.mape << "% below 1 MiB, " << bw.mape << "% from 1 MiB");
   CHECK(lat.mape <= 23.0);
-  CHECK(bw.mape <= 10.5);
-  // 3 GPUs run three chains (NCCL's tree search): one chain in ring order was 19.1% off from 1 MiB.
+  CHECK(bw.mape <= 10.0);
+  // 3 GPUs run three chains (NCCL's tree search): one chain in ring order was 19.8% off from 1 MiB.
   std::vector<Comparison> three;
   for (const auto& c : rows) {
     if (c.gpus.size() == 3 && c.bytes >= (1ULL << 20)) three.push_back(c);
   }
   REQUIRE(three.size() == 27);
-  CHECK(stats(three).mape <= 16.2);
+  CHECK(stats(three).mape <= 14.1);
 }
 
 #ifdef COMMSIM_SANITIZED
