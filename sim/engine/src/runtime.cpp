@@ -1179,8 +1179,13 @@ models::CommInfo Runtime::Execution::comm_info(const CommSpec& c) {
       model_.comm_info(static_cast<int>(c.gpus.size()), static_cast<int>(nodes.size()), pairs);
   if (nodes.size() > 1) info.node_net_bandwidth = weakest_node_network(nodes);
   // The oldest GPU's compute capability picks NCCL's search speeds (0 when a GPU is not in the catalogue).
+  // Looked up once per distinct model name (a 16,384-GPU communicator has one).
+  const std::string* last_model = nullptr;
   for (int a : c.gpus) {
-    const models::GpuSpec* spec = models::HardwareCatalog::builtin().find_gpu(topo_.gpus[a].model);
+    const std::string& model = topo_.gpus[a].model;
+    if (last_model != nullptr && model == *last_model) continue;
+    last_model = &model;
+    const models::GpuSpec* spec = models::HardwareCatalog::builtin().find_gpu(model);
     const int sm = spec != nullptr ? spec->sm : 0;
     info.sm = a == c.gpus.front() ? sm : std::min(info.sm, sm);
   }
