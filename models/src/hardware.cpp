@@ -124,6 +124,9 @@ HardwareCatalog HardwareCatalog::parse(std::string_view toml_text, const std::st
       TomlFields(*v.as_table(), file, "gpu." + g.name)
           .fail("pcie_gen", "no [pcie] entry for this generation");
     }
+    std::vector<std::string> names{normalize(g.name)};
+    for (const auto& a : g.aliases) names.push_back(normalize(a));
+    c.gpu_names_.push_back(std::move(names));
     c.gpus_.push_back(std::move(g));
   }
   return c;
@@ -135,13 +138,11 @@ const GpuSpec* HardwareCatalog::find_gpu(std::string_view name) const {
   // Exact match on a name or alias first, then the longest known name that prefixes the query.
   const GpuSpec* best = nullptr;
   std::size_t best_len = 0;
-  for (const auto& g : gpus_) {
-    std::vector<std::string> names{normalize(g.name)};
-    for (const auto& a : g.aliases) names.push_back(normalize(a));
-    for (const auto& n : names) {
-      if (n == want) return &g;
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    for (const auto& n : gpu_names_[i]) {
+      if (n == want) return &gpus_[i];
       if (want.rfind(n, 0) == 0 && n.size() > best_len) {
-        best = &g;
+        best = &gpus_[i];
         best_len = n.size();
       }
     }

@@ -90,6 +90,7 @@ Vertex Topology::add_vertex(VertexInfo info) {
     local_index_.push_back(-1);
   }
   parent_.push_back(Graph::null_vertex());
+  local_hops_.emplace_back();
   up_slot_.push_back(0);
   down_slot_.push_back(0);
   up_cost_.push_back(0);
@@ -112,6 +113,13 @@ void Topology::add_link(Vertex a, Vertex b, const LinkInfo& info) {
   boost::add_edge(a, b, l, graph_);
   ++l.id;
   boost::add_edge(b, a, l, graph_);
+  if (local_index_[a] >= 0 && local_index_[b] >= 0 && graph_[a].node == graph_[b].node) {
+    const std::int64_t cost = hop_cost(info.kind);
+    local_hops_[a].push_back({static_cast<std::uint32_t>(local_index_[b]),
+                              static_cast<std::uint32_t>(boost::out_degree(a, graph_) - 1), cost});
+    local_hops_[b].push_back({static_cast<std::uint32_t>(local_index_[a]),
+                              static_cast<std::uint32_t>(boost::out_degree(b, graph_) - 1), cost});
+  }
   if (info.kind == LinkKind::Network && graph_[b].kind == VertexKind::NetSwitch &&
       (graph_[a].kind == VertexKind::Nic || graph_[a].kind == VertexKind::NetSwitch)) {
     if (parent_[a] != Graph::null_vertex())
@@ -180,7 +188,10 @@ void Topology::route_tree(Vertex src, RouteTree& t) const {
   t.via.assign(n, Edge{});
   using Item = std::pair<std::int64_t, std::size_t>;  // (cost, local index)
   thread_local std::vector<Item> heap;  // a min-heap by (cost, index), as std::priority_queue ordered it
+  // Per local index: the vertex (local) whose out-edge reached it last, and that edge's position.
+  thread_local std::vector<std::pair<std::uint32_t, std::uint32_t>> via_slot;
   heap.clear();
+  via_slot.resize(n);
   const auto s = static_cast<std::size_t>(local_index_[src]);
   t.cost[s] = 0;
   heap.push_back({0, s});
@@ -191,18 +202,22 @@ void Topology::route_tree(Vertex src, RouteTree& t) const {
     if (c != t.cost[lu]) continue;
     const Vertex u = t.vertices[lu];
     if (u != src && graph_[u].kind == VertexKind::Gpu) continue;  // GPUs are endpoints, never transit
-    for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
-      const Vertex v = boost::target(*e, graph_);
-      if (local_index_[v] < 0 || graph_[v].node != node) continue;  // stay inside the machine
-      const auto lv = static_cast<std::size_t>(local_index_[v]);
-      const std::int64_t nc = c + hop_cost(graph_[*e].kind);
-      if (nc < t.cost[lv]) {
-        t.cost[lv] = nc;
-        t.via[lv] = *e;
-        heap.push_back({nc, lv});
+    // The out-edges that stay inside the machine, in out-edge order (local_hops_).
+    for (const LocalHop& h : local_hops_[u]) {
+      const std::int64_t nc = c + h.cost;
+      if (nc < t.cost[h.to]) {
+        t.cost[h.to] = nc;
+        via_slot[h.to] = {static_cast<std::uint32_t>(lu), h.slot};
+        heap.push_back({nc, h.to});
         std::push_heap(heap.begin(), heap.end(), std::greater<>());
       }
     }
+  }
+  for (std::size_t l = 0; l < n; ++l) {
+    if (l == s || t.cost[l] == kInf) continue;
+    const auto [from, slot] = via_slot[l];
+    t.via[l] =
+        *std::next(boost::out_edges(t.vertices[from], graph_).first, static_cast<std::ptrdiff_t>(slot));
   }
 }
 
@@ -248,6 +263,17 @@ FabricEnds Topology::fabric_ends(Vertex x, const RouteTree& t) const {
     out.depth.push_back(depth);
     if (parent_[v] != none && (out.min_up == 0 || up_cost_[v] < out.min_up)) out.min_up = up_cost_[v];
   };
+  // Sized once: a GPU of an HGX node has 16 ends, and growing five arrays one end at a time cost a run's
+  // set-up more than finding them.
+  std::size_t n = local_index_[x] < 0 || parent_[x] != none ? 1 : 0;
+  for (std::size_t i = 0; i < t.vertices.size(); ++i) {
+    const Vertex v = t.vertices[i];
+    n += v != x && parent_[v] != none && t.cost[i] != std::numeric_limits<std::int64_t>::max() ? 1 : 0;
+  }
+  out.v.reserve(n);
+  out.cost.reserve(n);
+  out.root.reserve(n);
+  out.depth.reserve(n);
   if (local_index_[x] < 0 || parent_[x] != none) add(x, 0);
   for (std::size_t i = 0; i < t.vertices.size(); ++i) {
     const Vertex v = t.vertices[i];

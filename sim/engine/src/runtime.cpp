@@ -455,7 +455,20 @@ Runtime::Runtime(const topo::Topology& topo, const models::TransferModel& model)
   }
 }
 
-Runtime::~Runtime() = default;
+namespace {
+/// A thread's last destroyed Runtime's flow network memory (FlowNetwork::Storage), for the next Runtime's
+/// first run: a sweep of what-ifs builds a Runtime per cluster, and each would otherwise grow its arrays from
+/// nothing. Only capacity travels (and the recent-class slots, voided by their epoch), so no result changes.
+/// Kept only up to kKeepSpareBytes, so a huge run's memory is not held once its Runtime is gone.
+thread_local FlowNetwork::Storage t_spare_net;
+constexpr std::size_t kKeepSpareBytes = std::size_t{16} << 20;
+}  // namespace
+
+Runtime::~Runtime() {
+  if (impl_ && !impl_->spare_net.class_lists.empty() && impl_->spare_net.bytes() <= kKeepSpareBytes) {
+    t_spare_net = std::move(impl_->spare_net);
+  }
+}
 
 std::vector<int> Runtime::via_nearest(int src, int dst, topo::VertexKind kind, const std::string& none,
                                       topo::Vertex* via) {
@@ -1017,7 +1030,16 @@ class Runtime::Execution {
   std::vector<std::size_t> group_index_scratch_;  ///< and each entry's op
   std::vector<std::vector<models::PartSlot>> warp_lists_;  ///< warps, channel load, peers per channel part
   std::unordered_map<std::string, int> warp_list_ids_;     ///< a list's bytes -> its index
-  std::vector<std::unordered_map<int, int>> comm_ranks_;   ///< per communicator, GPU -> rank (filled on use)
+  /// A communicator's GPU -> rank, made on first use: a table from its lowest GPU where its GPUs lie close
+  /// together, else sorted pairs.
+  struct CommRanks {
+    bool made = false;
+    int lo = 0;
+    std::vector<int> dense;                   ///< GPU lo + i -> rank, -1 none
+    std::vector<std::pair<int, int>> sorted;  ///< (GPU, rank)
+  };
+  std::vector<CommRanks> comm_ranks_;  ///< per communicator
+  std::string warp_key_;               ///< op_warps: a warp list's bytes
   std::vector<TransferState> transfers_;
   std::vector<int> free_transfers_;
 
@@ -1113,8 +1135,10 @@ void Runtime::Execution::add_resources() {
     net_.add_resource(r.capacity, r.capacity > 0 ? std::string() : impl_.name(topo_, static_cast<int>(i)),
                       r.saturation);
   }
-  net_.adopt_storage(std::move(impl_.spare_net));
+  // The last run's memory, or on a Runtime's first run the last Runtime's of this thread.
+  net_.adopt_storage(std::move(impl_.spare_net.class_lists.empty() ? t_spare_net : impl_.spare_net));
   impl_.spare_net = {};
+  t_spare_net = {};
   if (trace_) {
     for (const topo::GpuInfo& g : topo_.gpus) trace_->name_gpu(g.index, g.name);
     net_.set_load_observer([this](Picoseconds t, FlowNetwork::ResourceId r, double load) {
@@ -1793,13 +1817,32 @@ std::uint32_t Runtime::Execution::transfer_plan(int comm, std::uint64_t bytes, c
 
 int Runtime::Execution::comm_rank(int comm, int gpu) {
   if (comm_ranks_.size() < program_.comms.size()) comm_ranks_.resize(program_.comms.size());
-  auto& ranks = comm_ranks_[static_cast<std::size_t>(comm)];
-  if (ranks.empty()) {
+  CommRanks& ranks = comm_ranks_[static_cast<std::size_t>(comm)];
+  if (!ranks.made) {
+    // A GPU listed twice keeps its first rank.
     const auto& gpus = program_.comms[static_cast<std::size_t>(comm)].gpus;
-    for (std::size_t r = 0; r < gpus.size(); ++r) ranks.emplace(gpus[r], static_cast<int>(r));
+    ranks.made = true;
+    if (gpus.empty()) return -1;
+    const auto [lo, hi] = std::minmax_element(gpus.begin(), gpus.end());
+    const std::size_t span = static_cast<std::size_t>(*hi - *lo) + 1;
+    if (span <= 4 * gpus.size() + 64) {  // GPUs close together (most communicators): a table
+      ranks.lo = *lo;
+      ranks.dense.assign(span, -1);
+      for (std::size_t r = gpus.size(); r-- > 0;) {
+        ranks.dense[static_cast<std::size_t>(gpus[r] - *lo)] = static_cast<int>(r);
+      }
+    } else {  // scattered: sorted (GPU, rank) pairs, the first rank of a GPU first
+      ranks.sorted.reserve(gpus.size());
+      for (std::size_t r = 0; r < gpus.size(); ++r) ranks.sorted.emplace_back(gpus[r], static_cast<int>(r));
+      std::sort(ranks.sorted.begin(), ranks.sorted.end());
+    }
   }
-  const auto it = ranks.find(gpu);
-  return it == ranks.end() ? -1 : it->second;
+  if (!ranks.dense.empty()) {
+    const auto at = static_cast<std::size_t>(static_cast<std::int64_t>(gpu) - ranks.lo);
+    return at < ranks.dense.size() ? ranks.dense[at] : -1;
+  }
+  const auto it = std::lower_bound(ranks.sorted.begin(), ranks.sorted.end(), std::make_pair(gpu, -1));
+  return it != ranks.sorted.end() && it->first == gpu ? it->second : -1;
 }
 
 int Runtime::Execution::op_warps(const KernelInstance& ki, int op) {
@@ -1835,20 +1878,21 @@ int Runtime::Execution::op_warps(const KernelInstance& ki, int op) {
         if (list.empty()) continue;
         // The list's bytes: warps and load of each part, then the group's peers and remote channels (the same
         // for every part of an operation, so once).
-        std::string key;
-        key.reserve(2 * list.size() + 2);
+        std::string& key = warp_key_;
+        key.resize(2 * list.size() + 2);
+        std::size_t at = 0;
         for (const models::PartSlot& s : list) {
-          key += static_cast<char>(s.warps);
-          key += static_cast<char>(s.load);
+          key[at++] = static_cast<char>(s.warps);
+          key[at++] = static_cast<char>(s.load);
         }
-        key += static_cast<char>(list.front().peers);
-        key += static_cast<char>(list.front().channels);
+        key[at++] = static_cast<char>(list.front().peers);
+        key[at] = static_cast<char>(list.front().channels);
         assert(std::all_of(list.begin(), list.end(), [&](const models::PartSlot& s) {
           return s.peers == list.front().peers && s.channels == list.front().channels;
         }));
         auto w = warp_list_ids_.find(key);  // most lists recur: look before building a node
         if (w == warp_list_ids_.end()) {
-          w = warp_list_ids_.emplace(std::move(key), static_cast<int>(warp_lists_.size())).first;
+          w = warp_list_ids_.emplace(key, static_cast<int>(warp_lists_.size())).first;
           warp_lists_.emplace_back(list.begin(), list.end());
         }
         layout[index[g]] = w->second;

@@ -171,6 +171,37 @@ TEST_CASE("flow_network: a tagged flow needs a tag handler") {
   CHECK_THROWS(net.start_tagged(path, 1, 0, 1));
 }
 
+TEST_CASE("flow_network: a network on handed-on memory never joins the last network's flows") {
+  // The recent-class slots travel with the memory. A flow identical to one the last network had in flight
+  // (the same path object, cap and bytes, at the same instant) must start a class of its own, not join the
+  // last network's (its slot is stale: the classes were emptied).
+  static const std::vector<FlowNetwork::ResourceId> path{0, 1};
+  FlowNetwork::Storage handed;
+  {
+    // Three identical flows in flight (one class), cut off before any event.
+    EventQueue q;
+    FlowNetwork first(q);
+    first.add_resource(10 * kGB, "");
+    first.add_resource(20 * kGB, "");
+    for (int i = 0; i < 3; ++i) first.start_on(path, 1 * kGB, 0, [] {});
+    REQUIRE(first.coalesced_flows() == 1);
+    handed = first.release_storage();
+  }
+  // A network on its memory, at the same instant: these two are alone on the link (2 GB at 10 GB/s).
+  EventQueue q;
+  FlowNetwork net(q);
+  net.add_resource(10 * kGB, "");
+  net.add_resource(20 * kGB, "");
+  net.adopt_storage(std::move(handed));
+  Picoseconds a = -1, b = -1;
+  net.start_on(path, 1 * kGB, 0, [&] { a = q.now(); });
+  net.start_on(path, 1 * kGB, 0, [&] { b = q.now(); });  // joins this network's own class
+  q.run();
+  CHECK(net.coalesced_flows() == 1);
+  CHECK(seconds(a) == doctest::Approx(0.2));
+  CHECK(seconds(b) == doctest::Approx(0.2));
+}
+
 TEST_CASE("flow_network: memory handed on from a network cut off with flows in flight changes nothing") {
   // release_storage / adopt_storage pass arrays from one run to the next (Runtime does, run after run): a
   // network built on them must give a new network's every completion time, in the same order.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "commsim/core/error.hpp"
@@ -448,5 +449,17 @@ TEST_CASE(
   for (const Program& p : programs) {
     Runtime fresh(t, *model);
     same(reused.run(p, nullptr, records), fresh.run(p, nullptr, records));
+  }
+  // A new Runtime's first run takes the memory of the last Runtime its thread destroyed: each run of a new
+  // Runtime after another's matches a Runtime's in a thread of its own (whose memory is new).
+  std::vector<RunResult> alone(programs.size());
+  std::thread([&] {
+    for (std::size_t i = 0; i < programs.size(); ++i)
+      alone[i] = Runtime(t, *model).run(programs[i], nullptr, records);
+  }).join();
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    { Runtime(t, *model).run(programs[(i + 1) % programs.size()], nullptr, records); }  // then destroyed
+    Runtime next(t, *model);
+    same(next.run(programs[i], nullptr, records), alone[i]);
   }
 }

@@ -75,7 +75,8 @@ class HardwareCatalog {
 
  private:
   std::vector<GpuSpec> gpus_;
-  std::map<int, double> pcie_x16_;  ///< gen -> bytes/s per direction for x16
+  std::vector<std::vector<std::string>> gpu_names_;  ///< per GPU: its name and aliases, normalised
+  std::map<int, double> pcie_x16_;                   ///< gen -> bytes/s per direction for x16
   HopLatencies latency_;
   HostSpec host_;
   std::map<std::string, Picoseconds, std::less<>> fabric_hop_latency_;

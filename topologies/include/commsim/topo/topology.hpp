@@ -223,6 +223,16 @@ class Topology {
   /// finds a fabric edge in constant time instead of scanning a leaf's thousands of ports.
   std::vector<std::size_t> up_slot_, down_slot_;
   std::vector<std::int64_t> up_cost_;  ///< vertex -> routing cost of its uplink (0 without one)
+  /// An out-edge that stays inside its machine, as route_tree relaxes it: the target's local index, the
+  /// edge's position among the source's out-edges (positions stay valid, descriptors would not survive a
+  /// copy of the topology) and its routing cost. Kept per vertex in out-edge order, so route_tree visits
+  /// them as boost::out_edges would without walking the graph's edge lists.
+  struct LocalHop {
+    std::uint32_t to = 0;
+    std::uint32_t slot = 0;
+    std::int64_t cost = 0;
+  };
+  std::vector<std::vector<LocalHop>> local_hops_;  ///< per vertex
   Edge up_edge(Vertex v) const;
   Edge down_edge(Vertex v) const;
 };

@@ -234,9 +234,11 @@ class FlowNetwork {
     double cap = 0, bytes = 0;
     Picoseconds time = -1;
     int cls = -1;
+    std::uint32_t epoch = 0;  ///< the network that wrote it (recent_epoch_); 0 never matches
   };
   static constexpr std::size_t kRecent = 4096;
-  std::vector<Recent> recent_ = std::vector<Recent>(kRecent);
+  std::vector<Recent> recent_;  ///< kRecent slots, made at the first start or adopted from the last run
+  std::uint32_t recent_epoch_ = 1;
   /// A resource's fair share for the water-filling heap (smallest first).
   struct Share {
     double share;
@@ -302,6 +304,10 @@ class FlowNetwork {
     std::vector<std::pair<std::size_t, double>> levels;
     std::vector<Due> later;
     std::vector<std::vector<Due>> spare_buckets;
+    std::vector<Recent> recent;
+    std::uint32_t recent_epoch = 0;
+    /// The memory it holds (bytes of its arrays' capacity).
+    std::size_t bytes() const;
   };
 
  private:
