@@ -12,18 +12,6 @@ namespace commsim::sim {
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// SplitMix64's finaliser: every input bit reaches every output bit (the recent-class slot takes the low
-/// ones).
-std::uint64_t mix64(std::uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-/// A double's bits, with -0 as +0 (they compare equal, so they must hash alike).
-std::uint64_t double_bits(double d) {
-  return d == 0 ? 0 : std::bit_cast<std::uint64_t>(d);
-}
-
 /// Sorts `v` by an unsigned key: least-significant-digit radix sort (stable), 8 bits a pass and only as many
 /// passes as the keys' range needs; `scratch` is swapped with `v`. The flows that end at one instant can
 /// number thousands, where this costs a fraction of a comparison sort. Short lists use std::sort.
@@ -216,7 +204,10 @@ FlowNetwork::FlowId FlowNetwork::start_flow(std::span<const ResourceId> path, co
   std::uint64_t h = path.size() * 0x9e3779b97f4a7c15ULL;
   if (!path.empty())
     h ^= (static_cast<std::uint64_t>(path.front()) << 32 | static_cast<std::uint32_t>(path.back()));
-  h = mix64(h ^ mix64(double_bits(cap) ^ mix64(double_bits(bytes))));
+  // (The slot decides which identical starts coalesce when another flow took it between them: kept as it
+  // was.)
+  h ^= std::hash<double>()(cap) * 0xc2b2ae3d27d4eb4fULL ^ std::hash<double>()(bytes) * 0x165667b19e3779f9ULL;
+  h ^= h >> 29;
   if (recent_.empty()) recent_.resize(kRecent);  // (or adopted from the last run)
   Recent& slot = recent_[h % kRecent];
   if (slot.epoch == recent_epoch_ && slot.path == key && slot.len == path.size() && slot.time == now &&

@@ -460,13 +460,21 @@ namespace {
 /// first run: a sweep of what-ifs builds a Runtime per cluster, and each would otherwise grow its arrays from
 /// nothing. Only capacity travels (and the recent-class slots, voided by their epoch), so no result changes.
 /// Kept only up to kKeepSpareBytes, so a huge run's memory is not held once its Runtime is gone.
-thread_local FlowNetwork::Storage t_spare_net;
+/// At thread exit it is destroyed before any static object: a Runtime destroyed after it (a static one, or
+/// one owned by another thread_local) finds t_spare_gone set and keeps away from it.
+thread_local bool t_spare_gone = false;
+struct SpareNet {
+  FlowNetwork::Storage storage;
+  ~SpareNet() { t_spare_gone = true; }
+};
+thread_local SpareNet t_spare_net;
 constexpr std::size_t kKeepSpareBytes = std::size_t{16} << 20;
 }  // namespace
 
 Runtime::~Runtime() {
-  if (impl_ && !impl_->spare_net.class_lists.empty() && impl_->spare_net.bytes() <= kKeepSpareBytes) {
-    t_spare_net = std::move(impl_->spare_net);
+  if (impl_ && !t_spare_gone && !impl_->spare_net.class_lists.empty() &&
+      impl_->spare_net.bytes() <= kKeepSpareBytes) {
+    t_spare_net.storage = std::move(impl_->spare_net);
   }
 }
 
@@ -1136,9 +1144,13 @@ void Runtime::Execution::add_resources() {
                       r.saturation);
   }
   // The last run's memory, or on a Runtime's first run the last Runtime's of this thread.
-  net_.adopt_storage(std::move(impl_.spare_net.class_lists.empty() ? t_spare_net : impl_.spare_net));
+  if (!impl_.spare_net.class_lists.empty()) {
+    net_.adopt_storage(std::move(impl_.spare_net));
+  } else if (!t_spare_gone) {
+    net_.adopt_storage(std::move(t_spare_net.storage));
+    t_spare_net.storage = {};
+  }
   impl_.spare_net = {};
-  t_spare_net = {};
   if (trace_) {
     for (const topo::GpuInfo& g : topo_.gpus) trace_->name_gpu(g.index, g.name);
     net_.set_load_observer([this](Picoseconds t, FlowNetwork::ResourceId r, double load) {
@@ -1824,7 +1836,7 @@ int Runtime::Execution::comm_rank(int comm, int gpu) {
     ranks.made = true;
     if (gpus.empty()) return -1;
     const auto [lo, hi] = std::minmax_element(gpus.begin(), gpus.end());
-    const std::size_t span = static_cast<std::size_t>(*hi - *lo) + 1;
+    const auto span = static_cast<std::size_t>(static_cast<std::int64_t>(*hi) - *lo) + 1;
     if (span <= 4 * gpus.size() + 64) {  // GPUs close together (most communicators): a table
       ranks.lo = *lo;
       ranks.dense.assign(span, -1);

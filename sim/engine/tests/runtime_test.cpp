@@ -400,7 +400,9 @@ TEST_CASE("runtime: chunk steps count the NCCL steps of every channel part start
 }
 
 TEST_CASE(
-    "runtime: a run after others on one runtime, an interrupted one among them, matches a fresh runtime's") {
+    "runtime: a run after others on one runtime or a destroyed one's, an interrupted one among them, matches "
+    "a "
+    "fresh runtime's") {
   // A runtime hands each run's flow-network memory to the next (FlowNetwork::Storage): what it hands on must
   // carry no state. Four H200s under the nccl model: a contended alltoall, a send/recv ring, an all_reduce,
   // the alltoall at another size, and a run cancelled halfway, each against its own fresh runtime.
@@ -429,12 +431,15 @@ TEST_CASE(
       CHECK(a.ops[i].end == b.ops[i].end);
     }
   };
-  Runtime reused(t, *model);
+  // Each program's run on new memory: a Runtime in a thread of its own (a new Runtime's first run takes the
+  // memory of the last Runtime its thread destroyed).
   const RunOptions records{.op_records = 64};
-  for (const Program& p : programs) {
-    Runtime fresh(t, *model);
-    same(reused.run(p, nullptr, records), fresh.run(p, nullptr, records));
+  std::vector<RunResult> alone(programs.size());
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    std::thread([&, i] { alone[i] = Runtime(t, *model).run(programs[i], nullptr, records); }).join();
   }
+  Runtime reused(t, *model);
+  for (std::size_t i = 0; i < programs.size(); ++i) same(reused.run(programs[i], nullptr, records), alone[i]);
   // A run cut off hands on its memory too (flow_network_test checks one cut off with flows in flight).
   std::atomic<bool> cancel{false};
   RunHooks hooks;
@@ -446,17 +451,8 @@ TEST_CASE(
   long_run.iterations = 400;
   CHECK_THROWS_AS(reused.run(long_run), Interrupted);
   reused.set_hooks({});
-  for (const Program& p : programs) {
-    Runtime fresh(t, *model);
-    same(reused.run(p, nullptr, records), fresh.run(p, nullptr, records));
-  }
-  // A new Runtime's first run takes the memory of the last Runtime its thread destroyed: each run of a new
-  // Runtime after another's matches a Runtime's in a thread of its own (whose memory is new).
-  std::vector<RunResult> alone(programs.size());
-  std::thread([&] {
-    for (std::size_t i = 0; i < programs.size(); ++i)
-      alone[i] = Runtime(t, *model).run(programs[i], nullptr, records);
-  }).join();
+  for (std::size_t i = 0; i < programs.size(); ++i) same(reused.run(programs[i], nullptr, records), alone[i]);
+  // A new Runtime after another was destroyed (its memory handed on through the thread), each program.
   for (std::size_t i = 0; i < programs.size(); ++i) {
     { Runtime(t, *model).run(programs[(i + 1) % programs.size()], nullptr, records); }  // then destroyed
     Runtime next(t, *model);
