@@ -116,6 +116,7 @@ FlowNetwork::ResourceId FlowNetwork::add_resource(double capacity, std::string n
   res.capacity = capacity;
   res.saturation = saturation;
   resources_.push_back(std::move(res));
+  if (resources_.size() > 64 * dirty_bits_.size()) dirty_bits_.push_back(0);
   const auto id = static_cast<ResourceId>(resources_.size() - 1);
   if (!name.empty()) names_.emplace(id, std::move(name));
   return id;
@@ -189,18 +190,7 @@ int FlowNetwork::new_class() {
   return id;
 }
 
-FlowNetwork::FlowId FlowNetwork::start_flow(std::span<const ResourceId> path, const void* key, double bytes,
-                                            double cap, Tag tag, Done* done) {
-  if (path.size() >= (std::size_t{1} << 30)) throw Error("a flow crosses more than 2^30 resources");
-  for (ResourceId r : path) {
-    if (r < 0 || static_cast<std::size_t>(r) >= resources_.size()) throw Error("flow on an unknown resource");
-  }
-  if (path.empty() && cap <= 0) throw Error("a flow needs a resource or a rate cap");
-  if (done) tag = done_tag(std::move(*done));
-  const Picoseconds now = events_.now();
-  bytes = std::max(bytes, 0.0);
-  // An identical flow started at this instant: join it (no time has passed, so it still has `bytes` left).
-  int cls = -1;
+std::size_t FlowNetwork::recent_slot(std::span<const ResourceId> path, double cap, double bytes) {
   std::uint64_t h = path.size() * 0x9e3779b97f4a7c15ULL;
   if (!path.empty())
     h ^= (static_cast<std::uint64_t>(path.front()) << 32 | static_cast<std::uint32_t>(path.back()));
@@ -208,8 +198,37 @@ FlowNetwork::FlowId FlowNetwork::start_flow(std::span<const ResourceId> path, co
   // was.)
   h ^= std::hash<double>()(cap) * 0xc2b2ae3d27d4eb4fULL ^ std::hash<double>()(bytes) * 0x165667b19e3779f9ULL;
   h ^= h >> 29;
+  return h % kRecent;
+}
+
+void FlowNetwork::prefetch(std::span<const ResourceId> path, double bytes, double cap) const {
+  for (ResourceId r : path) {
+    if (r >= 0 && static_cast<std::size_t>(r) < resources_.size())
+      __builtin_prefetch(&resources_[static_cast<std::size_t>(r)]);
+  }
+  if (!recent_.empty()) __builtin_prefetch(&recent_[recent_slot(path, cap, std::max(bytes, 0.0))]);
+}
+
+FlowNetwork::FlowId FlowNetwork::start_flow(std::span<const ResourceId> path, const void* key, double bytes,
+                                            double cap, Tag tag, Done* done) {
+  if (path.size() >= (std::size_t{1} << 30)) throw Error("a flow crosses more than 2^30 resources");
+  bytes = std::max(bytes, 0.0);
+  // Its slot among the recently started classes (read below), fetched first.
+  const std::size_t recent_at = recent_slot(path, cap, bytes);
   if (recent_.empty()) recent_.resize(kRecent);  // (or adopted from the last run)
-  Recent& slot = recent_[h % kRecent];
+  __builtin_prefetch(&recent_[recent_at]);
+  for (ResourceId r : path) {
+    if (r < 0 || static_cast<std::size_t>(r) >= resources_.size()) throw Error("flow on an unknown resource");
+    // A new class appends to every resource's list below: on a large cluster each resource is a cache miss,
+    // fetched here all at once rather than one after another.
+    __builtin_prefetch(&resources_[static_cast<std::size_t>(r)]);
+  }
+  if (path.empty() && cap <= 0) throw Error("a flow needs a resource or a rate cap");
+  if (done) tag = done_tag(std::move(*done));
+  const Picoseconds now = events_.now();
+  // An identical flow started at this instant: join it (no time has passed, so it still has `bytes` left).
+  int cls = -1;
+  Recent& slot = recent_[recent_at];
   if (slot.epoch == recent_epoch_ && slot.path == key && slot.len == path.size() && slot.time == now &&
       slot.cap == cap && slot.bytes == bytes) {
     const Class& c = classes_[slot.cls];
@@ -244,6 +263,8 @@ FlowNetwork::FlowId FlowNetwork::start_flow(std::span<const ResourceId> path, co
   if (free_member_ >= 0) {
     id = free_member_;
     free_member_ = members_[id].next;
+    // The slot the next start takes, fetched while this one goes on (free slots are scattered).
+    if (free_member_ >= 0) __builtin_prefetch(&members_[static_cast<std::size_t>(free_member_)]);
   } else {
     id = static_cast<FlowId>(members_.size());
     members_.emplace_back();
@@ -303,9 +324,13 @@ void FlowNetwork::settle() {
   std::vector<ResourceId>& comp_res = comp_res_;
   comp.clear();
   comp_res.clear();
-  // Drop the resource entries of flows that ended (every resource they crossed is dirty).
-  for (ResourceId r : dirty_resources_) {
-    Resource& res = resources_[r];
+  // Drop the resource entries of flows that ended (every resource they crossed is dirty). The resources
+  // further down the list are fetched ahead (thousands of them, scattered), and each is no longer dirty once
+  // passed (nothing marks a resource dirty until the next completion).
+  for (std::size_t i = 0; i < dirty_resources_.size(); ++i) {
+    if (i + 16 < dirty_resources_.size()) __builtin_prefetch(&resources_[dirty_resources_[i + 16]]);
+    Resource& res = resources_[dirty_resources_[i]];
+    dirty_bits_[static_cast<std::size_t>(dirty_resources_[i]) / 64] = 0;  // (clears its word's others too)
     // Lazily: only once ended entries are half of the list (iteration skips them), so a resource that many
     // flows cross and leave one by one costs amortised O(1) per flow, not its list's length.
     if (res.dead == 0 || 2 * static_cast<std::size_t>(res.dead) < res.classes.size()) continue;
@@ -323,7 +348,7 @@ void FlowNetwork::settle() {
     res.dead = 0;
     if (res.classes.capacity() > 4 * res.classes.size() + 16) res.classes.shrink_to_fit();
   }
-  const std::uint64_t visit = ++visit_;
+  const std::uint32_t visit = next_visit();
   if (observer_) {
     // The whole network, flows in start order and resources in first-touch order, as loads are reported.
     for (std::size_t i = 0; i < classes_.size(); ++i) {
@@ -373,9 +398,18 @@ void FlowNetwork::settle() {
         const std::vector<int>& list = resources_[r].classes;
         for (std::size_t i = 0; i < list.size(); ++i) {
           if (i + 8 < list.size()) {
-            // Classes not reached yet are fetched ahead (a big component's are scattered over tens of MB).
+            // Classes not reached yet are fetched ahead (a big component's are scattered over tens of MB),
+            // and the resources of the one 4 on (its line fetched 4 entries ago).
             const auto ahead = static_cast<std::size_t>(list[i + 8]);
             if ((seen[ahead / 64] >> (ahead % 64) & 1) == 0) __builtin_prefetch(&classes_[ahead]);
+          }
+          if (i + 4 < list.size()) {
+            const auto ahead = static_cast<std::size_t>(list[i + 4]);
+            // (An ended class's path may be gone: only an active one's is read.)
+            if ((seen[ahead / 64] >> (ahead % 64) & 1) == 0 && classes_[ahead].active) {
+              for (ResourceId q : classes_[ahead].route())
+                __builtin_prefetch(&resources_[static_cast<std::size_t>(q)]);
+            }
           }
           add_class(list[i]);  // skips ended flows' entries
         }
@@ -386,11 +420,22 @@ void FlowNetwork::settle() {
       comp_res.clear();
     };
     stack.clear();
-    for (const int ci : dirty_classes_) {
-      add_class(ci);
+    for (std::size_t i = 0; i < dirty_classes_.size(); ++i) {
+      // Fetched ahead: the classes 16 on, the resources of the class 8 on.
+      if (i + 16 < dirty_classes_.size())
+        __builtin_prefetch(&classes_[static_cast<std::size_t>(dirty_classes_[i + 16])]);
+      if (i + 8 < dirty_classes_.size()) {
+        const Class& ahead = classes_[static_cast<std::size_t>(dirty_classes_[i + 8])];
+        if (ahead.active) {
+          for (ResourceId r : ahead.route()) __builtin_prefetch(&resources_[static_cast<std::size_t>(r)]);
+        }
+      }
+      add_class(dirty_classes_[i]);
       grow_and_solve();
     }
-    for (ResourceId r : dirty_resources_) {
+    for (std::size_t i = 0; i < dirty_resources_.size(); ++i) {
+      if (i + 8 < dirty_resources_.size()) __builtin_prefetch(&resources_[dirty_resources_[i + 8]]);
+      const ResourceId r = dirty_resources_[i];
       if (resources_[r].visit == visit) continue;
       resources_[r].visit = visit;
       stack.push_back(r);
@@ -416,8 +461,16 @@ void FlowNetwork::settle() {
   schedule_next();
 }
 
+std::uint32_t FlowNetwork::next_visit() {
+  if (++visit_ == 0) {
+    for (Resource& res : resources_) res.visit = 0;
+    visit_ = 1;
+  }
+  return visit_;
+}
+
 void FlowNetwork::clear_dirty_resources() {
-  for (ResourceId r : dirty_resources_) resources_[r].dirty = false;
+  // (settle's first pass already cleared their flags)
   dirty_resources_.clear();
 }
 
@@ -518,8 +571,13 @@ void FlowNetwork::solve(std::span<int> comp, const std::vector<ResourceId>& comp
   // Water-filling: raise all unfrozen flows together; freeze those stopped by their own cap or by a saturated
   // resource. Each round freezes every flow whose cap or some resource's fair share is within 1e-12 of the
   // round's level (as the whole-network solver did); the next level comes from a heap of fair shares.
-  for (ResourceId r : comp_res) {
-    Resource& res = resources_[r];
+  for (std::size_t i = 0; i < comp_res.size(); ++i) {
+    if (i + 16 < comp_res.size()) {  // both lines, fetched ahead
+      const Resource* ahead = &resources_[static_cast<std::size_t>(comp_res[i + 16])];
+      __builtin_prefetch(ahead);
+      __builtin_prefetch(reinterpret_cast<const char*>(ahead) + 64);
+    }
+    Resource& res = resources_[static_cast<std::size_t>(comp_res[i])];
     res.unfrozen = 0;
     res.initial = 0;  // offered load, first
   }
@@ -624,11 +682,15 @@ void FlowNetwork::solve(std::span<int> comp, const std::vector<ResourceId>& comp
     levels.emplace_back(nrates, level);
     const std::span<const int> frozen = comp.subspan(round_start, nrates - round_start);
     // The resources the round's classes cross, in order of first touch: each gets one new share below.
-    const std::uint64_t round = ++visit_;
+    const std::uint32_t round = next_visit();
     touched.clear();
     for (std::size_t i = 0; i < frozen.size(); ++i) {
       if (i + 16 < frozen.size()) __builtin_prefetch(&classes_[frozen[i + 16]]);
       if (i + 8 < frozen.size()) __builtin_prefetch(classes_[frozen[i + 8]].path);
+      if (i + 4 < frozen.size()) {  // the second lines (residual, unfrozen) of the resources 4 on
+        for (ResourceId r : classes_[frozen[i + 4]].route())
+          __builtin_prefetch(reinterpret_cast<const char*>(&resources_[static_cast<std::size_t>(r)]) + 64);
+      }
       const Class& c = classes_[frozen[i]];
       const double w = c.weight;
       for (ResourceId r : c.route()) {
@@ -677,7 +739,7 @@ void FlowNetwork::solve(std::span<int> comp, const std::vector<ResourceId>& comp
 void FlowNetwork::report_loads(const std::vector<int>& comp) {
   // Loads in first-touch order (flows in start order), then the resources that lost their last flow.
   std::vector<ResourceId> touched;
-  const std::uint64_t visit = ++visit_;
+  const std::uint32_t visit = next_visit();
   for (int ci : comp) {
     for (ResourceId r : classes_[ci].route()) {
       if (resources_[r].visit != visit) {
@@ -741,6 +803,7 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     const auto first = b.items.begin() + static_cast<std::ptrdiff_t>(b.head);
     later.clear();
     for (auto d = first; d != b.items.end(); ++d) {
+      if (b.items.end() - d > 8) __builtin_prefetch(&classes_[static_cast<std::size_t>(d[8].cls)]);
       if (is_void(*d)) continue;
       const Class& c = classes_[d->cls];
       const double left = c.remaining - c.rate * (static_cast<double>(now - c.since) / 1e12);
@@ -767,7 +830,16 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     for (int ci : finished) ending += classes_[ci].weight;
     done.reserve(ending);
   }
-  for (int ci : finished) {
+  for (std::size_t i = 0; i < finished.size(); ++i) {
+    // Fetched ahead: the classes 16 on, the resources and last member of the class 8 on (its line fetched 8
+    // classes ago).
+    if (i + 16 < finished.size()) __builtin_prefetch(&classes_[static_cast<std::size_t>(finished[i + 16])]);
+    if (i + 8 < finished.size()) {
+      const Class& ahead = classes_[static_cast<std::size_t>(finished[i + 8])];
+      for (ResourceId r : ahead.route()) __builtin_prefetch(&resources_[static_cast<std::size_t>(r)]);
+      if (ahead.tail >= 0) __builtin_prefetch(&members_[static_cast<std::size_t>(ahead.tail)]);
+    }
+    const int ci = finished[i];
     Class& c = classes_[ci];
     c.active = false;
     c.remaining = 0;
@@ -776,8 +848,11 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     for (ResourceId r : c.route()) {
       Resource& res = resources_[r];
       ++res.dead;
-      if (!res.dirty) {  // once: a link that a million ending flows cross is listed once, not a million times
-        res.dirty = true;
+      // Once: a link that a million ending flows cross is listed once, not a million times.
+      std::uint64_t& word = dirty_bits_[static_cast<std::size_t>(r) / 64];
+      const std::uint64_t bit = std::uint64_t{1} << (static_cast<std::size_t>(r) % 64);
+      if ((word & bit) == 0) {
+        word |= bit;
         dirty_resources_.push_back(r);
       }
     }

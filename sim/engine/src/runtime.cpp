@@ -999,7 +999,11 @@ class Runtime::Execution {
   std::vector<std::vector<int>>
       graph_previous_;  ///< launch index -> its kernels of the previous graph iteration
   std::unordered_map<int, std::vector<int>> join_wake_;  ///< kernel -> streams whose next kernel joins on it
-  std::vector<std::vector<int>> gpu_streams_;            ///< gpu -> its sids
+  std::vector<std::vector<int>> gpu_streams_;            ///< gpu -> its sids (while prepare_issue numbers them)
+  /// The same once every stream is numbered, in one array: gpu g's sids are gpu_sids_[gpu_sid_at_[g] ..
+  /// gpu_sid_at_[g + 1]), in gpu_streams_'s order. Read at every kernel's end; a vector per GPU was a cache
+  /// miss there on large clusters.
+  std::vector<int> gpu_sid_at_, gpu_sids_;
   std::vector<char> busy_;                               ///< sid -> a kernel runs on it
   std::vector<Picoseconds> last_end_;                    ///< sid -> end of its last non-marker kernel
 
@@ -1311,6 +1315,13 @@ void Runtime::Execution::prepare_issue() {
   last_gpu_end_.assign(topo_.gpus.size(), 0);
   busy_.assign(streams_.size(), 0);
   last_end_.assign(streams_.size(), kNever);
+  gpu_sid_at_.assign(gpu_streams_.size() + 1, 0);
+  gpu_sids_.clear();
+  gpu_sids_.reserve(streams_.size());
+  for (std::size_t g = 0; g < gpu_streams_.size(); ++g) {
+    gpu_sids_.insert(gpu_sids_.end(), gpu_streams_[g].begin(), gpu_streams_[g].end());
+    gpu_sid_at_[g + 1] = static_cast<int>(gpu_sids_.size());
+  }
 }
 
 /// Charges one launch's host time to its thread, then issues its kernels. Inside a CUDA graph (the measured
@@ -1651,7 +1662,8 @@ void Runtime::Execution::kernel_op_done(int k) {
     trace_->span(ki.gpu, "stream " + std::to_string(ki.spec->stream), ki.spec->name, ki.start, ki.end,
                  {{"iteration", static_cast<int>(ki.iteration)}});
   }
-  for (int other : gpu_streams_[ki.gpu]) try_start(other);
+  const auto g = static_cast<std::size_t>(ki.gpu);
+  for (int i = gpu_sid_at_[g]; i < gpu_sid_at_[g + 1]; ++i) try_start(gpu_sids_[static_cast<std::size_t>(i)]);
   if (!join_wake_.empty()) {
     const auto waiting = join_wake_.find(k);
     if (waiting != join_wake_.end()) {
@@ -2106,6 +2118,9 @@ void Runtime::Execution::start_coll_flows(int c_id) {
   }
   for (std::size_t i = 0; i < plan.flows.size(); ++i) {
     ++result_.flows;
+    if (const std::size_t next = i + 4; next < plan.flows.size())  // (a hint: see FlowNetwork::prefetch)
+      net_.prefetch(routes[next], plan.flows[next].wire_bytes,
+                    plan.flow_rate * plan.flows[next].channel_share);
     net_.start_tagged(routes[i], plan.flows[i].wire_bytes, plan.flow_rate * plan.flows[i].channel_share,
                       kCollTag | static_cast<std::uint64_t>(c_id));
   }

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <span>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "commsim/sim/event_queue.hpp"
@@ -240,4 +242,36 @@ TEST_CASE("flow_network: memory handed on from a network cut off with flows in f
   CHECK(reused.net.recomputations() == fresh.net.recomputations());
   CHECK(reused.net.solved_flows() == fresh.net.solved_flows());
   CHECK(reused.net.coalesced_flows() == fresh.net.coalesced_flows());
+}
+
+TEST_CASE("flow_network: a prefetch hint changes nothing, even for a path no flow could start on") {
+  // 200 flows over 40 links, many of them ending at one instant (equal bytes on paths alone), so the
+  // fetches ahead in starts, completions and the component search all run; one run hints every start (and
+  // paths with unknown resources or none), the other none.
+  const auto run = [](bool hint) {
+    EventQueue q;
+    FlowNetwork net(q);
+    for (int r = 0; r < 40; ++r) net.add_resource((10 + r % 7) * kGB, "", r % 9 == 0 ? 3.0 : 0.0);
+    std::vector<std::vector<FlowNetwork::ResourceId>> paths;
+    for (int i = 0; i < 200; ++i) paths.push_back({i % 40, (i * 7 + 3) % 40, (i * 13 + 5) % 40});
+    const std::vector<FlowNetwork::ResourceId> unknown = {-1, 40, 1'000'000};
+    std::vector<std::pair<int, Picoseconds>> ends;
+    for (int i = 0; i < 200; ++i) {
+      q.at(static_cast<Picoseconds>(i / 50) * 5'000'000, [&, i] {
+        const double bytes = i % 3 == 0 ? 2e6 : 1e5 * (1 + i % 11);
+        const double cap = i % 4 == 0 ? 2 * kGB : 0.0;
+        if (hint) {
+          net.prefetch(paths[static_cast<std::size_t>(i)], bytes, cap);
+          net.prefetch(unknown, bytes, cap);
+          net.prefetch({}, -1, 0);
+        }
+        net.start_on(paths[static_cast<std::size_t>(i)], bytes, cap, [&, i] { ends.emplace_back(i, q.now()); });
+      });
+    }
+    q.run();
+    return std::tuple{ends, net.recomputations(), net.solved_flows(), net.coalesced_flows()};
+  };
+  const auto plain = run(false);
+  REQUIRE(std::get<0>(plain).size() == 200);
+  CHECK(run(true) == plain);
 }

@@ -84,6 +84,10 @@ class FlowNetwork {
   /// own.
   FlowId start_tagged(std::span<const ResourceId> path, double bytes, double cap, Tag tag);
   void set_tag_handler(TagHandler handler) { tag_handler_ = std::move(handler); }
+  /// A hint, changing nothing: a flow of `bytes` with `cap` will soon start on `path`, so the memory its start
+  /// touches is fetched now. A caller starting many flows in a row calls it for the next one (on a large
+  /// cluster each of a path's resources is a cache miss).
+  void prefetch(std::span<const ResourceId> path, double bytes, double cap) const;
 
   /// The flow's current rate in bytes/s (settles pending starts first).
   double rate(FlowId f);
@@ -108,26 +112,28 @@ class FlowNetwork {
   void adopt_storage(Storage&& s);
 
  private:
-  /// Hot fields first, within one cache line (a resource is touched once per flow start and per solve);
-  /// names live apart (names_).
-  struct Resource {
+  /// Two cache lines, aligned: the first holds what the component search, a flow's start and end, and a lone
+  /// flow's solve read (a prefetch of the resource fetches all of it); the second the water-filling's
+  /// scratch. Names live apart (names_), and so do the dirty marks (dirty_bits_).
+  struct alignas(64) Resource {
     /// Weighted flows crossing it (class slots). Entries of ended classes are dropped lazily; an ended
     /// class's slot is not reused until every list has dropped it, so an entry names one class only.
     std::vector<int> classes;
-    std::uint64_t visit = 0;  ///< scratch: component search stamp
+    std::uint32_t visit = 0;  ///< scratch: search stamp (next_visit)
+    int dead = 0;             ///< ended entries still in `classes`
     double capacity = 0;
     double saturation = 0;
+    double sat_demand = -1;  ///< the last offered load (bytes/s) saturated_usable() was asked for
+    double sat_usable = 0;   ///< and its answer (bytes/s)
+    // (second line)
     double residual = 0;        ///< scratch for water-filling
     std::int64_t unfrozen = 0;  ///< scratch: weight of unfrozen flows
     double initial = 0;         ///< scratch: usable capacity before filling
-    std::uint32_t version = 0;  ///< scratch: heap entry validity
-    int dead = 0;               ///< ended entries still in `classes`
     double load = 0;            ///< sum of rates of active flows (kept while an observer is set)
+    std::uint32_t version = 0;  ///< scratch: heap entry validity
     bool in_loaded = false;     ///< in loaded_ (observer mode)
-    bool dirty = false;         ///< in dirty_resources_
-    double sat_demand = -1;     ///< the last offered load (bytes/s) saturated_usable() was asked for
-    double sat_usable = 0;      ///< and its answer (bytes/s)
   };
+  static_assert(sizeof(Resource) == 128);
   /// A weighted flow: `weight` identical flows that started together. 56 bytes: an all-to-all over 1,024
   /// GPUs keeps a million of them.
   struct Class {
@@ -183,6 +189,9 @@ class FlowNetwork {
   std::vector<std::uint32_t> free_dones_;
   TagHandler tag_handler_;
   int new_class();
+  /// Where a flow's start looks for an identical class started at this instant (a hash of the path's ends
+  /// and length, its cap and bytes).
+  static std::size_t recent_slot(std::span<const ResourceId> path, double cap, double bytes);
   double saturated_usable(Resource& res, double demand);
   /// Water-filling of one component (`classes`, whose order it overwrites with the freezing order).
   void solve(std::span<int> classes, const std::vector<ResourceId>& resources);
@@ -279,7 +288,11 @@ class FlowNetwork {
   void release_solver_scratch();
   std::vector<ResourceId> loaded_;  ///< resources with load after the last recomputation (observer mode)
   std::uint64_t next_seq_ = 0;
-  std::uint64_t visit_ = 0;
+  std::uint32_t visit_ = 0;
+  /// A new search stamp (Resource::visit). When the stamps run out, every resource's is cleared first.
+  std::uint32_t next_visit();
+  /// Resources in dirty_resources_, a bit each (by resource id).
+  std::vector<std::uint64_t> dirty_bits_;
   /// Classes the component search of one settle has reached (bit per slot), cleared at the settle's end (a
   /// dirty class already solved in an earlier component is skipped). A bitmap, not a stamp in each class: 4
   /// bytes a class less (a million in a 1,024-GPU all-to-all).
