@@ -117,6 +117,7 @@ FlowNetwork::ResourceId FlowNetwork::add_resource(double capacity, std::string n
   res.saturation = saturation;
   resources_.push_back(std::move(res));
   if (resources_.size() > 64 * dirty_bits_.size()) dirty_bits_.push_back(0);
+  fetch_ahead_ = resources_.size() > kFetchAhead;
   const auto id = static_cast<ResourceId>(resources_.size() - 1);
   if (!name.empty()) names_.emplace(id, std::move(name));
   return id;
@@ -202,6 +203,7 @@ std::size_t FlowNetwork::recent_slot(std::span<const ResourceId> path, double ca
 }
 
 void FlowNetwork::prefetch(std::span<const ResourceId> path, double bytes, double cap) const {
+  if (!fetch_ahead_) return;
   for (ResourceId r : path) {
     if (r >= 0 && static_cast<std::size_t>(r) < resources_.size())
       __builtin_prefetch(&resources_[static_cast<std::size_t>(r)]);
@@ -328,7 +330,8 @@ void FlowNetwork::settle() {
   // further down the list are fetched ahead (thousands of them, scattered), and each is no longer dirty once
   // passed (nothing marks a resource dirty until the next completion).
   for (std::size_t i = 0; i < dirty_resources_.size(); ++i) {
-    if (i + 16 < dirty_resources_.size()) __builtin_prefetch(&resources_[dirty_resources_[i + 16]]);
+    if (fetch_ahead_ && i + 16 < dirty_resources_.size())
+      __builtin_prefetch(&resources_[dirty_resources_[i + 16]]);
     Resource& res = resources_[dirty_resources_[i]];
     dirty_bits_[static_cast<std::size_t>(dirty_resources_[i]) / 64] = 0;  // (clears its word's others too)
     // Lazily: only once ended entries are half of the list (iteration skips them), so a resource that many
@@ -403,7 +406,7 @@ void FlowNetwork::settle() {
             const auto ahead = static_cast<std::size_t>(list[i + 8]);
             if ((seen[ahead / 64] >> (ahead % 64) & 1) == 0) __builtin_prefetch(&classes_[ahead]);
           }
-          if (i + 4 < list.size()) {
+          if (fetch_ahead_ && i + 4 < list.size()) {
             const auto ahead = static_cast<std::size_t>(list[i + 4]);
             // (An ended class's path may be gone: only an active one's is read.)
             if ((seen[ahead / 64] >> (ahead % 64) & 1) == 0 && classes_[ahead].active) {
@@ -422,9 +425,9 @@ void FlowNetwork::settle() {
     stack.clear();
     for (std::size_t i = 0; i < dirty_classes_.size(); ++i) {
       // Fetched ahead: the classes 16 on, the resources of the class 8 on.
-      if (i + 16 < dirty_classes_.size())
+      if (fetch_ahead_ && i + 16 < dirty_classes_.size())
         __builtin_prefetch(&classes_[static_cast<std::size_t>(dirty_classes_[i + 16])]);
-      if (i + 8 < dirty_classes_.size()) {
+      if (fetch_ahead_ && i + 8 < dirty_classes_.size()) {
         const Class& ahead = classes_[static_cast<std::size_t>(dirty_classes_[i + 8])];
         if (ahead.active) {
           for (ResourceId r : ahead.route()) __builtin_prefetch(&resources_[static_cast<std::size_t>(r)]);
@@ -434,7 +437,8 @@ void FlowNetwork::settle() {
       grow_and_solve();
     }
     for (std::size_t i = 0; i < dirty_resources_.size(); ++i) {
-      if (i + 8 < dirty_resources_.size()) __builtin_prefetch(&resources_[dirty_resources_[i + 8]]);
+      if (fetch_ahead_ && i + 8 < dirty_resources_.size())
+        __builtin_prefetch(&resources_[dirty_resources_[i + 8]]);
       const ResourceId r = dirty_resources_[i];
       if (resources_[r].visit == visit) continue;
       resources_[r].visit = visit;
@@ -572,7 +576,7 @@ void FlowNetwork::solve(std::span<int> comp, const std::vector<ResourceId>& comp
   // resource. Each round freezes every flow whose cap or some resource's fair share is within 1e-12 of the
   // round's level (as the whole-network solver did); the next level comes from a heap of fair shares.
   for (std::size_t i = 0; i < comp_res.size(); ++i) {
-    if (i + 16 < comp_res.size()) {  // both lines, fetched ahead
+    if (fetch_ahead_ && i + 16 < comp_res.size()) {  // both lines, fetched ahead
       const Resource* ahead = &resources_[static_cast<std::size_t>(comp_res[i + 16])];
       __builtin_prefetch(ahead);
       __builtin_prefetch(reinterpret_cast<const char*>(ahead) + 64);
@@ -687,7 +691,8 @@ void FlowNetwork::solve(std::span<int> comp, const std::vector<ResourceId>& comp
     for (std::size_t i = 0; i < frozen.size(); ++i) {
       if (i + 16 < frozen.size()) __builtin_prefetch(&classes_[frozen[i + 16]]);
       if (i + 8 < frozen.size()) __builtin_prefetch(classes_[frozen[i + 8]].path);
-      if (i + 4 < frozen.size()) {  // the second lines (residual, unfrozen) of the resources 4 on
+      // The second lines (residual, unfrozen) of the resources of the class 4 on.
+      if (fetch_ahead_ && i + 4 < frozen.size()) {
         for (ResourceId r : classes_[frozen[i + 4]].route())
           __builtin_prefetch(reinterpret_cast<const char*>(&resources_[static_cast<std::size_t>(r)]) + 64);
       }
@@ -803,7 +808,8 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
     const auto first = b.items.begin() + static_cast<std::ptrdiff_t>(b.head);
     later.clear();
     for (auto d = first; d != b.items.end(); ++d) {
-      if (b.items.end() - d > 8) __builtin_prefetch(&classes_[static_cast<std::size_t>(d[8].cls)]);
+      if (fetch_ahead_ && b.items.end() - d > 8)
+        __builtin_prefetch(&classes_[static_cast<std::size_t>(d[8].cls)]);
       if (is_void(*d)) continue;
       const Class& c = classes_[d->cls];
       const double left = c.remaining - c.rate * (static_cast<double>(now - c.since) / 1e12);
@@ -833,8 +839,9 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
   for (std::size_t i = 0; i < finished.size(); ++i) {
     // Fetched ahead: the classes 16 on, the resources and last member of the class 8 on (its line fetched 8
     // classes ago).
-    if (i + 16 < finished.size()) __builtin_prefetch(&classes_[static_cast<std::size_t>(finished[i + 16])]);
-    if (i + 8 < finished.size()) {
+    if (fetch_ahead_ && i + 16 < finished.size())
+      __builtin_prefetch(&classes_[static_cast<std::size_t>(finished[i + 16])]);
+    if (fetch_ahead_ && i + 8 < finished.size()) {
       const Class& ahead = classes_[static_cast<std::size_t>(finished[i + 8])];
       for (ResourceId r : ahead.route()) __builtin_prefetch(&resources_[static_cast<std::size_t>(r)]);
       if (ahead.tail >= 0) __builtin_prefetch(&members_[static_cast<std::size_t>(ahead.tail)]);

@@ -245,16 +245,16 @@ TEST_CASE("flow_network: memory handed on from a network cut off with flows in f
 }
 
 TEST_CASE("flow_network: a prefetch hint changes nothing, even for a path no flow could start on") {
-  // 200 flows over 40 links, many of them ending at one instant (equal bytes on paths alone), so the
-  // fetches ahead in starts, completions and the component search all run; one run hints every start (and
+  // 200 flows over 40 shared links and 2,060 others (more resources than kFetchAhead, so every loop fetches
+  // ahead: starts, completions, the component search, the water-filling); one run hints every start (and
   // paths with unknown resources or none), the other none.
   const auto run = [](bool hint) {
     EventQueue q;
     FlowNetwork net(q);
-    for (int r = 0; r < 40; ++r) net.add_resource((10 + r % 7) * kGB, "", r % 9 == 0 ? 3.0 : 0.0);
+    for (int r = 0; r < 2100; ++r) net.add_resource((10 + r % 7) * kGB, "", r % 9 == 0 ? 3.0 : 0.0);
     std::vector<std::vector<FlowNetwork::ResourceId>> paths;
-    for (int i = 0; i < 200; ++i) paths.push_back({i % 40, (i * 7 + 3) % 40, (i * 13 + 5) % 40});
-    const std::vector<FlowNetwork::ResourceId> unknown = {-1, 40, 1'000'000};
+    for (int i = 0; i < 200; ++i) paths.push_back({i % 40, (i * 7 + 3) % 40, 40 + (i * 13 + 5) % 2060});
+    const std::vector<FlowNetwork::ResourceId> unknown = {-1, 2100, 1'000'000};
     std::vector<std::pair<int, Picoseconds>> ends;
     for (int i = 0; i < 200; ++i) {
       q.at(static_cast<Picoseconds>(i / 50) * 5'000'000, [&, i] {
