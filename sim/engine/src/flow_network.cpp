@@ -217,8 +217,7 @@ FlowNetwork::FlowId FlowNetwork::start_flow(std::span<const ResourceId> path, co
   bytes = std::max(bytes, 0.0);
   // Its slot among the recently started classes (read below), fetched first.
   const std::size_t recent_at = recent_slot(path, cap, bytes);
-  if (recent_.empty()) recent_.resize(kRecent);  // (or adopted from the last run)
-  __builtin_prefetch(&recent_[recent_at]);
+  if (!recent_.empty()) __builtin_prefetch(&recent_[recent_at]);
   for (ResourceId r : path) {
     if (r < 0 || static_cast<std::size_t>(r) >= resources_.size()) throw Error("flow on an unknown resource");
     // A new class appends to every resource's list below: on a large cluster each resource is a cache miss,
@@ -230,6 +229,7 @@ FlowNetwork::FlowId FlowNetwork::start_flow(std::span<const ResourceId> path, co
   const Picoseconds now = events_.now();
   // An identical flow started at this instant: join it (no time has passed, so it still has `bytes` left).
   int cls = -1;
+  if (recent_.empty()) recent_.resize(kRecent);  // (or adopted from the last run)
   Recent& slot = recent_[recent_at];
   if (slot.epoch == recent_epoch_ && slot.path == key && slot.len == path.size() && slot.time == now &&
       slot.cap == cap && slot.bytes == bytes) {
@@ -322,6 +322,13 @@ void FlowNetwork::settle() {
   if (!stale_) return;
   stale_ = false;
   ++recomputations_;
+  // The search stamps: a settle takes one, each water-filling round one, the loads' report one, so fewer than
+  // 2^31 + 2 (every round freezes a class, and there are fewer than 2^31). Past 2^31 they restart here,
+  // between searches, with every resource's cleared: no stamp from before can equal one handed out after.
+  if (visit_ > 0x7fff'fff0U) {
+    for (Resource& res : resources_) res.visit = 0;
+    visit_ = 0;
+  }
   std::vector<int>& comp = comp_;
   std::vector<ResourceId>& comp_res = comp_res_;
   comp.clear();
@@ -466,11 +473,7 @@ void FlowNetwork::settle() {
 }
 
 std::uint32_t FlowNetwork::next_visit() {
-  if (++visit_ == 0) {
-    for (Resource& res : resources_) res.visit = 0;
-    visit_ = 1;
-  }
-  return visit_;
+  return ++visit_;  // (settle() keeps it below 2^32: see there)
 }
 
 void FlowNetwork::clear_dirty_resources() {
@@ -691,10 +694,13 @@ void FlowNetwork::solve(std::span<int> comp, const std::vector<ResourceId>& comp
     for (std::size_t i = 0; i < frozen.size(); ++i) {
       if (i + 16 < frozen.size()) __builtin_prefetch(&classes_[frozen[i + 16]]);
       if (i + 8 < frozen.size()) __builtin_prefetch(classes_[frozen[i + 8]].path);
-      // The second lines (residual, unfrozen) of the resources of the class 4 on.
+      // Both lines (the stamp; residual, unfrozen) of the resources of the class 4 on.
       if (fetch_ahead_ && i + 4 < frozen.size()) {
-        for (ResourceId r : classes_[frozen[i + 4]].route())
-          __builtin_prefetch(reinterpret_cast<const char*>(&resources_[static_cast<std::size_t>(r)]) + 64);
+        for (ResourceId r : classes_[frozen[i + 4]].route()) {
+          const Resource* ahead = &resources_[static_cast<std::size_t>(r)];
+          __builtin_prefetch(ahead);
+          __builtin_prefetch(reinterpret_cast<const char*>(ahead) + 64);
+        }
       }
       const Class& c = classes_[frozen[i]];
       const double w = c.weight;

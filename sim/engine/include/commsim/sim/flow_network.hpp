@@ -293,9 +293,10 @@ class FlowNetwork {
   /// fetch ahead what a later iteration reads. Below it the prefetches only cost instructions.
   bool fetch_ahead_ = false;
   static constexpr std::size_t kFetchAhead = 2048;
-  /// A new search stamp (Resource::visit). When the stamps run out, every resource's is cleared first.
+  /// A new search stamp (Resource::visit); settle() restarts them between searches, long before they run out.
   std::uint32_t next_visit();
-  /// Resources in dirty_resources_, a bit each (by resource id).
+  /// Resources marked dirty since the last settle, a bit each (by resource id): every set bit is in
+  /// dirty_resources_ (settle's first pass clears them, before that list is cleared).
   std::vector<std::uint64_t> dirty_bits_;
   /// Classes the component search of one settle has reached (bit per slot), cleared at the settle's end (a
   /// dirty class already solved in an earlier component is skipped). A bitmap, not a stamp in each class: 4
