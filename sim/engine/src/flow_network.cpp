@@ -35,6 +35,17 @@ void sort_by_key(std::vector<T>& v, std::vector<T>& scratch, Key key) {
     v.swap(scratch);
   }
 }
+/// Fetches the resources of `route` (their first cache line, or both with `both_lines`) ahead of a loop's
+/// later iteration.
+template <typename Resource>
+void fetch_route(const std::vector<Resource>& resources, std::span<const int> route,
+                 bool both_lines = false) {
+  for (const int r : route) {
+    const Resource* res = &resources[static_cast<std::size_t>(r)];
+    __builtin_prefetch(res);
+    if (both_lines) __builtin_prefetch(reinterpret_cast<const char*>(res) + 64);
+  }
+}
 }  // namespace
 
 FlowNetwork::Storage FlowNetwork::release_storage() {
@@ -417,8 +428,7 @@ void FlowNetwork::settle() {
             const auto ahead = static_cast<std::size_t>(list[i + 4]);
             // (An ended class's path may be gone: only an active one's is read.)
             if ((seen[ahead / 64] >> (ahead % 64) & 1) == 0 && classes_[ahead].active) {
-              for (ResourceId q : classes_[ahead].route())
-                __builtin_prefetch(&resources_[static_cast<std::size_t>(q)]);
+              fetch_route(resources_, classes_[ahead].route());
             }
           }
           add_class(list[i]);  // skips ended flows' entries
@@ -436,9 +446,7 @@ void FlowNetwork::settle() {
         __builtin_prefetch(&classes_[static_cast<std::size_t>(dirty_classes_[i + 16])]);
       if (fetch_ahead_ && i + 8 < dirty_classes_.size()) {
         const Class& ahead = classes_[static_cast<std::size_t>(dirty_classes_[i + 8])];
-        if (ahead.active) {
-          for (ResourceId r : ahead.route()) __builtin_prefetch(&resources_[static_cast<std::size_t>(r)]);
-        }
+        if (ahead.active) fetch_route(resources_, ahead.route());
       }
       add_class(dirty_classes_[i]);
       grow_and_solve();
@@ -696,11 +704,7 @@ void FlowNetwork::solve(std::span<int> comp, const std::vector<ResourceId>& comp
       if (i + 8 < frozen.size()) __builtin_prefetch(classes_[frozen[i + 8]].path);
       // Both lines (the stamp; residual, unfrozen) of the resources of the class 4 on.
       if (fetch_ahead_ && i + 4 < frozen.size()) {
-        for (ResourceId r : classes_[frozen[i + 4]].route()) {
-          const Resource* ahead = &resources_[static_cast<std::size_t>(r)];
-          __builtin_prefetch(ahead);
-          __builtin_prefetch(reinterpret_cast<const char*>(ahead) + 64);
-        }
+        fetch_route(resources_, classes_[frozen[i + 4]].route(), true);
       }
       const Class& c = classes_[frozen[i]];
       const double w = c.weight;
@@ -849,7 +853,7 @@ void FlowNetwork::on_completion(std::uint64_t generation) {
       __builtin_prefetch(&classes_[static_cast<std::size_t>(finished[i + 16])]);
     if (fetch_ahead_ && i + 8 < finished.size()) {
       const Class& ahead = classes_[static_cast<std::size_t>(finished[i + 8])];
-      for (ResourceId r : ahead.route()) __builtin_prefetch(&resources_[static_cast<std::size_t>(r)]);
+      fetch_route(resources_, ahead.route());
       if (ahead.tail >= 0) __builtin_prefetch(&members_[static_cast<std::size_t>(ahead.tail)]);
     }
     const int ci = finished[i];

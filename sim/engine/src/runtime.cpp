@@ -999,13 +999,13 @@ class Runtime::Execution {
   std::vector<std::vector<int>>
       graph_previous_;  ///< launch index -> its kernels of the previous graph iteration
   std::unordered_map<int, std::vector<int>> join_wake_;  ///< kernel -> streams whose next kernel joins on it
-  std::vector<std::vector<int>> gpu_streams_;            ///< gpu -> its sids (while prepare_issue numbers them)
+  std::vector<std::vector<int>> gpu_streams_;  ///< gpu -> its sids (while prepare_issue numbers them)
   /// The same once every stream is numbered, in one array: gpu g's sids are gpu_sids_[gpu_sid_at_[g] ..
   /// gpu_sid_at_[g + 1]), in gpu_streams_'s order. Read at every kernel's end; a vector per GPU was a cache
   /// miss there on large clusters.
   std::vector<int> gpu_sid_at_, gpu_sids_;
-  std::vector<char> busy_;                               ///< sid -> a kernel runs on it
-  std::vector<Picoseconds> last_end_;                    ///< sid -> end of its last non-marker kernel
+  std::vector<char> busy_;             ///< sid -> a kernel runs on it
+  std::vector<Picoseconds> last_end_;  ///< sid -> end of its last non-marker kernel
 
   /// Per GPU, [from, to) spans of the measured iterations during which its data moved.
   /// Kept merged as they come: spans end at the current time, which never decreases, so a new span can only
@@ -2116,12 +2116,12 @@ void Runtime::Execution::start_coll_flows(int c_id) {
       routes.push_back(route(pc, src, dst, model_.transport(impl_.info(pc))));
     }
   }
+  const auto cap = [&](std::size_t i) { return plan.flow_rate * plan.flows[i].channel_share; };
   for (std::size_t i = 0; i < plan.flows.size(); ++i) {
     ++result_.flows;
     if (const std::size_t next = i + 4; next < plan.flows.size())  // (a hint: see FlowNetwork::prefetch)
-      net_.prefetch(routes[next], plan.flows[next].wire_bytes,
-                    plan.flow_rate * plan.flows[next].channel_share);
-    net_.start_tagged(routes[i], plan.flows[i].wire_bytes, plan.flow_rate * plan.flows[i].channel_share,
+      net_.prefetch(routes[next], plan.flows[next].wire_bytes, cap(next));
+    net_.start_tagged(routes[i], plan.flows[i].wire_bytes, cap(i),
                       kCollTag | static_cast<std::uint64_t>(c_id));
   }
 }

@@ -265,7 +265,8 @@ TEST_CASE("flow_network: a prefetch hint changes nothing, even for a path no flo
           net.prefetch(unknown, bytes, cap);
           net.prefetch({}, -1, 0);
         }
-        net.start_on(paths[static_cast<std::size_t>(i)], bytes, cap, [&, i] { ends.emplace_back(i, q.now()); });
+        net.start_on(paths[static_cast<std::size_t>(i)], bytes, cap,
+                     [&, i] { ends.emplace_back(i, q.now()); });
       });
     }
     q.run();
