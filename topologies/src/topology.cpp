@@ -166,6 +166,57 @@ int Topology::pair_nvlinks(int src_gpu, int dst_gpu) const {
   return p ? p->nvlinks : 0;
 }
 
+bool Topology::same_machine_shape(int a, int b) const {
+  const auto n = static_cast<int>(nodes.size());
+  const auto m = static_cast<int>(node_vertices_.size());
+  if (a < 0 || b < 0 || a >= n || b >= n || a >= m || b >= m) return false;
+  if (a == b) return true;
+  const NodeInfo& na = nodes[static_cast<std::size_t>(a)];
+  const NodeInfo& nb = nodes[static_cast<std::size_t>(b)];
+  if (na.nvlink_fabric != nb.nvlink_fabric || na.gpus.size() != nb.gpus.size() ||
+      na.pairs.size() != nb.pairs.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < na.pairs.size(); ++i) {
+    if (na.pairs[i].size() != nb.pairs[i].size()) return false;
+    for (std::size_t j = 0; j < na.pairs[i].size(); ++j) {
+      const GpuPair& p = na.pairs[i][j];
+      const GpuPair& q = nb.pairs[i][j];
+      if (p.code != q.code || p.nvlinks != q.nvlinks || p.path != q.path) return false;
+    }
+  }
+  for (std::size_t i = 0; i < na.gpus.size(); ++i) {
+    const GpuInfo& g = gpus.at(static_cast<std::size_t>(na.gpus[i]));
+    const GpuInfo& h = gpus.at(static_cast<std::size_t>(nb.gpus[i]));
+    if (g.local_index != h.local_index || local_index_[g.vertex] != local_index_[h.vertex] ||
+        g.nvlinks != h.nvlinks || g.nvlink_bandwidth != h.nvlink_bandwidth || g.model != h.model) {
+      return false;
+    }
+  }
+  const std::vector<Vertex>& va = node_vertices_[static_cast<std::size_t>(a)];
+  const std::vector<Vertex>& vb = node_vertices_[static_cast<std::size_t>(b)];
+  if (va.size() != vb.size()) return false;
+  for (std::size_t l = 0; l < va.size(); ++l) {
+    const Vertex u = va[l], w = vb[l];
+    if (graph_[u].kind != graph_[w].kind) return false;
+    const std::vector<LocalHop>& hu = local_hops_[u];
+    const std::vector<LocalHop>& hw = local_hops_[w];
+    if (hu.size() != hw.size()) return false;
+    auto eu = boost::out_edges(u, graph_).first;
+    auto ew = boost::out_edges(w, graph_).first;
+    for (std::size_t k = 0; k < hu.size(); ++k) {
+      if (hu[k].to != hw[k].to || hu[k].slot != hw[k].slot || hu[k].cost != hw[k].cost) return false;
+      const LinkInfo& x = graph_[*std::next(eu, static_cast<std::ptrdiff_t>(hu[k].slot))];
+      const LinkInfo& y = graph_[*std::next(ew, static_cast<std::ptrdiff_t>(hw[k].slot))];
+      if (x.kind != y.kind || x.bandwidth != y.bandwidth || x.latency != y.latency || x.width != y.width ||
+          x.pcie_gen != y.pcie_gen) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 RouteTree Topology::route_tree(Vertex src) const {
   RouteTree t;
   route_tree(src, t);
@@ -178,6 +229,7 @@ void Topology::route_tree(Vertex src, RouteTree& t) const {
   t.vertices.clear();
   t.cost.clear();
   t.via.clear();
+  t.via_slot.clear();
   const int node = graph_[src].node;
   if (local_index_[src] < 0) return;  // a fabric switch: no machine
   const std::vector<Vertex>& mine = node_vertices_[node];
@@ -189,9 +241,9 @@ void Topology::route_tree(Vertex src, RouteTree& t) const {
   using Item = std::pair<std::int64_t, std::size_t>;  // (cost, local index)
   thread_local std::vector<Item> heap;  // a min-heap by (cost, index), as std::priority_queue ordered it
   // Per local index: the vertex (local) whose out-edge reached it last, and that edge's position.
-  thread_local std::vector<std::pair<std::uint32_t, std::uint32_t>> via_slot;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>>& via_slot = t.via_slot;
   heap.clear();
-  via_slot.resize(n);
+  via_slot.assign(n, {0, 0});
   const auto s = static_cast<std::size_t>(local_index_[src]);
   t.cost[s] = 0;
   heap.push_back({0, s});
@@ -216,6 +268,34 @@ void Topology::route_tree(Vertex src, RouteTree& t) const {
   for (std::size_t l = 0; l < n; ++l) {
     if (l == s || t.cost[l] == kInf) continue;
     const auto [from, slot] = via_slot[l];
+    t.via[l] =
+        *std::next(boost::out_edges(t.vertices[from], graph_).first, static_cast<std::ptrdiff_t>(slot));
+  }
+}
+
+void Topology::route_tree_like(Vertex src, const RouteTree& twin, RouteTree& t) const {
+  const int node = graph_[src].node;
+  const int l_src = local_index_[src];
+  const bool alike = l_src >= 0 && node >= 0 && static_cast<std::size_t>(node) < node_vertices_.size() &&
+                     twin.src < local_index_.size() && local_index_[twin.src] == l_src &&
+                     twin.vertices.size() == node_vertices_[static_cast<std::size_t>(node)].size() &&
+                     twin.cost.size() == twin.vertices.size() && twin.via_slot.size() == twin.vertices.size();
+  if (!alike) {
+    route_tree(src, t);
+    return;
+  }
+  const std::vector<Vertex>& mine = node_vertices_[static_cast<std::size_t>(node)];
+  t.src = src;
+  t.local = &local_index_;
+  t.vertices.assign(mine.begin(), mine.end());
+  t.cost.assign(twin.cost.begin(), twin.cost.end());
+  t.via_slot.assign(twin.via_slot.begin(), twin.via_slot.end());
+  const std::size_t n = mine.size();
+  t.via.assign(n, Edge{});
+  const auto s = static_cast<std::size_t>(l_src);
+  for (std::size_t l = 0; l < n; ++l) {
+    if (l == s || t.cost[l] == std::numeric_limits<std::int64_t>::max()) continue;
+    const auto [from, slot] = t.via_slot[l];
     t.via[l] =
         *std::next(boost::out_edges(t.vertices[from], graph_).first, static_cast<std::ptrdiff_t>(slot));
   }

@@ -1,6 +1,7 @@
 // The per-machine + fabric-tree router against a whole-graph Dijkstra, and the three-tier fabric.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -313,4 +314,65 @@ TEST_CASE("routing: links are numbered in the graph's edge order and a reused ro
     ++compared;
   }
   CHECK(compared > 20);
+}
+
+TEST_CASE("routing: a route tree copied from a machine alike inside equals the searched one") {
+  // Two HGX H100 machines as the preset has them, two with PCIe Gen4 links, and a DGX A100.
+  const Topology t = whatif(R"(
+[[nodes]]
+count = 2
+preset = "hgx-h100"
+[[nodes]]
+count = 2
+preset = "hgx-h100"
+[nodes.overrides]
+pcie_gen = 4
+[[nodes]]
+count = 1
+preset = "dgx-a100"
+[fabric]
+kind = "infiniband"
+rails = 8
+nodes_per_leaf = 2
+)");
+  REQUIRE(t.nodes.size() == 5);
+  CHECK(t.same_machine_shape(0, 0));
+  CHECK(t.same_machine_shape(0, 1));
+  CHECK(t.same_machine_shape(3, 2));
+  CHECK_FALSE(t.same_machine_shape(0, 2));  // the same layout, PCIe links of another bandwidth
+  CHECK_FALSE(t.same_machine_shape(1, 3));
+  CHECK_FALSE(t.same_machine_shape(0, 4));  // another server
+  CHECK_FALSE(t.same_machine_shape(0, 5));  // no such machine
+  CHECK_FALSE(t.same_machine_shape(-1, 0));
+  const Graph& g = t.graph();
+  int copied = 0;
+  for (const GpuInfo& gpu : t.gpus) {
+    // The model: the GPU at this one's place in the first machine of its kind.
+    const int first = gpu.node < 2 ? 0 : gpu.node < 4 ? 2 : 4;
+    const NodeInfo& mine = t.nodes[static_cast<std::size_t>(gpu.node)];
+    const auto place = static_cast<std::size_t>(std::find(mine.gpus.begin(), mine.gpus.end(), gpu.index) -
+                                                mine.gpus.begin());
+    const NodeInfo& model_node = t.nodes[static_cast<std::size_t>(first)];
+    const int model_gpu = model_node.gpus[std::min(place, model_node.gpus.size() - 1)];
+    const RouteTree model = t.route_tree(t.gpus[static_cast<std::size_t>(model_gpu)].vertex);
+    RouteTree like;
+    t.route_tree_like(gpu.vertex, model, like);
+    const RouteTree fresh = t.route_tree(gpu.vertex);
+    CHECK(like.src == fresh.src);
+    CHECK(like.vertices == fresh.vertices);
+    CHECK(like.via == fresh.via);
+    CHECK(like.cost == fresh.cost);
+    CHECK(like.via_slot == fresh.via_slot);
+    for (const GpuInfo& other : t.gpus) {
+      const Route a = like.to(g, other.vertex), b = fresh.to(g, other.vertex);
+      CHECK(a.edges == b.edges);
+      CHECK(a.latency == b.latency);
+    }
+    if (gpu.node != first && gpu.node < 4) ++copied;
+  }
+  CHECK(copied == 16);
+  // A twin at another local index is no twin: the tree is searched.
+  RouteTree wrong;
+  t.route_tree_like(t.gpus[9].vertex, t.route_tree(t.gpus[0].vertex), wrong);
+  CHECK(wrong.via == t.route_tree(t.gpus[9].vertex).via);
 }

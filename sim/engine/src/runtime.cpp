@@ -192,6 +192,15 @@ struct Runtime::Impl {
     }
     return dense[static_cast<std::size_t>(src) * n_gpus + static_cast<std::size_t>(dst)];
   }
+  /// A hint: the pair (src, dst) will soon be looked up, so its entry of the dense table is fetched now (on
+  /// 256 GPUs or more: a table of 512 KB and up; a larger cluster's hash index is not fetched).
+  [[gnu::always_inline]] void prefetch_pair(int src, int dst) const {
+    if (!dense || n_gpus < 256 || n_gpus > kDenseGpus || src < 0 || dst < 0 ||
+        static_cast<std::size_t>(src) >= n_gpus || static_cast<std::size_t>(dst) >= n_gpus) {
+      return;
+    }
+    __builtin_prefetch(&dense[static_cast<std::size_t>(src) * n_gpus + static_cast<std::size_t>(dst)]);
+  }
   void add_pair(int src, int dst, const PairCache& pc) {
     if (n_gpus > kDenseGpus) {
       if (pairs.size() >= FlatIndex::kNone) throw Error("more than 2^32 GPU pairs");
@@ -242,10 +251,54 @@ struct Runtime::Impl {
     }
     const std::size_t slot = static_cast<std::size_t>(g) % trees.size();
     if (tree_gpu[slot] != g) {
-      topo.route_tree(topo.gpus[static_cast<std::size_t>(g)].vertex, trees[slot]);
+      const topo::GpuInfo& gi = topo.gpus[static_cast<std::size_t>(g)];
+      if (const topo::RouteTree* model = twin_tree(topo, gi)) {
+        topo.route_tree_like(gi.vertex, *model, trees[slot]);
+      } else {
+        topo.route_tree(gi.vertex, trees[slot]);
+      }
       tree_gpu[slot] = g;
     }
     return trees[slot];
+  }
+  /// Machines alike inside (Topology::same_machine_shape) share their GPUs' route trees: a GPU's tree is
+  /// copied from the GPU at its place in the first machine found alike (its model), not searched. Each
+  /// machine is compared with up to kModelMachines models, once; a cluster of one server type searches 8
+  /// trees, not 16,384.
+  static constexpr std::size_t kModelMachines = 4;
+  std::vector<int>
+      machine_model;  ///< by machine: its model machine (itself for a model), -1: none, -2: not yet
+  std::vector<int> models_found;                         ///< the model machines
+  std::unordered_map<int, topo::RouteTree> model_trees;  ///< by GPU of a model machine
+  /// The tree to copy for GPU `gi`, or null (its machine is a model, or like none).
+  const topo::RouteTree* twin_tree(const topo::Topology& topo, const topo::GpuInfo& gi) {
+    const int node = gi.node;
+    if (node < 0 || static_cast<std::size_t>(node) >= topo.nodes.size()) return nullptr;
+    if (machine_model.empty()) machine_model.assign(topo.nodes.size(), -2);
+    int& m = machine_model[static_cast<std::size_t>(node)];
+    if (m == -2) {
+      m = -1;
+      for (int f : models_found) {
+        if (topo.same_machine_shape(f, node)) {
+          m = f;
+          break;
+        }
+      }
+      if (m < 0 && models_found.size() < kModelMachines) {
+        models_found.push_back(node);
+        m = node;
+      }
+    }
+    if (m < 0 || m == node) return nullptr;
+    // The model machine's GPU at gi's place (same_machine_shape matched the GPU lists place by place).
+    const std::vector<int>& mine = topo.nodes[static_cast<std::size_t>(node)].gpus;
+    const std::vector<int>& theirs = topo.nodes[static_cast<std::size_t>(m)].gpus;
+    const auto at = std::find(mine.begin(), mine.end(), gi.index);
+    if (at == mine.end()) return nullptr;
+    const int model_gpu = theirs[static_cast<std::size_t>(at - mine.begin())];
+    auto [it, fresh] = model_trees.try_emplace(model_gpu);
+    if (fresh) topo.route_tree(topo.gpus[static_cast<std::size_t>(model_gpu)].vertex, it->second);
+    return &it->second;
   }
   /// Appends the resources of the tree's route to `dst` (walked back from it, so reversed after) to `out`,
   /// adds its latency (picoseconds) to `latency` and sets `bandwidth` to its bottleneck (bytes/s), as
@@ -709,6 +762,13 @@ class PostTable {
     erase(i);
     return true;
   }
+  /// A hint: `key` will soon be popped or pushed, so its home slot is fetched now. Only a table too large
+  /// for the caches does (an all-to-all's half a million keys); a small one returns at once.
+  /// (Always inlined: GCC drops a call to an out-of-line function that only prefetches, as if it did
+  /// nothing.)
+  [[gnu::always_inline]] void prefetch(const PostKey& key) const {
+    if (slots_.size() >= kFetchAhead) __builtin_prefetch(&slots_[home(key)]);
+  }
   void push(const PostKey& key, Posted p) {
     if (4 * (size_ + 1) > 3 * slots_.size()) grow();
     std::size_t i = home(key);
@@ -747,6 +807,8 @@ class PostTable {
  private:
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   static constexpr std::size_t kKeep = 1024;  ///< slots kept when the table empties
+  static constexpr std::size_t kFetchAhead = std::size_t{1}
+                                             << 15;  ///< slots (768 KB) from which prefetch acts
   /// 24 bytes; a free slot has communicator -1.
   struct Slot {
     PostKey key{-1, 0, 0};
@@ -921,6 +983,15 @@ class Runtime::Execution {
   std::span<const int> route(int src, int dst, Transport transport);
   std::span<const int> route(const Impl::PairCache& pc, int src, int dst, Transport transport);
   void post(int k, int op_index);
+  /// Fetches the posts that post() will look up for `op` of a kernel of `spec` on `gpu` (a hint).
+  [[gnu::always_inline]] void prefetch_post(const KernelSpec& spec, int gpu, const OpSpec& op) const {
+    if (op.kind != OpSpec::Kind::Send && op.kind != OpSpec::Kind::Recv) return;
+    const bool is_send = op.kind == OpSpec::Kind::Send;
+    const PostKey key{spec.comm, is_send ? gpu : op.peer, is_send ? op.peer : gpu};
+    sends_.prefetch(key);
+    recvs_.prefetch(key);
+    impl_.prefetch_pair(key.src, key.dst);
+  }
   void begin_transfer(Posted s, Posted r);
   std::uint32_t transfer_plan(int comm, std::uint64_t bytes, const models::PairInfo& info, bool shared,
                               int send_warps, int recv_warps);
@@ -1201,13 +1272,43 @@ models::CommInfo Runtime::Execution::comm_info(const CommSpec& c) {
   // flows see anyway). Linear in the ranks, not quadratic: a 16,384-GPU communicator stays cheap.
   std::map<int, std::vector<int>> by_node;
   for (int a : c.gpus) by_node[topo_.gpus[a].node].push_back(a);
+  // A machine alike inside to one already done (Topology::same_machine_shape), with members at the same
+  // local GPUs in the same order, has the same pairs in the same order: they are copied, not routed (a
+  // 16,384-GPU cluster of one server type routes 56 pairs, not 114,688). Each member list is compared
+  // with a few machines that were done, so a cluster of many kinds costs no more than routing every pair.
+  struct Done {
+    int node;
+    std::size_t begin, end;  ///< its pairs in `pairs`
+  };
+  std::map<std::vector<int>, std::vector<Done>> done;  // local GPU indices of the members -> machines
+  constexpr std::size_t kTwinsTried = 4;
+  std::vector<int> locals;
   for (const auto& [node, members] : by_node) {
     nodes.insert(node);
+    locals.clear();
+    for (int a : members) locals.push_back(topo_.gpus[static_cast<std::size_t>(a)].local_index);
+    std::vector<Done>& like = done[locals];
+    const Done* twin = nullptr;
+    for (const Done& d : like) {
+      if (topo_.same_machine_shape(d.node, node)) {
+        twin = &d;
+        break;
+      }
+    }
+    if (twin != nullptr) {
+      for (std::size_t i = twin->begin; i < twin->end; ++i) {
+        const models::PairInfo copy = pairs[i];  // (pushing may move the vector)
+        pairs.push_back(copy);
+      }
+      continue;
+    }
+    const std::size_t begin = pairs.size();
     for (int a : members) {
       for (int b : members) {
         if (a != b) pairs.push_back(runtime_.pair(a, b));
       }
     }
+    if (like.size() < kTwinsTried) like.push_back({node, begin, pairs.size()});
   }
   if (by_node.size() > 1) {
     for (auto it = by_node.begin(); it != by_node.end(); ++it) {
@@ -1234,12 +1335,17 @@ models::CommInfo Runtime::Execution::comm_info(const CommSpec& c) {
 
 /// The smallest sum of NIC bandwidths (bytes/s) over `nodes`.
 double Runtime::Execution::weakest_node_network(const std::set<int>& nodes) const {
+  // Each node's sum in one pass over the NICs, added in the same order as a pass per node would (a pass per
+  // node was 2,048 x 16,384 steps on a 16,384-GPU cluster).
+  std::unordered_map<int, double> sums;
+  sums.reserve(nodes.size());
+  for (int node : nodes) sums.emplace(node, 0.0);
+  for (const topo::NicInfo& nic : topo_.nics) {
+    if (const auto it = sums.find(nic.node); it != sums.end()) it->second += nic.bandwidth;
+  }
   double worst = 0;
   for (int node : nodes) {
-    double sum = 0;
-    for (const topo::NicInfo& nic : topo_.nics) {
-      if (nic.node == node) sum += nic.bandwidth;
-    }
+    const double sum = sums[node];
     if (worst == 0 || sum < worst) worst = sum;
   }
   return worst;
@@ -1626,7 +1732,12 @@ void Runtime::Execution::kernel_start(int k) {
     kernel_op_done(k);
     return;
   }
+  const int gpu = ki.gpu;
   for (std::size_t i = 0; i < spec.ops.size(); ++i) {
+    // The posts and the pair entry of the operation 8 on are fetched ahead: in an all-to-all each post looks
+    // up a random key of a table of half a million and the pair's entry in a table of a million; one
+    // kernel's lookups can overlap.
+    if (i + 8 < spec.ops.size()) prefetch_post(spec, gpu, spec.ops[i + 8]);
     if (spec.ops[i].kind == OpSpec::Kind::Copy) {
       start_copy(k, static_cast<int>(i));
     } else if (spec.ops[i].kind == OpSpec::Kind::SelfCopy) {

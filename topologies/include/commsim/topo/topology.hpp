@@ -127,9 +127,12 @@ struct Route {
 /// the machine. A route is rebuilt on demand by walking these edges back to the source.
 struct RouteTree {
   Vertex src = 0;
-  std::vector<Vertex> vertices;             ///< the machine's vertices, by local index
-  std::vector<Edge> via;                    ///< last edge into each vertex, by local index
-  std::vector<std::int64_t> cost;           ///< routing cost, by local index (max: unreachable)
+  std::vector<Vertex> vertices;    ///< the machine's vertices, by local index
+  std::vector<Edge> via;           ///< last edge into each vertex, by local index
+  std::vector<std::int64_t> cost;  ///< routing cost, by local index (max: unreachable)
+  /// By local index: the local index of the last edge's source and the edge's position among that vertex's
+  /// out-edges (what `via` names, in terms a machine alike inside shares: Topology::route_tree_like).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> via_slot;
   const std::vector<int>* local = nullptr;  ///< global vertex -> local index (the Topology's table)
   /// The route to `dst` inside the machine (empty, zero bandwidth, when unreachable, remote or dst == src).
   Route to(const Graph& g, Vertex dst) const;
@@ -196,10 +199,22 @@ class Topology {
   /// vertex ids). Deterministic, and independent of the cluster's size apart from the fabric's height.
   /// Unreachable: an empty Route with zero bandwidth.
   Route route(Vertex src, Vertex dst) const;
+  /// Whether machines `a` and `b` (NodeInfo indices) are alike inside: the same vertex kinds by local index,
+  /// the same in-machine hops (target, out-edge position, routing cost) over links of the same kind,
+  /// bandwidth, latency and width, the same GPUs by local index (vertex, NVLinks, NVLink bandwidth, model),
+  /// the same GpuPair matrix and NVLink fabric. Then every route inside `b` crosses, hop by hop, links like
+  /// those of the same route inside `a`, and any two of its GPUs pair as the same two of `a` do. Linear in
+  /// the machines' size; false for an index out of range.
+  bool same_machine_shape(int a, int b) const;
   /// Routes from `src` to every vertex of its machine.
   RouteTree route_tree(Vertex src) const;
   /// The same into `t`, reusing its arrays (a caller that walks every GPU of a large cluster in turn).
   void route_tree(Vertex src, RouteTree& t) const;
+  /// The same, copied from `twin`: the tree of the vertex at src's local index in a machine alike inside
+  /// (same_machine_shape). Equal to route_tree(src) without its search: the same costs, each last edge the
+  /// one at the same position of the corresponding vertex. A twin from a machine of another size or at
+  /// another local index is not a twin: then the tree is searched.
+  void route_tree_like(Vertex src, const RouteTree& twin, RouteTree& t) const;
   /// Where routes between machines leave `x`'s machine (or enter it); `tree` is route_tree(x).
   FabricEnds fabric_ends(Vertex x, const RouteTree& tree) const;
   /// The cheapest crossing from an end of `from` to a different end of `to` on the same fabric tree (ties:
