@@ -276,7 +276,8 @@ void Topology::route_tree(Vertex src, RouteTree& t) const {
 void Topology::route_tree_like(Vertex src, const RouteTree& twin, RouteTree& t) const {
   const int node = graph_[src].node;
   const int l_src = local_index_[src];
-  const bool alike = l_src >= 0 && node >= 0 && static_cast<std::size_t>(node) < node_vertices_.size() &&
+  const bool alike = &twin != &t && l_src >= 0 && node >= 0 &&
+                     static_cast<std::size_t>(node) < node_vertices_.size() &&
                      twin.src < local_index_.size() && local_index_[twin.src] == l_src &&
                      twin.vertices.size() == node_vertices_[static_cast<std::size_t>(node)].size() &&
                      twin.cost.size() == twin.vertices.size() && twin.via_slot.size() == twin.vertices.size();

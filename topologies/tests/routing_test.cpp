@@ -371,6 +371,15 @@ nodes_per_leaf = 2
     if (gpu.node != first && gpu.node < 4) ++copied;
   }
   CHECK(copied == 16);
+  // The tree is copied, not searched again: a model with a cost changed by hand passes the change on.
+  RouteTree marked = t.route_tree(t.gpus[3].vertex);
+  for (std::int64_t& c : marked.cost) {
+    if (c != std::numeric_limits<std::int64_t>::max()) c += 7;
+  }
+  RouteTree copy;
+  t.route_tree_like(t.gpus[11].vertex, marked, copy);  // GPU 3 of machine 1
+  CHECK(copy.cost == marked.cost);
+  CHECK(copy.cost != t.route_tree(t.gpus[11].vertex).cost);
   // A twin at another local index is no twin: the tree is searched.
   RouteTree wrong;
   t.route_tree_like(t.gpus[9].vertex, t.route_tree(t.gpus[0].vertex), wrong);

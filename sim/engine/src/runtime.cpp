@@ -251,6 +251,7 @@ struct Runtime::Impl {
     }
     const std::size_t slot = static_cast<std::size_t>(g) % trees.size();
     if (tree_gpu[slot] != g) {
+      tree_gpu[slot] = -1;  // (until its tree is whole: a search that throws leaves no half tree named)
       const topo::GpuInfo& gi = topo.gpus[static_cast<std::size_t>(g)];
       if (const topo::RouteTree* model = twin_tree(topo, gi)) {
         topo.route_tree_like(gi.vertex, *model, trees[slot]);
@@ -297,7 +298,14 @@ struct Runtime::Impl {
     if (at == mine.end()) return nullptr;
     const int model_gpu = theirs[static_cast<std::size_t>(at - mine.begin())];
     auto [it, fresh] = model_trees.try_emplace(model_gpu);
-    if (fresh) topo.route_tree(topo.gpus[static_cast<std::size_t>(model_gpu)].vertex, it->second);
+    if (fresh) {
+      try {
+        topo.route_tree(topo.gpus[static_cast<std::size_t>(model_gpu)].vertex, it->second);
+      } catch (...) {
+        model_trees.erase(it);  // no half tree kept
+        throw;
+      }
+    }
     return &it->second;
   }
   /// Appends the resources of the tree's route to `dst` (walked back from it, so reversed after) to `out`,
@@ -1285,6 +1293,7 @@ models::CommInfo Runtime::Execution::comm_info(const CommSpec& c) {
   std::vector<int> locals;
   for (const auto& [node, members] : by_node) {
     nodes.insert(node);
+    if (members.size() < 2) continue;  // no pair inside it
     locals.clear();
     for (int a : members) locals.push_back(topo_.gpus[static_cast<std::size_t>(a)].local_index);
     std::vector<Done>& like = done[locals];
