@@ -194,6 +194,7 @@ struct Runtime::Impl {
   }
   /// A hint: the pair (src, dst) will soon be looked up, so its entry of the dense table is fetched now (on
   /// 256 GPUs or more: a table of 512 KB and up; a larger cluster's hash index is not fetched).
+  bool fetches_pairs() const { return dense && n_gpus >= 256 && n_gpus <= kDenseGpus; }
   [[gnu::always_inline]] void prefetch_pair(int src, int dst) const {
     if (!dense || n_gpus < 256 || n_gpus > kDenseGpus || src < 0 || dst < 0 ||
         static_cast<std::size_t>(src) >= n_gpus || static_cast<std::size_t>(dst) >= n_gpus) {
@@ -251,9 +252,11 @@ struct Runtime::Impl {
     }
     const std::size_t slot = static_cast<std::size_t>(g) % trees.size();
     if (tree_gpu[slot] != g) {
-      tree_gpu[slot] = -1;  // (until its tree is whole: a search that throws leaves no half tree named)
       const topo::GpuInfo& gi = topo.gpus[static_cast<std::size_t>(g)];
-      if (const topo::RouteTree* model = twin_tree(topo, gi)) {
+      const int m = model_of(topo, gi.node);
+      if (m >= 0 && m == gi.node) return model_tree(topo, g);  // a model machine's GPU: its kept tree
+      tree_gpu[slot] = -1;  // (until its tree is whole: a search that throws leaves no half tree named)
+      if (const topo::RouteTree* model = m >= 0 ? twin_tree(topo, gi, m) : nullptr) {
         topo.route_tree_like(gi.vertex, *model, trees[slot]);
       } else {
         topo.route_tree(gi.vertex, trees[slot]);
@@ -272,9 +275,10 @@ struct Runtime::Impl {
   std::vector<int> models_found;                         ///< the model machines
   std::unordered_map<int, topo::RouteTree> model_trees;  ///< by GPU of a model machine
   /// The tree to copy for GPU `gi`, or null (its machine is a model, or like none).
-  const topo::RouteTree* twin_tree(const topo::Topology& topo, const topo::GpuInfo& gi) {
-    const int node = gi.node;
-    if (node < 0 || static_cast<std::size_t>(node) >= topo.nodes.size()) return nullptr;
+  /// Machine `node`'s model: the first model machine alike inside (itself when it became one), -1 for none.
+  /// Compared once per machine, kept for the runtime's life.
+  int model_of(const topo::Topology& topo, int node) {
+    if (node < 0 || static_cast<std::size_t>(node) >= topo.nodes.size()) return -1;
     if (machine_model.empty()) machine_model.assign(topo.nodes.size(), -2);
     int& m = machine_model[static_cast<std::size_t>(node)];
     if (m == -2) {
@@ -290,23 +294,30 @@ struct Runtime::Impl {
         m = node;
       }
     }
-    if (m < 0 || m == node) return nullptr;
-    // The model machine's GPU at gi's place (same_machine_shape matched the GPU lists place by place).
-    const std::vector<int>& mine = topo.nodes[static_cast<std::size_t>(node)].gpus;
-    const std::vector<int>& theirs = topo.nodes[static_cast<std::size_t>(m)].gpus;
-    const auto at = std::find(mine.begin(), mine.end(), gi.index);
-    if (at == mine.end()) return nullptr;
-    const int model_gpu = theirs[static_cast<std::size_t>(at - mine.begin())];
-    auto [it, fresh] = model_trees.try_emplace(model_gpu);
+    return m;
+  }
+  /// The kept tree of `g`, a GPU of a model machine (searched the first time).
+  const topo::RouteTree& model_tree(const topo::Topology& topo, int g) {
+    auto [it, fresh] = model_trees.try_emplace(g);
     if (fresh) {
       try {
-        topo.route_tree(topo.gpus[static_cast<std::size_t>(model_gpu)].vertex, it->second);
+        topo.route_tree(topo.gpus[static_cast<std::size_t>(g)].vertex, it->second);
       } catch (...) {
         model_trees.erase(it);  // no half tree kept
         throw;
       }
     }
-    return &it->second;
+    return it->second;
+  }
+  /// The tree to copy for GPU `gi` of a machine whose model is `m` (another machine), or null.
+  const topo::RouteTree* twin_tree(const topo::Topology& topo, const topo::GpuInfo& gi, int m) {
+    const int node = gi.node;
+    // The model machine's GPU at gi's place (same_machine_shape matched the GPU lists place by place).
+    const std::vector<int>& mine = topo.nodes[static_cast<std::size_t>(node)].gpus;
+    const std::vector<int>& theirs = topo.nodes[static_cast<std::size_t>(m)].gpus;
+    const auto at = std::find(mine.begin(), mine.end(), gi.index);
+    if (at == mine.end()) return nullptr;
+    return &model_tree(topo, theirs[static_cast<std::size_t>(at - mine.begin())]);
   }
   /// Appends the resources of the tree's route to `dst` (walked back from it, so reversed after) to `out`,
   /// adds its latency (picoseconds) to `latency` and sets `bandwidth` to its bottleneck (bytes/s), as
@@ -774,6 +785,7 @@ class PostTable {
   /// for the caches does (an all-to-all's half a million keys); a small one returns at once.
   /// (Always inlined: GCC drops a call to an out-of-line function that only prefetches, as if it did
   /// nothing.)
+  bool fetches() const { return slots_.size() >= kFetchAhead; }
   [[gnu::always_inline]] void prefetch(const PostKey& key) const {
     if (slots_.size() >= kFetchAhead) __builtin_prefetch(&slots_[home(key)]);
   }
@@ -1280,28 +1292,31 @@ models::CommInfo Runtime::Execution::comm_info(const CommSpec& c) {
   // flows see anyway). Linear in the ranks, not quadratic: a 16,384-GPU communicator stays cheap.
   std::map<int, std::vector<int>> by_node;
   for (int a : c.gpus) by_node[topo_.gpus[a].node].push_back(a);
-  // A machine alike inside to one already done (Topology::same_machine_shape), with members at the same
-  // local GPUs in the same order, has the same pairs in the same order: they are copied, not routed (a
-  // 16,384-GPU cluster of one server type routes 56 pairs, not 114,688). Each member list is compared
-  // with a few machines that were done, so a cluster of many kinds costs no more than routing every pair.
+  // A machine alike inside to one already done (the same model machine: Runtime::Impl::model_of), with
+  // members at the same local GPUs in the same order, has the same pairs in the same order: they are
+  // copied, not routed (a 16,384-GPU cluster of one server type routes 56 pairs, not 114,688). Up to
+  // kDoneKept machines done are remembered.
   struct Done {
-    int node;
-    std::size_t begin, end;  ///< its pairs in `pairs`
+    int model;
+    std::vector<int> locals;  ///< the members' local GPU indices
+    std::size_t begin, end;   ///< its pairs in `pairs`
   };
-  std::map<std::vector<int>, std::vector<Done>> done;  // local GPU indices of the members -> machines
-  constexpr std::size_t kTwinsTried = 4;
+  constexpr std::size_t kDoneKept = 16;
+  std::vector<Done> done;
   std::vector<int> locals;
   for (const auto& [node, members] : by_node) {
     nodes.insert(node);
     if (members.size() < 2) continue;  // no pair inside it
     locals.clear();
     for (int a : members) locals.push_back(topo_.gpus[static_cast<std::size_t>(a)].local_index);
-    std::vector<Done>& like = done[locals];
+    const int model = by_node.size() > 1 ? impl_.model_of(topo_, node) : -1;
     const Done* twin = nullptr;
-    for (const Done& d : like) {
-      if (topo_.same_machine_shape(d.node, node)) {
-        twin = &d;
-        break;
+    if (model >= 0) {
+      for (const Done& d : done) {
+        if (d.model == model && d.locals == locals) {
+          twin = &d;
+          break;
+        }
       }
     }
     if (twin != nullptr) {
@@ -1317,7 +1332,7 @@ models::CommInfo Runtime::Execution::comm_info(const CommSpec& c) {
         if (a != b) pairs.push_back(runtime_.pair(a, b));
       }
     }
-    if (like.size() < kTwinsTried) like.push_back({node, begin, pairs.size()});
+    if (model >= 0 && done.size() < kDoneKept) done.push_back({model, locals, begin, pairs.size()});
   }
   if (by_node.size() > 1) {
     for (auto it = by_node.begin(); it != by_node.end(); ++it) {
@@ -1742,11 +1757,12 @@ void Runtime::Execution::kernel_start(int k) {
     return;
   }
   const int gpu = ki.gpu;
+  const bool fetch = sends_.fetches() || recvs_.fetches() || impl_.fetches_pairs();
   for (std::size_t i = 0; i < spec.ops.size(); ++i) {
     // The posts and the pair entry of the operation 8 on are fetched ahead: in an all-to-all each post looks
     // up a random key of a table of half a million and the pair's entry in a table of a million; one
     // kernel's lookups can overlap.
-    if (i + 8 < spec.ops.size()) prefetch_post(spec, gpu, spec.ops[i + 8]);
+    if (fetch && i + 8 < spec.ops.size()) prefetch_post(spec, gpu, spec.ops[i + 8]);
     if (spec.ops[i].kind == OpSpec::Kind::Copy) {
       start_copy(k, static_cast<int>(i));
     } else if (spec.ops[i].kind == OpSpec::Kind::SelfCopy) {
