@@ -202,12 +202,10 @@ bool Topology::same_machine_shape(int a, int b) const {
     const std::vector<LocalHop>& hu = local_hops_[u];
     const std::vector<LocalHop>& hw = local_hops_[w];
     if (hu.size() != hw.size()) return false;
-    auto eu = boost::out_edges(u, graph_).first;
-    auto ew = boost::out_edges(w, graph_).first;
     for (std::size_t k = 0; k < hu.size(); ++k) {
       if (hu[k].to != hw[k].to || hu[k].slot != hw[k].slot || hu[k].cost != hw[k].cost) return false;
-      const LinkInfo& x = graph_[*std::next(eu, static_cast<std::ptrdiff_t>(hu[k].slot))];
-      const LinkInfo& y = graph_[*std::next(ew, static_cast<std::ptrdiff_t>(hw[k].slot))];
+      const LinkInfo& x = graph_[out_edge_at(u, hu[k].slot)];
+      const LinkInfo& y = graph_[out_edge_at(w, hw[k].slot)];
       if (x.kind != y.kind || x.bandwidth != y.bandwidth || x.latency != y.latency || x.width != y.width ||
           x.pcie_gen != y.pcie_gen) {
         return false;
@@ -265,11 +263,18 @@ void Topology::route_tree(Vertex src, RouteTree& t) const {
       }
     }
   }
-  for (std::size_t l = 0; l < n; ++l) {
-    if (l == s || t.cost[l] == kInf) continue;
-    const auto [from, slot] = via_slot[l];
-    t.via[l] =
-        *std::next(boost::out_edges(t.vertices[from], graph_).first, static_cast<std::ptrdiff_t>(slot));
+  fill_via(t, s);
+}
+
+Edge Topology::out_edge_at(Vertex v, std::uint32_t slot) const {
+  return *std::next(boost::out_edges(v, graph_).first, static_cast<std::ptrdiff_t>(slot));
+}
+
+void Topology::fill_via(RouteTree& t, std::size_t s) const {
+  for (std::size_t l = 0; l < t.vertices.size(); ++l) {
+    if (l == s || t.cost[l] == std::numeric_limits<std::int64_t>::max()) continue;
+    const auto [from, slot] = t.via_slot[l];
+    t.via[l] = out_edge_at(t.vertices[from], slot);
   }
 }
 
@@ -291,15 +296,8 @@ void Topology::route_tree_like(Vertex src, const RouteTree& twin, RouteTree& t) 
   t.vertices.assign(mine.begin(), mine.end());
   t.cost.assign(twin.cost.begin(), twin.cost.end());
   t.via_slot.assign(twin.via_slot.begin(), twin.via_slot.end());
-  const std::size_t n = mine.size();
-  t.via.assign(n, Edge{});
-  const auto s = static_cast<std::size_t>(l_src);
-  for (std::size_t l = 0; l < n; ++l) {
-    if (l == s || t.cost[l] == std::numeric_limits<std::int64_t>::max()) continue;
-    const auto [from, slot] = t.via_slot[l];
-    t.via[l] =
-        *std::next(boost::out_edges(t.vertices[from], graph_).first, static_cast<std::ptrdiff_t>(slot));
-  }
+  t.via.assign(mine.size(), Edge{});
+  fill_via(t, static_cast<std::size_t>(l_src));
 }
 
 bool RouteTree::reaches(Vertex dst) const {

@@ -138,6 +138,20 @@ nodes_per_pod = 4
 core_oversubscription = "2:1"
 )";
 
+/// Two trees of one source alike in every field, and in the route they give to every GPU.
+void check_same_tree(const Topology& t, const RouteTree& a, const RouteTree& b) {
+  CHECK(a.src == b.src);
+  CHECK(a.vertices == b.vertices);
+  CHECK(a.via == b.via);
+  CHECK(a.cost == b.cost);
+  CHECK(a.via_slot == b.via_slot);
+  for (const GpuInfo& gpu : t.gpus) {
+    const Route x = a.to(t.graph(), gpu.vertex), y = b.to(t.graph(), gpu.vertex);
+    CHECK(x.edges == y.edges);
+    CHECK(x.latency == y.latency);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("routing: the hierarchical router finds routes as cheap as a whole-graph Dijkstra") {
@@ -302,15 +316,7 @@ TEST_CASE("routing: links are numbered in the graph's edge order and a reused ro
   int compared = 0;
   for (auto [v, vend] = boost::vertices(g); v != vend; ++v) {
     t.route_tree(*v, reused);
-    const RouteTree fresh = t.route_tree(*v);
-    CHECK(reused.src == fresh.src);
-    CHECK(reused.vertices == fresh.vertices);
-    CHECK(reused.via == fresh.via);
-    CHECK(reused.cost == fresh.cost);
-    for (const GpuInfo& gpu : t.gpus) {
-      const Route a = reused.to(g, gpu.vertex), b = fresh.to(g, gpu.vertex);
-      CHECK(a.edges == b.edges);
-    }
+    check_same_tree(t, reused, t.route_tree(*v));
     ++compared;
   }
   CHECK(compared > 20);
@@ -344,7 +350,6 @@ nodes_per_leaf = 2
   CHECK_FALSE(t.same_machine_shape(0, 4));  // another server
   CHECK_FALSE(t.same_machine_shape(0, 5));  // no such machine
   CHECK_FALSE(t.same_machine_shape(-1, 0));
-  const Graph& g = t.graph();
   int copied = 0;
   for (const GpuInfo& gpu : t.gpus) {
     // The model: the GPU at this one's place in the first machine of its kind.
@@ -357,17 +362,7 @@ nodes_per_leaf = 2
     const RouteTree model = t.route_tree(t.gpus[static_cast<std::size_t>(model_gpu)].vertex);
     RouteTree like;
     t.route_tree_like(gpu.vertex, model, like);
-    const RouteTree fresh = t.route_tree(gpu.vertex);
-    CHECK(like.src == fresh.src);
-    CHECK(like.vertices == fresh.vertices);
-    CHECK(like.via == fresh.via);
-    CHECK(like.cost == fresh.cost);
-    CHECK(like.via_slot == fresh.via_slot);
-    for (const GpuInfo& other : t.gpus) {
-      const Route a = like.to(g, other.vertex), b = fresh.to(g, other.vertex);
-      CHECK(a.edges == b.edges);
-      CHECK(a.latency == b.latency);
-    }
+    check_same_tree(t, like, t.route_tree(gpu.vertex));
     if (gpu.node != first && gpu.node < 4) ++copied;
   }
   CHECK(copied == 16);

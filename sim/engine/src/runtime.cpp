@@ -192,12 +192,13 @@ struct Runtime::Impl {
     }
     return dense[static_cast<std::size_t>(src) * n_gpus + static_cast<std::size_t>(dst)];
   }
-  /// A hint: the pair (src, dst) will soon be looked up, so its entry of the dense table is fetched now (on
-  /// 256 GPUs or more: a table of 512 KB and up; a larger cluster's hash index is not fetched).
+  /// Whether prefetch_pair acts: on a dense table of 256 GPUs or more (512 KB and up; a larger cluster's
+  /// hash index is not fetched).
   bool fetches_pairs() const { return dense && n_gpus >= 256 && n_gpus <= kDenseGpus; }
+  /// A hint: the pair (src, dst) will soon be looked up, so its entry of the dense table is fetched now.
   [[gnu::always_inline]] void prefetch_pair(int src, int dst) const {
-    if (!dense || n_gpus < 256 || n_gpus > kDenseGpus || src < 0 || dst < 0 ||
-        static_cast<std::size_t>(src) >= n_gpus || static_cast<std::size_t>(dst) >= n_gpus) {
+    if (!fetches_pairs() || src < 0 || dst < 0 || static_cast<std::size_t>(src) >= n_gpus ||
+        static_cast<std::size_t>(dst) >= n_gpus) {
       return;
     }
     __builtin_prefetch(&dense[static_cast<std::size_t>(src) * n_gpus + static_cast<std::size_t>(dst)]);
@@ -270,11 +271,10 @@ struct Runtime::Impl {
   /// machine is compared with up to kModelMachines models, once; a cluster of one server type searches 8
   /// trees, not 16,384.
   static constexpr std::size_t kModelMachines = 4;
-  std::vector<int>
-      machine_model;  ///< by machine: its model machine (itself for a model), -1: none, -2: not yet
+  /// By machine: its model machine (itself for a model), -1: none, -2: not yet compared.
+  std::vector<int> machine_model;
   std::vector<int> models_found;                         ///< the model machines
   std::unordered_map<int, topo::RouteTree> model_trees;  ///< by GPU of a model machine
-  /// The tree to copy for GPU `gi`, or null (its machine is a model, or like none).
   /// Machine `node`'s model: the first model machine alike inside (itself when it became one), -1 for none.
   /// Compared once per machine, kept for the runtime's life.
   int model_of(const topo::Topology& topo, int node) {
@@ -781,13 +781,12 @@ class PostTable {
     erase(i);
     return true;
   }
-  /// A hint: `key` will soon be popped or pushed, so its home slot is fetched now. Only a table too large
-  /// for the caches does (an all-to-all's half a million keys); a small one returns at once.
-  /// (Always inlined: GCC drops a call to an out-of-line function that only prefetches, as if it did
-  /// nothing.)
+  /// Whether prefetch acts: only a table too large for the caches (an all-to-all's half a million keys).
   bool fetches() const { return slots_.size() >= kFetchAhead; }
+  /// A hint: `key` will soon be popped or pushed, so its home slot is fetched now. (Always inlined: GCC drops
+  /// a call to an out-of-line function that only prefetches, as if it did nothing.)
   [[gnu::always_inline]] void prefetch(const PostKey& key) const {
-    if (slots_.size() >= kFetchAhead) __builtin_prefetch(&slots_[home(key)]);
+    if (fetches()) __builtin_prefetch(&slots_[home(key)]);
   }
   void push(const PostKey& key, Posted p) {
     if (4 * (size_ + 1) > 3 * slots_.size()) grow();
@@ -827,8 +826,8 @@ class PostTable {
  private:
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   static constexpr std::size_t kKeep = 1024;  ///< slots kept when the table empties
-  static constexpr std::size_t kFetchAhead = std::size_t{1}
-                                             << 15;  ///< slots (768 KB) from which prefetch acts
+  /// Slots (768 KB) from which prefetch acts.
+  static constexpr std::size_t kFetchAhead = std::size_t{1} << 15;
   /// 24 bytes; a free slot has communicator -1.
   struct Slot {
     PostKey key{-1, 0, 0};

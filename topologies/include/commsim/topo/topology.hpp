@@ -248,6 +248,10 @@ class Topology {
     std::int64_t cost = 0;
   };
   std::vector<std::vector<LocalHop>> local_hops_;  ///< per vertex
+  /// The out-edge of `v` at position `slot` (LocalHop::slot).
+  Edge out_edge_at(Vertex v, std::uint32_t slot) const;
+  /// Sets t.via from t.via_slot for every vertex t reaches but its source (local index `s`).
+  void fill_via(RouteTree& t, std::size_t s) const;
   Edge up_edge(Vertex v) const;
   Edge down_edge(Vertex v) const;
 };
