@@ -437,7 +437,6 @@ const std::vector<std::string>& default_cross_validation_parameters() {
                                                 "shm.channel_bandwidth",
                                                 "p2p.split_rate",
                                                 "collective.all_reduce_efficiency",
-                                                "collective.all_gather_efficiency",
                                                 "collective.reduce_scatter_efficiency",
                                                 "collective.broadcast_efficiency",
                                                 "collective.reduce_efficiency",

@@ -237,6 +237,38 @@ TEST_CASE(
   CHECK(only_small.bandwidth_above == 0.25);
 }
 
+TEST_CASE(
+    "crossval: the default parameters leave all_gather's efficiency out, the reference the others are "
+    "relative to") {
+  // On link-bound sizes an operation's efficiency (its wire bytes) and the NVLink efficiency (the links'
+  // rate) act only as a product: fitted together on the 4-GPU all_gather from 64 MiB, neither is pinned down.
+  const topo::Topology topology = load("h200x4.topo");
+  const auto start = models::ModelParams::load(kSrc + "/models/params/nccl-default.toml");
+  CalibrateOptions o;
+  o.nccl_tests = {kData + "all_gather_g4.json"};
+  o.workloads = {"all_gather >=64MiB"};
+  o.parameters = {"p2p.nvlink_efficiency", "collective.all_gather_efficiency"};
+  const auto both = calibrate(topology, start, {}, o);
+  CHECK(both.degenerate);
+  CHECK(both.why_degenerate.find("collective.all_gather_efficiency") != std::string::npos);
+  // Either alone is pinned.
+  o.parameters = {"p2p.nvlink_efficiency"};
+  const auto link = calibrate(topology, start, {}, o);
+  CHECK_FALSE(link.degenerate);
+  // So a fold fits every other operation's efficiency against all_gather's 1 and the link's rate.
+  const auto& list = default_cross_validation_parameters();
+  const auto has = [&](const std::string& name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+  CHECK(list.size() == 26);
+  CHECK_FALSE(has("collective.all_gather_efficiency"));
+  CHECK(start.coll.efficiency[static_cast<int>(models::CollOp::AllGather)] == 1.0);
+  for (const char* name :
+       {"p2p.nvlink_efficiency", "collective.all_reduce_efficiency", "collective.reduce_scatter_efficiency",
+        "collective.broadcast_efficiency", "collective.reduce_efficiency"})
+    CHECK(has(name));
+}
+
 TEST_CASE("crossval: a family with a single value, or parameters the data cannot pin, are refused") {
   const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
   const auto m =
