@@ -251,7 +251,7 @@ TEST_CASE(
   const auto both = calibrate(topology, start, {}, o);
   CHECK(both.degenerate);
   CHECK(both.why_degenerate.find("collective.all_gather_efficiency") != std::string::npos);
-  // Either alone is pinned.
+  // The link's efficiency alone is pinned.
   o.parameters = {"p2p.nvlink_efficiency"};
   const auto link = calibrate(topology, start, {}, o);
   CHECK_FALSE(link.degenerate);

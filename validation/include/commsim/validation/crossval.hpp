@@ -133,7 +133,7 @@ struct CrossValidation {
 /// to self; the peer loss and the port ramp). Not all_gather's efficiency: it is the reference the others are
 /// relative to (1, the pure copy ring). On link-bound rows an operation's efficiency and the NVLink
 /// efficiency only act as a product, so with all five free a fold could trade every operation's efficiency
-/// against the link's (models/README.md, "All-gather as the reference"). Not Tree's efficiency nor LL128's
+/// against the link's (models/README.md, "Twenty-six parameters a fold"). Not Tree's efficiency nor LL128's
 /// per-step latency: only the NCCL_ALGO=Tree runs see the first and only the 4-GPU LL128 runs the second
 /// (held out, a fold fits them to nothing or trades them off). A fold whose rows do not depend on one keeps
 /// its start value (Fold::kept).
