@@ -601,6 +601,30 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
     eff *= sending / (sending + p.coll_ring_recv_step);
   }
   plan.flow_rate = plan.channels * k.channel_bandwidth[c.proto] * wire;
+  if (c.algo == kRing && c.proto != kLl128 && op != CollOp::Broadcast && op != CollOp::Reduce) {
+    // Where the channels bind, a Simple ring loop takes its steps' thread time, counted in forwarding steps
+    // (k.channel_bandwidth is one forwarding step's rate; src/device/all_reduce.h, all_gather.h and
+    // reduce_scatter.h runRing): all_gather copySend, n - 2 recvCopySend and a receive-only recv;
+    // all_reduce send, n - 2 recvReduceSend, recvReduceCopySend, n - 2 recvCopySend and recv; reduce_scatter
+    // send, n - 2 recvReduceSend and a receive-only recvReduceCopy. A reducing step costs
+    // p.coll_reduce_step and a receive-only one p.coll_channel_recv_step. The channel's data rate is its
+    // sending steps over that sum; the wire bytes carry the link-level efficiency (eff), so the cap, in wire
+    // bytes, is raised by as much. On 4x H200 under NCCL_MAX_NCHANNELS (validation/data/h200x4 coverage)
+    // a channel's bus bandwidth is 25 GB/s for all_reduce and 20 for all_gather on 4 GPUs, 21 and 15 on 2.
+    // LL has no direct receive: every step, the last one too, reads lines out of the LL buffer and polls
+    // their flags, and a reducing step costs what a forwarding one does (measured: LL all_reduce and
+    // all_gather on 2 and 4 H200s fit one step cost within 3%); its receive-only step costs
+    // p.coll_ll_recv_step. LL's channels always bind on NVLink (8 GB/s a channel), so its rate is this cap.
+    const bool ll = c.proto == kLl;
+    const double reduce = ll ? 1.0 : p.coll_reduce_step;
+    const double recv = ll ? p.coll_ll_recv_step : p.coll_channel_recv_step;
+    const double ks = n - 1.0;
+    const double sending = op == CollOp::AllReduce ? 2 * ks : ks;
+    const double steps = op == CollOp::AllGather   ? ks + recv
+                         : op == CollOp::AllReduce ? ks + ks * reduce + recv
+                                                   : 1 + (ks - 1) * reduce + recv;
+    plan.flow_rate *= sending / steps / eff;
+  }
   if (c.algo == kTree) {
     // A tree channel runs 640 threads split in two groups (src/device/all_reduce.h runTreeSplit;
     // src/enqueue.cc gives Tree NCCL_MAX_NTHREADS): every rank but the root reduces up with one group and

@@ -91,6 +91,79 @@ TEST_CASE("collective: the ring's receive-only step costs 2 ranks a larger share
   for (const auto& f : tree.flows) CHECK(f.wire_bytes == doctest::Approx(s / 0.92));
 }
 
+TEST_CASE(
+    "collective: where the channels bind, reducing and receive-only steps set each ring's channel rate") {
+  // A Simple ring loop costs its steps' thread time in forwarding steps: all_gather n - 1 + recv, all_reduce
+  // (n - 1)(1 + reduce) + recv, reduce_scatter 1 + (n - 2) reduce + recv; a channel's data rate is its
+  // sending steps (n - 1; 2 (n - 1) for all_reduce) over that sum, whatever the link-level efficiency. In
+  // wire bytes (what flow_rate caps) it is that rate x wire bytes / data bytes.
+  ModelParams p = ModelParams::defaults();
+  p.coll.channel_bandwidth[2] = 20e9;
+  p.coll.efficiency[0] = 1.25;   // all_reduce's link-level efficiency: not the channel's
+  p.coll_ring_recv_step = 0.25;  // the links' share of the receive-only step: not the channel's either
+  p.coll_reduce_step = 0.5;
+  p.coll_channel_recv_step = 0.5;
+  const auto m = make_transfer_model("nccl", p, NcclEnv::parse({"NCCL_PROTO=Simple"}));
+  const double s = 1 << 30;
+  const auto data_rate = [&](const CollectivePlan& c) {
+    REQUIRE(c.channels == 2);
+    return c.flow_rate / c.flows.front().wire_bytes;  // per data byte the flow carries: x data = data rate
+  };
+  // Two channels (NCCL_MAX_NCHANNELS=2: the communicator's channels).
+  CommInfo four = h200x4();
+  four.coll_channels = 2;
+  CommInfo two = four;
+  two.nranks = 2;
+  const std::vector<int> four_nodes{0, 0, 0, 0}, two_nodes{0, 0};
+  // all_gather, 4 ranks: 3 sending steps over 3 + 0.5; the flow carries 0.75 s of data.
+  const auto ag4 = m->collective(CollOp::AllGather, 1 << 30, 0, four, four_nodes, {});
+  CHECK(data_rate(ag4) * 0.75 * s == doctest::Approx(2 * 20e9 * 3 / 3.5));
+  // all_gather, 2 ranks: 1 over 1.5.
+  const auto ag2 = m->collective(CollOp::AllGather, 1 << 30, 0, two, two_nodes, {});
+  CHECK(data_rate(ag2) * 0.5 * s == doctest::Approx(2 * 20e9 * 1 / 1.5));
+  // all_reduce, 4 ranks: 6 over 3 + 3 x 0.5 + 0.5 = 5; its efficiency of 1.25 does not raise it.
+  const auto ar4 = m->collective(CollOp::AllReduce, 1 << 30, 0, four, four_nodes, {});
+  CHECK(data_rate(ar4) * 1.5 * s == doctest::Approx(2 * 20e9 * 6 / 5));
+  // reduce_scatter, 4 ranks: 3 over 1 + 2 x 0.5 + 0.5 = 2.5.
+  const auto rs4 = m->collective(CollOp::ReduceScatter, 1 << 30, 0, four, four_nodes, {});
+  CHECK(data_rate(rs4) * 0.75 * s == doctest::Approx(2 * 20e9 * 3 / 2.5));
+  // Broadcast is a chain: one forwarding step a chunk, the channel's own rate.
+  const auto b4 = m->collective(CollOp::Broadcast, 1 << 30, 0, four, four_nodes, {});
+  CHECK(data_rate(b4) * s == doctest::Approx(2 * 20e9));
+  // The datasheet's counts (reduce 1, receive-only 0) leave every ring at the channel's rate.
+  ModelParams d = ModelParams::defaults();
+  d.coll.channel_bandwidth[2] = 20e9;
+  const auto md = make_transfer_model("nccl", d, NcclEnv::parse({"NCCL_PROTO=Simple"}));
+  for (CollOp op : {CollOp::AllGather, CollOp::AllReduce, CollOp::ReduceScatter}) {
+    const auto c = md->collective(op, 1 << 30, 0, four, four_nodes, {});
+    const double data = op == CollOp::AllReduce ? 1.5 * s : 0.75 * s;
+    CHECK(data_rate(c) * data == doctest::Approx(2 * 20e9));
+  }
+}
+
+TEST_CASE("collective: an LL ring counts reducing steps as forwarding ones and its own receive-only step") {
+  // LL copies every line out of its buffer: all_reduce on n ranks costs 2 (n - 1) + ll_recv_step steps a
+  // loop, whatever collective.reduce_step says; all_gather n - 1 + ll_recv_step.
+  ModelParams p = ModelParams::defaults();
+  p.coll.channel_bandwidth[0] = 8e9;
+  p.coll_reduce_step = 0.5;
+  p.coll_channel_recv_step = 0.25;
+  p.coll_ll_recv_step = 0.75;
+  const auto m = make_transfer_model("nccl", p, NcclEnv::parse({"NCCL_PROTO=LL"}));
+  const double s = 1 << 30;
+  CommInfo four = h200x4();
+  four.coll_channels = 2;
+  CommInfo two = four;
+  two.nranks = 2;
+  const auto ar2 = m->collective(CollOp::AllReduce, 1 << 30, 0, two, std::vector<int>{0, 0}, {});
+  REQUIRE(ar2.protocol == Protocol::Ll);
+  REQUIRE(ar2.channels == 2);
+  // The flow carries s data bytes as 2 s wire bytes; 2 sending steps over 2.75.
+  CHECK(ar2.flow_rate / ar2.flows.front().wire_bytes * s == doctest::Approx(2 * 8e9 * 2 / 2.75));
+  const auto ag4 = m->collective(CollOp::AllGather, 1 << 30, 0, four, std::vector<int>{0, 0, 0, 0}, {});
+  CHECK(ag4.flow_rate / ag4.flows.front().wire_bytes * 0.75 * s == doctest::Approx(2 * 8e9 * 3 / 3.75));
+}
+
 TEST_CASE("collective: NCCL_BUFFSIZE sets a ring Simple step, and with it the last slice's time") {
   // Ring Simple's last slice is min(2 steps, a channel's share / 2), a step being the Simple buffer over
   // NCCL_STEPS; at 1 GiB on 4 ranks the share is large, so the slice is 2 steps: 2 x 4 MiB / 8 with the

@@ -83,6 +83,23 @@ TEST_CASE("params: the ring's receive-only step is a ratio of 0 or more, located
   // The fitted H200 set measures it; the datasheet defaults leave the links never waiting.
   CHECK(ModelParams::fitted_for_gpu("H200")->coll_ring_recv_step > 0.1);
   CHECK(ModelParams::defaults().coll_ring_recv_step == 0);
+  // The channel-bound step counts: a reducing step's cost is a positive ratio, the receive-only ones 0 or
+  // more.
+  const ModelParams steps =
+      ModelParams::parse("[collective]\nreduce_step = 0.75\nchannel_recv_step = 0.5\nll_recv_step = 0\n",
+                         "s.toml", ModelParams::defaults());
+  CHECK(steps.coll_reduce_step == doctest::Approx(0.75));
+  CHECK(steps.coll_channel_recv_step == doctest::Approx(0.5));
+  CHECK(steps.coll_ll_recv_step == 0);
+  CHECK_THROWS_WITH(
+      ModelParams::parse("[collective]\nreduce_step = 0\n", "s.toml", ModelParams::defaults()),
+      doctest::Contains("s.toml:2:15: error: [collective]: 'reduce_step': must be a positive ratio"));
+  CHECK_THROWS_WITH(
+      ModelParams::parse("[collective]\nll_recv_step = -1\n", "s.toml", ModelParams::defaults()),
+      doctest::Contains("'ll_recv_step': must be a ratio of 0 or more"));
+  CHECK(ModelParams::defaults().coll_reduce_step == 1);
+  CHECK(ModelParams::defaults().coll_channel_recv_step == 0);
+  CHECK(ModelParams::fitted_for_gpu("H200")->coll_reduce_step < 1);
 }
 
 TEST_CASE("params: a start-up loss needs the time it fades over, and a ramp is a ratio of 0 or more") {

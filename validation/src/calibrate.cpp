@@ -101,6 +101,13 @@ const std::vector<Accessor>& accessors() {
     out.push_back(
         {{"collective.ring_recv_step", "", 0, 2}, [](const P& p) { return p.coll_ring_recv_step; }, false});
     out.push_back(
+        {{"collective.reduce_step", "", 0.2, 2}, [](const P& p) { return p.coll_reduce_step; }, false});
+    out.push_back({{"collective.channel_recv_step", "", 0, 2},
+                   [](const P& p) { return p.coll_channel_recv_step; },
+                   false});
+    out.push_back(
+        {{"collective.ll_recv_step", "", 0, 2}, [](const P& p) { return p.coll_ll_recv_step; }, false});
+    out.push_back(
         {{"host.launch_per_coll", "us", 0, 10}, [](const P& p) { return us(p.launch_per_coll); }, false});
     out.push_back({{"copy.nvlink_efficiency", "", 0.5, 1.0},
                    [](const P& p) { return p.copy_nvlink_efficiency; },

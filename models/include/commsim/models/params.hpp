@@ -112,6 +112,19 @@ struct ModelParams {
   /// one sending step (dimensionless): the links carry data k / (k + this) of the time, k = n - 1 sending
   /// steps (2 (n - 1) for all_reduce) on a ring of n ranks. It is why 2 GPUs reach less link rate than 4.
   double coll_ring_recv_step = 0;
+  /// Where a ring's channels bind (fewer channels than the links can feed: NCCL_MAX_NCHANNELS, a 2-GPU ring
+  /// under a thread per GPU), a Simple ring loop's thread time is its steps' costs, each counted against one
+  /// forwarding step (receive or read, then write to the next rank; NCCL's directRecvCopyDirectSend). A
+  /// reducing step (recvReduceSend, recvReduceCopySend, reduce_scatter's final recvReduceCopy) costs this
+  /// many forwarding steps (dimensionless; 1: the same).
+  double coll_reduce_step = 1;
+  /// The receive-only last step of all_gather and all_reduce's ring loop (the final directRecv) in the same
+  /// units, where the channels bind (dimensionless; 0: free). coll_ring_recv_step is its share of link time
+  /// where the links bind.
+  double coll_channel_recv_step = 0;
+  /// LL's ring: the receive-only last step's thread time against any other step's (LL copies every line
+  /// out of its buffer, so a reducing step costs what a forwarding one does); dimensionless, 0: free.
+  double coll_ll_recv_step = 0;
   BandParams band;
 
   // Transports.
