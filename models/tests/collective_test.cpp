@@ -130,9 +130,12 @@ TEST_CASE(
   // Broadcast is a chain: one forwarding step a chunk, the channel's own rate.
   const auto b4 = m->collective(CollOp::Broadcast, 1 << 30, 0, four, four_nodes, {});
   CHECK(data_rate(b4) * s == doctest::Approx(2 * 20e9));
-  // The datasheet's counts (reduce 1, receive-only 0) leave every ring at the channel's rate.
+  // Counting every step alike and the receive-only one free (reduce 1, receive-only 0) leaves every ring at
+  // the channel's rate.
   ModelParams d = ModelParams::defaults();
   d.coll.channel_bandwidth[2] = 20e9;
+  d.coll_reduce_step = 1;
+  d.coll_channel_recv_step = 0;
   const auto md = make_transfer_model("nccl", d, NcclEnv::parse({"NCCL_PROTO=Simple"}));
   for (CollOp op : {CollOp::AllGather, CollOp::AllReduce, CollOp::ReduceScatter}) {
     const auto c = md->collective(op, 1 << 30, 0, four, four_nodes, {});

@@ -97,8 +97,10 @@ TEST_CASE("params: the ring's receive-only step is a ratio of 0 or more, located
   CHECK_THROWS_WITH(
       ModelParams::parse("[collective]\nll_recv_step = -1\n", "s.toml", ModelParams::defaults()),
       doctest::Contains("'ll_recv_step': must be a ratio of 0 or more"));
+  // The datasheet: a reducing step costs a forwarding one; Simple's receive-only step half of one, LL's one.
   CHECK(ModelParams::defaults().coll_reduce_step == 1);
-  CHECK(ModelParams::defaults().coll_channel_recv_step == 0);
+  CHECK(ModelParams::defaults().coll_channel_recv_step == 0.5);
+  CHECK(ModelParams::defaults().coll_ll_recv_step == 1);
   CHECK(ModelParams::fitted_for_gpu("H200")->coll_reduce_step < 1);
 }
 

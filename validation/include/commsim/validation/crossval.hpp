@@ -124,16 +124,19 @@ struct CrossValidation {
   std::vector<std::string> probe, probe_parameters;
 };
 
-/// The parameters cross_validate fits when CalibrateOptions::parameters is empty: the twenty-six that
+/// The parameters cross_validate fits when CalibrateOptions::parameters is empty: the twenty-eight that
 /// nccl-tests runs exercise (host launch per GPU; the send/recv Simple protocol's base latency, per-channel
 /// latency, per-step overhead, channel rate and first-chunk copy rate; LL's base latency and channel rate;
 /// NVLink efficiency; the collectives' LL, LL128 and Simple base latencies, LL's and Simple's per-step
-/// latencies, the Simple ring channel rate, the ring's receive-only step and each operation's efficiency but
-/// all_gather's; SHM's rate per GPU and per channel; the rate of a work that shares its channel with the copy
-/// to self; the peer loss and the port ramp). Not all_gather's efficiency: it is the reference the others are
-/// relative to (1, the pure copy ring). On link-bound rows an operation's efficiency and the NVLink
-/// efficiency only act as a product, so with all five free a fold could trade every operation's efficiency
-/// against the link's (models/README.md, "Twenty-six parameters a fold"). Not Tree's efficiency nor LL128's
+/// latencies, the Simple and LL ring channel rates, a Simple ring's reducing step where the channels bind,
+/// the ring's receive-only step and each operation's efficiency but all_gather's; SHM's rate per GPU and per
+/// channel; the rate of a work that shares its channel with the copy to self; the peer loss and the port
+/// ramp). Not all_gather's efficiency: it is the reference the others are relative to (1, the pure copy
+/// ring). On link-bound rows an operation's efficiency and the NVLink efficiency only act as a product, so
+/// with all five free a fold could trade every operation's efficiency against the link's (models/README.md,
+/// "Twenty-six parameters a fold"). Not the receive-only steps' counts where the channels bind (Simple's and
+/// LL's): with the channel rate they trade off wherever a fold holds out a ring size or a launch mode, so
+/// they keep the datasheet's (models/README.md, "Where the channels bind"). Not Tree's efficiency nor LL128's
 /// per-step latency: only the NCCL_ALGO=Tree runs see the first and only the 4-GPU LL128 runs the second
 /// (held out, a fold fits them to nothing or trades them off). A fold whose rows do not depend on one keeps
 /// its start value (Fold::kept).
