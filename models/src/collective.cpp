@@ -609,8 +609,10 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
     // send, n - 2 recvReduceSend and a receive-only recvReduceCopy. A reducing step costs
     // p.coll_reduce_step and a receive-only one p.coll_channel_recv_step. The channel's data rate is its
     // sending steps over that sum; the wire bytes carry the link-level efficiency (eff), so the cap, in wire
-    // bytes, is raised by as much. On 4x H200 under NCCL_MAX_NCHANNELS (validation/data/h200x4 coverage)
-    // a channel's bus bandwidth is 25 GB/s for all_reduce and 20 for all_gather on 4 GPUs, 21 and 15 on 2.
+    // bytes, is raised by as much. On H200s under NCCL_MAX_NCHANNELS (validation/data/h200x4 and h200x2,
+    // coverage) a channel's bus bandwidth is 25 GB/s for all_reduce and 20 for all_gather on 4 GPUs, 21 and
+    // 15 on 2. No run limits reduce_scatter's channels: its receive-only recvReduceCopy, counted as the
+    // others' receive-only step, is unmeasured.
     // LL has no direct receive: every step, the last one too, reads lines out of the LL buffer and polls
     // their flags, and a reducing step costs what a forwarding one does (measured: LL all_reduce and
     // all_gather on 2 and 4 H200s fit one step cost within 3%); its receive-only step costs
@@ -696,6 +698,7 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
   }
   if (c.proto == kSimple && c.algo == kRing && op != CollOp::Broadcast && op != CollOp::Reduce) {
     // NCCL_BUFFSIZE sets the Simple buffer, and with it the step (until session 27 only send/recv read it).
+    // The last slice is one copy at a forwarding step's rate (k.channel_bandwidth), not a loop of steps.
     const double step = static_cast<double>(env.buffsize.value_or(p.buffsize)) / p.steps;
     const double per_channel = static_cast<double>(bytes) / plan.channels / n;
     const double slice = std::min(2 * step, per_channel / 2);

@@ -99,7 +99,10 @@ TEST_CASE(
   // wire bytes (what flow_rate caps) it is that rate x wire bytes / data bytes.
   ModelParams p = ModelParams::defaults();
   p.coll.channel_bandwidth[2] = 20e9;
-  p.coll.efficiency[0] = 1.25;   // all_reduce's link-level efficiency: not the channel's
+  // The operations' link-level efficiencies do not set the channel's rate.
+  p.coll.efficiency[0] = 1.5;    // all_reduce
+  p.coll.efficiency[1] = 0.8;    // all_gather
+  p.coll.efficiency[2] = 1.25;   // reduce_scatter
   p.coll_ring_recv_step = 0.25;  // the links' share of the receive-only step: not the channel's either
   p.coll_reduce_step = 0.5;
   p.coll_channel_recv_step = 0.5;
@@ -107,6 +110,7 @@ TEST_CASE(
   const double s = 1 << 30;
   const auto data_rate = [&](const CollectivePlan& c) {
     REQUIRE(c.channels == 2);
+    REQUIRE(c.algorithm == Algorithm::Ring);
     return c.flow_rate / c.flows.front().wire_bytes;  // per data byte the flow carries: x data = data rate
   };
   // Two channels (NCCL_MAX_NCHANNELS=2: the communicator's channels).
@@ -121,7 +125,7 @@ TEST_CASE(
   // all_gather, 2 ranks: 1 over 1.5.
   const auto ag2 = m->collective(CollOp::AllGather, 1 << 30, 0, two, two_nodes, {});
   CHECK(data_rate(ag2) * 0.5 * s == doctest::Approx(2 * 20e9 * 1 / 1.5));
-  // all_reduce, 4 ranks: 6 over 3 + 3 x 0.5 + 0.5 = 5; its efficiency of 1.25 does not raise it.
+  // all_reduce, 4 ranks: 6 over 3 + 3 x 0.5 + 0.5 = 5; its efficiency of 1.5 does not raise it.
   const auto ar4 = m->collective(CollOp::AllReduce, 1 << 30, 0, four, four_nodes, {});
   CHECK(data_rate(ar4) * 1.5 * s == doctest::Approx(2 * 20e9 * 6 / 5));
   // reduce_scatter, 4 ranks: 3 over 1 + 2 x 0.5 + 0.5 = 2.5.
@@ -130,6 +134,12 @@ TEST_CASE(
   // Broadcast is a chain: one forwarding step a chunk, the channel's own rate.
   const auto b4 = m->collective(CollOp::Broadcast, 1 << 30, 0, four, four_nodes, {});
   CHECK(data_rate(b4) * s == doctest::Approx(2 * 20e9));
+  // LL128 keeps one efficiency per operation where the channels bind: all_gather's 0.8 and the links' share
+  // of the receive-only step (3 / 3.25) scale its channel rate.
+  const auto m128 = make_transfer_model("nccl", p, NcclEnv::parse({"NCCL_PROTO=LL128"}));
+  const auto ag128 = m128->collective(CollOp::AllGather, 1 << 30, 0, four, four_nodes, {});
+  REQUIRE(ag128.protocol == Protocol::Ll128);
+  CHECK(data_rate(ag128) * 0.75 * s == doctest::Approx(2 * p.coll.channel_bandwidth[1] * 0.8 * 3 / 3.25));
   // Counting every step alike and the receive-only one free (reduce 1, receive-only 0) leaves every ring at
   // the channel's rate.
   ModelParams d = ModelParams::defaults();

@@ -115,15 +115,17 @@ struct ModelParams {
   /// Where a ring's channels bind (fewer channels than the links can feed: NCCL_MAX_NCHANNELS, a 2-GPU ring
   /// under a thread per GPU), a Simple ring loop's thread time is its steps' costs, each counted against one
   /// forwarding step (receive or read, then write to the next rank; NCCL's directRecvCopyDirectSend). A
-  /// reducing step (recvReduceSend, recvReduceCopySend, reduce_scatter's final recvReduceCopy) costs this
-  /// many forwarding steps (dimensionless; 1: the same).
+  /// reducing step that sends (recvReduceSend, recvReduceCopySend) costs this many forwarding steps
+  /// (dimensionless; 1: the same, the datasheet's).
   double coll_reduce_step = 1;
-  /// The receive-only last step of all_gather and all_reduce's ring loop (the final directRecv) in the same
-  /// units, where the channels bind (dimensionless; 0: free). coll_ring_recv_step is its share of link time
-  /// where the links bind.
+  /// The receive-only last step of a Simple ring loop (all_gather's and all_reduce's final directRecv,
+  /// reduce_scatter's recvReduceCopy) in the same units, where the channels bind (dimensionless; 0: free; the
+  /// datasheet's 0.5: it receives and sends nothing). coll_ring_recv_step is its share of link time where the
+  /// links bind.
   double coll_channel_recv_step = 0;
   /// LL's ring: the receive-only last step's thread time against any other step's (LL copies every line
-  /// out of its buffer, so a reducing step costs what a forwarding one does); dimensionless, 0: free.
+  /// out of its buffer, so a reducing step costs what a forwarding one does); dimensionless, 0: free; the
+  /// datasheet's 1.
   double coll_ll_recv_step = 0;
   BandParams band;
 

@@ -134,12 +134,12 @@ struct CrossValidation {
 /// ramp). Not all_gather's efficiency: it is the reference the others are relative to (1, the pure copy
 /// ring). On link-bound rows an operation's efficiency and the NVLink efficiency only act as a product, so
 /// with all five free a fold could trade every operation's efficiency against the link's (models/README.md,
-/// "Twenty-six parameters a fold"). Not the receive-only steps' counts where the channels bind (Simple's and
-/// LL's): with the channel rate they trade off wherever a fold holds out a ring size or a launch mode, so
-/// they keep the datasheet's (models/README.md, "Where the channels bind"). Not Tree's efficiency nor LL128's
-/// per-step latency: only the NCCL_ALGO=Tree runs see the first and only the 4-GPU LL128 runs the second
-/// (held out, a fold fits them to nothing or trades them off). A fold whose rows do not depend on one keeps
-/// its start value (Fold::kept).
+/// "Twenty-six parameters a fold: all_gather as the reference"). Not the receive-only steps' counts where the
+/// channels bind (Simple's and LL's): with the channel rate they trade off wherever a fold holds out a ring
+/// size or a launch mode, so they keep the datasheet's (models/README.md, "Where the channels bind"). Not
+/// Tree's efficiency nor LL128's per-step latency: only the NCCL_ALGO=Tree runs see the first and only the
+/// 4-GPU LL128 runs the second (held out, a fold fits them to nothing or trades them off). A fold whose rows
+/// do not depend on one keeps its start value (Fold::kept).
 const std::vector<std::string>& default_cross_validation_parameters();
 
 /// The host parameters a probed-start fold refits on the probe when CalibrateOptions::probe_parameters is
