@@ -595,13 +595,13 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
                  inter_steps * (k.net_hop_latency[c.proto] + (comm.net_tcp ? p.net_tcp_latency : 0));
   const double wire = c.proto == kLl ? 1.0 / p.ll.wire_efficiency : c.proto == kLl128 ? 128.0 / 120.0 : 1.0;
   double eff = k.efficiency[static_cast<int>(op)] * (c.algo == kRing ? 1.0 : p.coll_tree_efficiency);
-  if (c.algo == kRing && op != CollOp::Broadcast && op != CollOp::Reduce) {
-    // Each ring loop iteration is k sending steps and one receive-only step (p.coll_ring_recv_step).
-    const double sending = op == CollOp::AllReduce ? 2.0 * (n - 1) : n - 1.0;
-    eff *= sending / (sending + p.coll_ring_recv_step);
-  }
+  // A ring loop of all_reduce, all_gather or reduce_scatter: its sending steps and one receive-only step.
+  const bool ring_loop = c.algo == kRing && op != CollOp::Broadcast && op != CollOp::Reduce;
+  const double ks = n - 1.0;
+  const double sending = op == CollOp::AllReduce ? 2 * ks : ks;
+  if (ring_loop) eff *= sending / (sending + p.coll_ring_recv_step);  // links idle in the receive-only step
   plan.flow_rate = plan.channels * k.channel_bandwidth[c.proto] * wire;
-  if (c.algo == kRing && c.proto != kLl128 && op != CollOp::Broadcast && op != CollOp::Reduce) {
+  if (ring_loop && c.proto != kLl128) {
     // Where the channels bind, a Simple ring loop takes its steps' thread time, counted in forwarding steps
     // (k.channel_bandwidth is one forwarding step's rate; src/device/all_reduce.h, all_gather.h and
     // reduce_scatter.h runRing): all_gather copySend, n - 2 recvCopySend and a receive-only recv;
@@ -620,8 +620,6 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
     const bool ll = c.proto == kLl;
     const double reduce = ll ? 1.0 : p.coll_reduce_step;
     const double recv = ll ? p.coll_ll_recv_step : p.coll_channel_recv_step;
-    const double ks = n - 1.0;
-    const double sending = op == CollOp::AllReduce ? 2 * ks : ks;
     const double steps = op == CollOp::AllGather   ? ks + recv
                          : op == CollOp::AllReduce ? ks + ks * reduce + recv
                                                    : 1 + (ks - 1) * reduce + recv;
@@ -696,7 +694,7 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
     }
     plan.latency += static_cast<Picoseconds>(std::llround(fill * 1e12));
   }
-  if (c.proto == kSimple && c.algo == kRing && op != CollOp::Broadcast && op != CollOp::Reduce) {
+  if (c.proto == kSimple && ring_loop) {
     // NCCL_BUFFSIZE sets the Simple buffer, and with it the step (until session 27 only send/recv read it).
     // The last slice is one copy at a forwarding step's rate (k.channel_bandwidth), not a loop of steps.
     const double step = static_cast<double>(env.buffsize.value_or(p.buffsize)) / p.steps;
