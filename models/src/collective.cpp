@@ -561,6 +561,26 @@ std::vector<CollFlow> data_flows(int algo, CollOp op, std::uint64_t bytes, int r
   return flows;
 }
 
+/// How much of a Simple ring's last slice shows after its data has streamed (0 to 1). The last slice drains
+/// at a channel's own rate because channels do not finish in lockstep where they share the links: some fall
+/// behind and finish with the links to themselves. Where the channels bind instead (a channel limit), every
+/// rank runs its loop's steps back to back at its threads' rate, each step's data is there when its thread
+/// reaches it (every rank starts with its own), and nothing is left to drain. Between the two, the weight
+/// follows how hard the links hold the channels back: the engine's smooth NVLink saturation
+/// (FlowNetwork::add_resource: an offered load D gets D / (1 + (D/C)^k)^(1/k)), its shortfall as a share of
+/// the shortfall where D reaches the capacity C, capped at 1. `flow_rate` is the ring flow's cap in wire
+/// bytes/s, the load it offers a GPU's NVLink ports. Off NVLink, across machines or with a hard NVLink limit
+/// the links are taken to bind (1). Measured on H200s (validation/data/h200x4 and h200x2, coverage):
+/// all_reduce on 2 GPUs under NCCL_MAX_NCHANNELS=1 and 4 grows linearly from 2 MiB and 8 MiB with 12-19 us at
+/// zero bytes, where a drained 1 MiB slice would add 44 us.
+double ring_drain_weight(const ModelParams& p, const CommInfo& comm, double flow_rate) {
+  if (comm.nnodes > 1 || comm.gpu_nvlink_bandwidth <= 0 || p.nvlink_saturation <= 0) return 1.0;
+  const double capacity = comm.gpu_nvlink_bandwidth * p.nvlink_efficiency;
+  const double k = p.nvlink_saturation;
+  const auto shortfall = [k](double load) { return 1 - 1 / std::pow(1 + std::pow(load, k), 1 / k); };
+  return std::min(1.0, shortfall(flow_rate / capacity) / shortfall(1.0));
+}
+
 }  // namespace
 
 CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, CollOp op, std::uint64_t bytes,
@@ -696,11 +716,13 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
   }
   if (c.proto == kSimple && ring_loop) {
     // NCCL_BUFFSIZE sets the Simple buffer, and with it the step (until session 27 only send/recv read it).
-    // The last slice is one copy at a forwarding step's rate (k.channel_bandwidth), not a loop of steps.
+    // The last slice is one copy at a forwarding step's rate (k.channel_bandwidth), not a loop of steps, and
+    // drains only as far as the links hold the channels back (ring_drain_weight; session 35).
     const double step = static_cast<double>(env.buffsize.value_or(p.buffsize)) / p.steps;
     const double per_channel = static_cast<double>(bytes) / plan.channels / n;
     const double slice = std::min(2 * step, per_channel / 2);
-    plan.latency += static_cast<Picoseconds>(std::llround(slice / k.channel_bandwidth[c.proto] * 1e12));
+    plan.latency += static_cast<Picoseconds>(std::llround(ring_drain_weight(p, comm, plan.flow_rate) * slice /
+                                                          k.channel_bandwidth[c.proto] * 1e12));
   }
   return plan;
 }

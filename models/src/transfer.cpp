@@ -191,6 +191,7 @@ class NcclModel final : public TransferModel {
       c.nccl_intra_bandwidth = ring_graph * p_.ring_channel_bandwidth;
       c.ring_graph_channels = std::max(1, static_cast<int>(ring_graph));
       c.nccl_gpu_nvlink = min_nvlinks * nccl_link;
+      c.gpu_nvlink_bandwidth = min_nvlinks * (link_bw > 0 ? link_bw : 25e9);
     } else {
       c.nvswitch = false;
       c.nccl_intra_bandwidth = min_route > 0 ? min_route : 12e9;

@@ -1,6 +1,7 @@
 // Collective model tests without a simulator: NCCL's tuner choices, channels per size, ring/tree flows.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <vector>
@@ -197,6 +198,43 @@ TEST_CASE("collective: NCCL_BUFFSIZE sets a ring Simple step, and with it the la
   CHECK(static_cast<double>(big - base) ==
         doctest::Approx(slice_ps(16 << 20) - slice_ps(static_cast<double>(p.buffsize))).epsilon(1e-6));
   CHECK(p.buffsize == 4u << 20);
+}
+
+TEST_CASE("collective: a Simple ring's last slice drains only as far as the links hold its channels back") {
+  // 2 ranks on one NVSwitch machine, 18 NVLinks of 25 GB/s a GPU: 1 GiB all-reduce, Ring Simple.
+  const ModelParams p = ModelParams::defaults();
+  REQUIRE(p.nvlink_saturation > 0);
+  const auto run = [&](int channels, double gpu_nvlink, int nnodes) {
+    CommInfo c = h200x4();
+    c.nranks = 2;
+    c.nnodes = nnodes;
+    c.coll_channels = channels;
+    c.gpu_nvlink_bandwidth = gpu_nvlink;
+    return make_transfer_model("nccl", p, NcclEnv::parse({"NCCL_PROTO=Simple", "NCCL_ALGO=Ring"}))
+        ->collective(CollOp::AllReduce, 1ULL << 30, 0, c, std::vector<int>(2, nnodes - 1), {});
+  };
+  // The last slice: 2 Simple steps at one channel's rate (a channel's share of 1 GiB is far larger).
+  const double slice_ps =
+      2.0 * static_cast<double>(p.buffsize) / p.steps / p.coll.channel_bandwidth[2] * 1e12;
+  const double capacity = 18 * 25e9 * p.nvlink_efficiency;
+  const double k = p.nvlink_saturation;
+  const auto weight = [&](double load) {
+    const auto shortfall = [&](double x) { return 1 - 1 / std::pow(1 + std::pow(x, k), 1 / k); };
+    return std::min(1.0, shortfall(load / capacity) / shortfall(1.0));
+  };
+  for (int channels : {1, 4, 8, 16, 24, 32}) {
+    CAPTURE(channels);
+    const auto unknown = run(channels, 0, 1);  // no NVLink figure: the links are taken to bind
+    const auto nvlink = run(channels, 18 * 25e9, 1);
+    CHECK(nvlink.flow_rate == unknown.flow_rate);
+    const double w = weight(nvlink.flow_rate);
+    CHECK(static_cast<double>(unknown.latency - nvlink.latency) ==
+          doctest::Approx((1 - w) * slice_ps).epsilon(1e-6).scale(1));
+    if (nvlink.flow_rate < 0.5 * capacity) CHECK(w < 0.05);  // a channel limit: hardly any drain
+    if (nvlink.flow_rate >= capacity) CHECK(nvlink.latency == unknown.latency);  // the links bind: all of it
+  }
+  // Across machines the network, not NVLink, sets the pace: the whole slice drains.
+  CHECK(run(1, 18 * 25e9, 2).latency == run(1, 0, 2).latency);
 }
 
 TEST_CASE("collective: a ring's receive-only step is one more step of latency, not a chain's or a Tree's") {
