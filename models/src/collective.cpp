@@ -568,15 +568,19 @@ std::vector<CollFlow> data_flows(int algo, CollOp op, std::uint64_t bytes, int r
 /// reaches it (every rank starts with its own), and nothing is left to drain. Between the two, the weight
 /// follows how hard the links hold the channels back: the engine's smooth NVLink saturation
 /// (FlowNetwork::add_resource: an offered load D gets D / (1 + (D/C)^k)^(1/k)), its shortfall as a share of
-/// the shortfall where D reaches the capacity C, capped at 1. `flow_rate` is the ring flow's cap in wire
-/// bytes/s, the load it offers a GPU's NVLink ports. Off NVLink, across machines or with a hard NVLink limit
-/// the links are taken to bind (1). Measured on H200s (validation/data/h200x4 and h200x2, coverage):
-/// all_reduce on 2 GPUs under NCCL_MAX_NCHANNELS=1 and 4 grows linearly from 2 MiB and 8 MiB with 12-19 us at
-/// zero bytes, where a drained 1 MiB slice would add 44 us.
+/// the shortfall where D reaches the capacity C, capped at 1; with a hard NVLink limit (k = 0) that is 0
+/// below C and 1 from C. `flow_rate` is the ring flow's cap in wire bytes/s (0: none), the load it offers
+/// the NVLink a ring edge crosses (on one machine a ring edge carries only its own flow). Other traffic on
+/// the same links (an exchange beside the collective) is not counted: under a channel limit the weight then
+/// stays low where the engine's links do bind. Off NVLink, across machines or without a cap the links are
+/// taken to bind (1). Measured on H200s (validation/data/h200x4 and h200x2, coverage): all_reduce on 2 GPUs
+/// under NCCL_MAX_NCHANNELS=1 and 4 grows linearly from 2 and 8 MiB with about 10-19 us at zero bytes (the
+/// medians' lines between sizes), where a drained 1 MiB slice would add 44 us.
 double ring_drain_weight(const ModelParams& p, const CommInfo& comm, double flow_rate) {
-  if (comm.nnodes > 1 || comm.gpu_nvlink_bandwidth <= 0 || p.nvlink_saturation <= 0) return 1.0;
+  if (comm.nnodes > 1 || comm.gpu_nvlink_bandwidth <= 0 || !(flow_rate > 0)) return 1.0;
   const double capacity = comm.gpu_nvlink_bandwidth * p.nvlink_efficiency;
   const double k = p.nvlink_saturation;
+  if (k <= 0) return flow_rate >= capacity ? 1.0 : 0.0;
   const auto shortfall = [k](double load) { return 1 - 1 / std::pow(1 + std::pow(load, k), 1 / k); };
   return std::min(1.0, shortfall(flow_rate / capacity) / shortfall(1.0));
 }
@@ -691,7 +695,9 @@ CollectivePlan nccl_collective_plan(const ModelParams& p, const NcclEnv& env, Co
   // 1 GiB. Chains (broadcast, reduce) use one-step chunks. The last slice moves at a channel's own rate, not
   // its share of the links: channels do not finish in lockstep, so the last ones drain with the links to
   // themselves (on shared host memory, 4 SHM channels would otherwise drain a 1 MiB slice at 8 GB/s, ~130 us,
-  // where the measured times extrapolate to ~30 us; held out, session 13, models/README.md).
+  // where the measured times extrapolate to ~30 us; held out, session 13, models/README.md). Since session 35
+  // it drains only as far as the links hold the channels back (ring_drain_weight): under a channel limit
+  // nothing is left to drain.
   // A tree moves each channel's share in chunks of one Simple step (src/enqueue.cc calcCollChunking: chunk
   // and slice steps are 1 outside Ring), and a receiver forwards a step only once all of it has arrived. A
   // chunk crosses the chain's links one after another, up to the root and down again, so the last one leaves

@@ -151,6 +151,7 @@ class NcclModel final : public TransferModel {
     int min_nvlinks = 1 << 30;
     double link_bw = 0;
     double min_route = 0;
+    double min_edge = 0;  // bytes/s: the thinnest NVLink a pair of local ranks has (links x link rate)
     c.all_nvlink = !pairs.empty();
     c.nvswitch = c.all_nvlink;
     for (const PairInfo& pr : pairs) {
@@ -169,6 +170,8 @@ class NcclModel final : public TransferModel {
       } else {
         min_nvlinks = std::min(min_nvlinks, pr.nvlinks);
         link_bw = pr.nvlink_bandwidth;
+        const double edge = pr.nvlinks * (pr.nvlink_bandwidth > 0 ? pr.nvlink_bandwidth : 25e9);
+        if (min_edge == 0 || edge < min_edge) min_edge = edge;
       }
     }
     // Collective channels: NCCL's ring search finds nvlinks x (NCCL link rate) / (search speed) channels on
@@ -191,7 +194,7 @@ class NcclModel final : public TransferModel {
       c.nccl_intra_bandwidth = ring_graph * p_.ring_channel_bandwidth;
       c.ring_graph_channels = std::max(1, static_cast<int>(ring_graph));
       c.nccl_gpu_nvlink = min_nvlinks * nccl_link;
-      c.gpu_nvlink_bandwidth = min_nvlinks * (link_bw > 0 ? link_bw : 25e9);
+      c.gpu_nvlink_bandwidth = min_edge;
     } else {
       c.nvswitch = false;
       c.nccl_intra_bandwidth = min_route > 0 ? min_route : 12e9;

@@ -211,7 +211,7 @@ TEST_CASE("collective: a Simple ring's last slice drains only as far as the link
     c.coll_channels = channels;
     c.gpu_nvlink_bandwidth = gpu_nvlink;
     return make_transfer_model("nccl", p, NcclEnv::parse({"NCCL_PROTO=Simple", "NCCL_ALGO=Ring"}))
-        ->collective(CollOp::AllReduce, 1ULL << 30, 0, c, std::vector<int>(2, nnodes - 1), {});
+        ->collective(CollOp::AllReduce, 1ULL << 30, 0, c, std::vector<int>{0, nnodes - 1}, {});
   };
   // The last slice: 2 Simple steps at one channel's rate (a channel's share of 1 GiB is far larger).
   const double slice_ps =
@@ -230,9 +230,29 @@ TEST_CASE("collective: a Simple ring's last slice drains only as far as the link
     const double w = weight(nvlink.flow_rate);
     CHECK(static_cast<double>(unknown.latency - nvlink.latency) ==
           doctest::Approx((1 - w) * slice_ps).epsilon(1e-6).scale(1));
-    if (nvlink.flow_rate < 0.5 * capacity) CHECK(w < 0.05);  // a channel limit: hardly any drain
+    // A channel limit (a few channels): hardly any of the slice drains.
+    if (nvlink.flow_rate < 0.5 * capacity) {
+      CHECK(static_cast<double>(unknown.latency - nvlink.latency) > 0.95 * slice_ps);
+    }
     if (nvlink.flow_rate >= capacity) CHECK(nvlink.latency == unknown.latency);  // the links bind: all of it
   }
+  // A hard NVLink limit: none of it below the capacity, all of it from there.
+  ModelParams hard = p;
+  hard.nvlink_saturation = 0;
+  const auto run_hard = [&](int channels, double gpu_nvlink) {
+    CommInfo c = h200x4();
+    c.nranks = 2;
+    c.coll_channels = channels;
+    c.gpu_nvlink_bandwidth = gpu_nvlink;
+    return make_transfer_model("nccl", hard, NcclEnv::parse({"NCCL_PROTO=Simple", "NCCL_ALGO=Ring"}))
+        ->collective(CollOp::AllReduce, 1ULL << 30, 0, c, std::vector<int>{0, 0}, {});
+  };
+  const auto one = run_hard(1, 18 * 25e9);
+  REQUIRE(one.flow_rate < capacity);
+  CHECK(static_cast<double>(run_hard(1, 0).latency - one.latency) == doctest::Approx(slice_ps).epsilon(1e-6));
+  const auto full = run_hard(32, 18 * 25e9);
+  REQUIRE(full.flow_rate >= capacity);
+  CHECK(full.latency == run_hard(32, 0).latency);
   // Across machines the network, not NVLink, sets the pace: the whole slice drains.
   CHECK(run(1, 18 * 25e9, 2).latency == run(1, 0, 2).latency);
 }

@@ -43,6 +43,27 @@ TEST_CASE("transfer: NCCL's channel counts on an 18-link NVSwitch machine (as it
   CHECK(c.p2p_chunksize == 512 * 1024);  // all NVLink: NCCL_P2P_NVL_CHUNKSIZE
 }
 
+TEST_CASE(
+    "transfer: a communicator's NVLink capacity per ring edge, only where every pair is P2P over NVLink") {
+  const auto m = nccl();
+  // NVSwitch: each GPU's 18 links of 25 GB/s (the topology's rate, not NCCL's 20.6 GB/s a link).
+  CHECK(comm(*m, 2, nvswitch_pair()).gpu_nvlink_bandwidth == doctest::Approx(18 * 25e9));
+  CHECK(comm(*m, 4, nvswitch_pair()).gpu_nvlink_bandwidth == doctest::Approx(18 * 25e9));
+  CHECK(comm(*m, 4, nvswitch_pair()).nccl_gpu_nvlink == doctest::Approx(18 * 20.6e9));
+  // Direct NVLink: the thinnest bundle a pair of the communicator has.
+  PairInfo thin = nvswitch_pair();
+  thin.nvlinks = 4;
+  thin.nvlink_bandwidth = 20e9;
+  std::vector<PairInfo> pairs(12, nvswitch_pair());
+  pairs[5] = thin;
+  CHECK(m->comm_info(4, 1, pairs).gpu_nvlink_bandwidth == doctest::Approx(4 * 20e9));
+  // Not P2P over NVLink for every pair: no NVLink figure (the last slice is taken to drain in full).
+  CHECK(comm(*nccl({"NCCL_P2P_DISABLE=1"}), 2, nvswitch_pair()).gpu_nvlink_bandwidth == 0);
+  PairInfo pix;
+  pix.path = PathType::Pix;
+  CHECK(comm(*m, 2, pix).gpu_nvlink_bandwidth == 0);
+}
+
 TEST_CASE("transfer: channel stepping follows addP2pToPlan (2 and 4 ranks)") {
   const auto m = nccl();
   const PairInfo p = nvswitch_pair();

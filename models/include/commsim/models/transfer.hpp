@@ -80,8 +80,9 @@ struct CommInfo {
   int sm =
       0;  ///< compute capability x 10 of the communicator's GPUs (90: Hopper; 0: unknown, no tree search)
   double nccl_gpu_nvlink = 0;  ///< bytes/s of NVLink NCCL's graph search gives each GPU (nvlinks x link rate)
-  /// bytes/s of NVLink ports per GPU in the topology (the worst-served GPU's nvlinks x its links' rate,
-  /// before any efficiency; 0 where a pair of local ranks is not on NVLink with P2P)
+  /// bytes/s of NVLink a ring edge crosses in the topology, before any efficiency: a GPU's switch port on an
+  /// NVSwitch, a pair's bundle on direct NVLink (links x the topology's link rate), the worst over the
+  /// communicator's pairs; 0 unless every pair of local ranks is P2P over NVLink
   double gpu_nvlink_bandwidth = 0;
   int ring_graph_channels = 0;  ///< channels of NCCL's ring graph before duplication (the tree graph's count)
 };
