@@ -567,7 +567,7 @@ std::vector<CollFlow> data_flows(int algo, CollOp op, std::uint64_t bytes, int r
 /// rank runs its loop's steps back to back at its threads' rate, each step's data is there when its thread
 /// reaches it (every rank starts with its own), and nothing is left to drain. Between the two, the weight
 /// follows how hard the links hold the channels back: the engine's smooth NVLink saturation
-/// (FlowNetwork::add_resource: an offered load D gets D / (1 + (D/C)^k)^(1/k)), its shortfall as a share of
+/// (saturated_rate: an offered load D gets D / (1 + (D/C)^k)^(1/k)), its shortfall as a share of
 /// the shortfall where D reaches the capacity C, capped at 1; with a hard NVLink limit (k = 0) that is 0
 /// below C and 1 from C. `flow_rate` is the ring flow's cap in wire bytes/s (0: none), the load it offers
 /// the NVLink a ring edge crosses (on one machine a ring edge carries only its own flow). Other traffic on
@@ -581,8 +581,9 @@ double ring_drain_weight(const ModelParams& p, const CommInfo& comm, double flow
   const double capacity = comm.gpu_nvlink_bandwidth * p.nvlink_efficiency;
   const double k = p.nvlink_saturation;
   if (k <= 0) return flow_rate >= capacity ? 1.0 : 0.0;
-  const auto shortfall = [k](double load) { return 1 - 1 / std::pow(1 + std::pow(load, k), 1 / k); };
-  return std::min(1.0, shortfall(flow_rate / capacity) / shortfall(1.0));
+  // The share of the offered load the links do not deliver.
+  const auto shortfall = [&](double load) { return 1 - saturated_rate(load, capacity, k) / load; };
+  return std::min(1.0, shortfall(flow_rate) / shortfall(capacity));
 }
 
 }  // namespace

@@ -204,14 +204,17 @@ TEST_CASE("collective: a Simple ring's last slice drains only as far as the link
   // 2 ranks on one NVSwitch machine, 18 NVLinks of 25 GB/s a GPU: 1 GiB all-reduce, Ring Simple.
   const ModelParams p = ModelParams::defaults();
   REQUIRE(p.nvlink_saturation > 0);
-  const auto run = [&](int channels, double gpu_nvlink, int nnodes) {
+  const auto run_with = [](const ModelParams& params, int channels, double gpu_nvlink, int nnodes) {
     CommInfo c = h200x4();
     c.nranks = 2;
     c.nnodes = nnodes;
     c.coll_channels = channels;
     c.gpu_nvlink_bandwidth = gpu_nvlink;
-    return make_transfer_model("nccl", p, NcclEnv::parse({"NCCL_PROTO=Simple", "NCCL_ALGO=Ring"}))
+    return make_transfer_model("nccl", params, NcclEnv::parse({"NCCL_PROTO=Simple", "NCCL_ALGO=Ring"}))
         ->collective(CollOp::AllReduce, 1ULL << 30, 0, c, std::vector<int>{0, nnodes - 1}, {});
+  };
+  const auto run = [&](int channels, double gpu_nvlink, int nnodes) {
+    return run_with(p, channels, gpu_nvlink, nnodes);
   };
   // The last slice: 2 Simple steps at one channel's rate (a channel's share of 1 GiB is far larger).
   const double slice_ps =
@@ -240,12 +243,7 @@ TEST_CASE("collective: a Simple ring's last slice drains only as far as the link
   ModelParams hard = p;
   hard.nvlink_saturation = 0;
   const auto run_hard = [&](int channels, double gpu_nvlink) {
-    CommInfo c = h200x4();
-    c.nranks = 2;
-    c.coll_channels = channels;
-    c.gpu_nvlink_bandwidth = gpu_nvlink;
-    return make_transfer_model("nccl", hard, NcclEnv::parse({"NCCL_PROTO=Simple", "NCCL_ALGO=Ring"}))
-        ->collective(CollOp::AllReduce, 1ULL << 30, 0, c, std::vector<int>{0, 0}, {});
+    return run_with(hard, channels, gpu_nvlink, 1);
   };
   const auto one = run_hard(1, 18 * 25e9);
   REQUIRE(one.flow_rate < capacity);

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "commsim/core/error.hpp"
+#include "commsim/models/link_kind.hpp"
 
 namespace commsim::sim {
 namespace {
@@ -559,8 +560,7 @@ FlowNetwork::Buckets::iterator FlowNetwork::erase_bucket(Buckets::iterator it) {
 /// load one after another, and the two pow() calls were ~5% of a 16,384-GPU weight push.
 double FlowNetwork::saturated_usable(Resource& res, double demand) {
   if (demand != res.sat_demand) {
-    const double x = demand / res.capacity;
-    res.sat_usable = demand / std::pow(1.0 + std::pow(x, res.saturation), 1.0 / res.saturation);
+    res.sat_usable = models::saturated_rate(demand, res.capacity, res.saturation);
     res.sat_demand = demand;
   }
   return res.sat_usable;

@@ -1,5 +1,8 @@
-// The one vocabulary of physical link kinds, shared by the topology graph (topologies/) and the cost models.
+// The one vocabulary of physical link kinds and of how a saturating link delivers, shared by the topology
+// graph (topologies/), the cost models and the engine's flow network.
 #pragma once
+
+#include <cmath>
 
 namespace commsim::models {
 
@@ -12,5 +15,13 @@ enum class LinkKind {
   Smp,       ///< between the CPUs (NUMA domains) of one machine
   Network    ///< NIC to fabric switch, or switch to switch
 };
+
+/// What a link of `capacity` bytes/s that saturates smoothly with sharpness `k` > 0 delivers (bytes/s) under
+/// an offered load of `demand` bytes/s: D / (1 + (D/C)^k)^(1/k), a smooth minimum of the load and the
+/// capacity that tends to the hard one as k grows. The engine's flow network (FlowNetwork::add_resource) and
+/// the cost models (a ring's last slice, models/src/collective.cpp) both use it.
+inline double saturated_rate(double demand, double capacity, double k) {
+  return demand / std::pow(1.0 + std::pow(demand / capacity, k), 1.0 / k);
+}
 
 }  // namespace commsim::models
