@@ -33,6 +33,7 @@ struct ValidateOptions {
   std::vector<std::string> parameters;
   std::vector<std::string> probe;         ///< --cross-validate: probed-start's probe configurations
   std::vector<std::string> probe_params;  ///< and the parameters refitted on them
+  std::vector<std::string> start_params;  ///< refitted per machine start on its training rows
   std::string loss = "squared";           ///< --cross-validate: what each fold's fit minimises
   double loss_scale =
       validation::kDefaultLossScale;  ///< and, for soft-l1, from how many sigmas it grows linearly
@@ -80,6 +81,7 @@ std::string validate_command_line(const ValidateOptions& o) {
   for (const auto& p : o.parameters) add("--param", p);
   for (const auto& p : o.probe) add("--probe", p);
   for (const auto& p : o.probe_params) add("--probe-param", p);
+  for (const auto& p : o.start_params) add("--start-param", p);
   if (o.loss != "squared") {
     add("--loss", o.loss);
     if (o.loss_scale != validation::kDefaultLossScale) add("--loss-scale", std::to_string(o.loss_scale));
@@ -111,6 +113,7 @@ void run_cross_validation(const ValidateOptions& o, const SimSetup& setup,
   fit.parameters = o.parameters;
   fit.probe = o.probe;
   fit.probe_parameters = o.probe_params;
+  fit.start_parameters = o.start_params;
   fit.loss = validation::parse_fit_loss(o.loss);
   fit.loss_scale = o.loss_scale;
   fit.jobs = o.jobs;
@@ -181,9 +184,10 @@ void run_validate(const ValidateOptions& o) {
     throw UsageError(
         "validate needs --measured DIR..., --nccl-tests FILE..., --torch FILE... or --manifest CSV...");
   if (o.cross_validate && o.manifests.empty()) throw UsageError("--cross-validate needs --manifest CSV...");
-  if (!o.cross_validate &&
-      (!o.families.empty() || !o.parameters.empty() || !o.probe.empty() || !o.probe_params.empty()))
-    throw UsageError("--family, --param, --probe and --probe-param belong to --cross-validate");
+  if (!o.cross_validate && (!o.families.empty() || !o.parameters.empty() || !o.probe.empty() ||
+                            !o.probe_params.empty() || !o.start_params.empty()))
+    throw UsageError(
+        "--family, --param, --probe, --probe-param and --start-param belong to --cross-validate");
   if (o.probe.empty() && !o.probe_params.empty()) throw UsageError("--probe-param needs --probe");
   if (!o.cross_validate && (!o.band_out.empty() || !o.band_set.empty() || o.band != "cross-validated"))
     throw UsageError("--band, --band-out and --band-set belong to --cross-validate");
@@ -390,6 +394,12 @@ void add_validate_command(CLI::App& app) {
         for (const auto& p : validation::default_probe_parameters()) list += (list.empty() ? "" : ", ") + p;
         return list;
       }());
+  v->add_option("--start-param", o->start_params,
+                "--cross-validate: a parameter (section.key, repeatable; e.g. host.launch_per_gpu)\nrefitted "
+                "for each machine start on that start's own training rows before its\nheld-out rows are "
+                "predicted, in every family but start and probed-start:\nthe host as it was that day, "
+                "calibrated from the other configurations\nmeasured on it. Default: none (one set for every "
+                "start)");
   v->add_option("--loss", o->loss,
                 "--cross-validate: what each fold's fit minimises, squared or soft-l1 (see\ncalibrate)")
       ->capture_default_str();
@@ -427,7 +437,10 @@ CROSS-VALIDATION (--cross-validate)
   the family's other folds (errors made on values their fits never saw; --band in-sample: from the fold's own
   fit residuals and standard errors), with the measured spread in quadrature. With --probe, the probed-start
   family also holds out each machine start, then refits the host (--probe-param) on that start's probe rows
-  (a short measurement a user makes on a new machine) and predicts its other rows. Reported per family value: MAPE latency-bound (< 1 MiB) and bandwidth-bound (>= 1 MiB),
+  (a short measurement a user makes on a new machine) and predicts its other rows. With --start-param, every
+  other family's fold refits those parameters for each machine start on that start's own training rows (the
+  host as it was that day, from the other configurations measured on it) before predicting the start's
+  held-out rows; a start with no training row keeps the fold's fit. Reported per family value: MAPE latency-bound (< 1 MiB) and bandwidth-bound (>= 1 MiB),
   coverage and the worst size. A family with one value, or a fold whose fit is degenerate, is refused with
   the reason.
 

@@ -458,6 +458,62 @@ const std::vector<std::string>& default_probe_parameters() {
   return list;
 }
 
+namespace {
+
+/// The held-out rows predicted start by start: each machine start's with `p` refitted (`o.parameters`) on
+/// that start's training rows, a fit made once per start and kept in `cache`; a start with no training row,
+/// or whose refit is degenerate, is predicted with `p` and says why in `fits`. Rows come back in `held`'s
+/// order.
+std::vector<Comparison> predict_per_start(const ManifestData& data, const topo::Topology& topology,
+                                          const std::vector<std::size_t>& train,
+                                          const std::vector<std::size_t>& held, const models::ModelParams& p,
+                                          const CalibrateOptions& o,
+                                          std::map<std::string, CalibrateResult>& cache,
+                                          std::vector<Fold::StartFit>& fits) {
+  const auto start_of = [&](std::size_t i) { return data.rows[i].family_value(Family::Start, data.configs); };
+  std::map<std::string, std::vector<std::size_t>> held_by, train_by;
+  for (std::size_t i : held) held_by[start_of(i)].push_back(i);
+  for (std::size_t i : train)
+    if (auto it = held_by.find(start_of(i)); it != held_by.end()) train_by[it->first].push_back(i);
+  std::map<std::string, std::vector<Comparison>> predicted;
+  for (const auto& [start, rows] : held_by) {
+    Fold::StartFit sf{start, 0, {}, {}};
+    models::ModelParams ps = p;
+    const auto t = train_by.find(start);
+    if (t == train_by.end()) {
+      sf.refused = "no training row on this start";
+    } else {
+      auto c = cache.find(start);
+      if (c == cache.end()) {
+        const auto predict = [&](const models::ModelParams& q) {
+          return predict_rows(data, t->second, topology, q);
+        };
+        c = cache.emplace(start, fit_rows(p, predict, o)).first;
+      }
+      sf.rows = static_cast<int>(t->second.size());
+      if (c->second.degenerate) {
+        sf.refused = "degenerate refit: " + c->second.why_degenerate;
+      } else {
+        sf.values = c->second.values;
+        ps = c->second.params;
+        ps.band = p.band;
+      }
+    }
+    predicted[start] = predict_rows(data, rows, topology, ps);
+    fits.push_back(std::move(sf));
+  }
+  std::vector<Comparison> out;
+  out.reserve(held.size());
+  std::map<std::string, std::size_t> next;
+  for (std::size_t i : held) {
+    const std::string s = start_of(i);
+    out.push_back(predicted[s][next[s]++]);
+  }
+  return out;
+}
+
+}  // namespace
+
 CrossValidation cross_validate(const ManifestData& data, const topo::Topology& topology,
                                const models::ModelParams& start, const std::vector<Family>& families,
                                const CalibrateOptions& given) {
@@ -476,6 +532,8 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
   probe_options.parameters =
       options.probe_parameters.empty() ? default_probe_parameters() : options.probe_parameters;
   const FitSelection probe_selection(options.probe);
+  CalibrateOptions start_options = options;
+  start_options.parameters = options.start_parameters;
   CrossValidation cv;
   cv.rows = static_cast<int>(data.rows.size());
   cv.parameters = fitted_parameter_names(options);
@@ -485,6 +543,8 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
     scale << options.loss_scale;
     cv.loss += " (linear from " + scale.str() + " sigmas)";
   }
+  if (!options.start_parameters.empty())
+    cv.start_parameters = fitted_parameter_names(start_options);  // an unknown name: UsageError listing them
   if (probed) {
     cv.probe = options.probe;
     cv.probe_parameters = fitted_parameter_names(probe_options);  // an unknown name: UsageError listing them
@@ -499,10 +559,12 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
   struct FoldFit {
     CalibrateResult result;
     std::vector<std::string> kept, unpinned;
+    /// CalibrateOptions::start_parameters refitted on each machine start's training rows, by start.
+    std::map<std::string, CalibrateResult> per_start;
   };
   const auto fit_fold = [&](const std::vector<std::size_t>& train) {
     const auto predict = [&](const models::ModelParams& p) { return predict_rows(data, train, topology, p); };
-    FoldFit fit{fit_rows(start, predict, options), {}, {}};
+    FoldFit fit{fit_rows(start, predict, options), {}, {}, {}};
     CalibrateResult& r = fit.result;
     CalibrateOptions fewer = options;
     // Fit once more without `names` (some but not all of the fitted ones): they keep the start set's value.
@@ -556,7 +618,7 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
     };
     std::vector<Fitted> fitted;
     for (const std::string& value : values) {
-      Fold fold{f, value, 0, {}, {}, {}, {}, {}, {}, false, 0, {}};
+      Fold fold{f, value, 0, {}, {}, {}, {}, {}, {}, false, 0, {}, {}};
       std::vector<std::size_t> train, held;
       for (std::size_t i = 0; i < data.rows.size(); ++i)
         (data.rows[i].family_value(f, data.configs) == value ? held : train).push_back(i);
@@ -566,7 +628,7 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
         // start; the 4-GPU ring and the 4-GPU pair): its fit is this fold's, made once.
         auto same = fits.find(train);
         if (same == fits.end()) same = fits.emplace(train, fit_fold(train)).first;
-        const FoldFit& fit = same->second;
+        FoldFit& fit = same->second;
         CalibrateResult r = fit.result;
         fold.kept = fit.kept;
         fold.unpinned = fit.unpinned;
@@ -606,7 +668,11 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
         } else {
           models::ModelParams p = r.params;
           p.band = band_from_rows(data, train, r.fitted_rows, r.prediction_rel_se, start.band);
-          fold.held_out = predict_rows(data, held, topology, p);
+          if (!start_options.parameters.empty() && f != Family::Start && f != Family::ProbedStart)
+            fold.held_out = predict_per_start(data, topology, train, held, p, start_options, fit.per_start,
+                                              fold.start_fits);
+          else
+            fold.held_out = predict_rows(data, held, topology, p);
           fold.band = p.band;
           with_band(fold.held_out, p);
           fitted.push_back({cv.folds.size(), std::move(train), std::move(p)});
@@ -747,6 +813,47 @@ std::string probe_text(const Fold& fold) {
   return s;
 }
 
+/// A fold's per-start refits, in words: "per start: 6 starts, host.launch_per_gpu 3.39-7.64 us", with any
+/// start predicted without one.
+std::string start_fits_text(const Fold& fold) {
+  if (fold.start_fits.empty()) return "";
+  struct Range {
+    double lo, hi;
+    std::string unit;
+  };
+  std::vector<std::pair<std::string, Range>> ranges;  // by parameter, in fit order
+  std::vector<std::string> refused;
+  int refit = 0;
+  for (const Fold::StartFit& sf : fold.start_fits) {
+    if (!sf.refused.empty()) {
+      refused.push_back(sf.start + ": " + sf.refused);
+      continue;
+    }
+    ++refit;
+    for (const FittedValue& v : sf.values) {
+      auto it = std::find_if(ranges.begin(), ranges.end(),
+                             [&](const auto& r) { return r.first == v.parameter.name; });
+      if (it == ranges.end()) {
+        ranges.push_back({v.parameter.name, {v.value, v.value, v.parameter.unit}});
+      } else {
+        it->second.lo = std::min(it->second.lo, v.value);
+        it->second.hi = std::max(it->second.hi, v.value);
+      }
+    }
+  }
+  std::string s = "per start: " + std::to_string(refit) + " start" + (refit == 1 ? "" : "s") + " refitted";
+  for (const auto& [name, r] : ranges) {
+    char buf[160];
+    if (r.lo == r.hi)
+      std::snprintf(buf, sizeof buf, ", %s %.3g %s", name.c_str(), r.lo, r.unit.c_str());
+    else
+      std::snprintf(buf, sizeof buf, ", %s %.3g-%.3g %s", name.c_str(), r.lo, r.hi, r.unit.c_str());
+    s += buf;
+  }
+  if (!refused.empty()) s += "; with the fold's own fit: " + join(refused, "; ");
+  return s;
+}
+
 }  // namespace
 
 std::string cross_validation_text(const CrossValidation& cv) {
@@ -760,6 +867,10 @@ std::string cross_validation_text(const CrossValidation& cv) {
   if (!cv.probe.empty())
     o << "probed-start: each start's fold then refits " << join(cv.probe_parameters, ", ")
       << " on that start's probe rows (" << join(cv.probe, "; ") << "), which are fitted, not predicted.\n";
+  if (!cv.start_parameters.empty())
+    o << "per start: every fold but start's and probed-start's then refits "
+      << join(cv.start_parameters, ", ")
+      << " for each machine start on that start's own training rows before predicting its held-out rows.\n";
   for (Family f : validated_families(cv)) {
     o << "\nfamily " << family_name(f) << "\n";
     std::snprintf(line, sizeof line, "  %-34s %6s %6s %9s %9s %9s %9s  %s\n", "held out", "fitted", "sizes",
@@ -786,6 +897,8 @@ std::string cross_validation_text(const CrossValidation& cv) {
           << "  (kept at the start value, not pinned down by the other rows: " << join(fold.unpinned, ", ")
           << ")\n";
       if (fold.probe_rows > 0) o << "  " << std::string(34, ' ') << "  (" << probe_text(fold) << ")\n";
+      if (!fold.start_fits.empty())
+        o << "  " << std::string(34, ' ') << "  (" << start_fits_text(fold) << ")\n";
     }
     const auto all = held_out_rows(cv, f);
     std::snprintf(line, sizeof line, "  %-34s %6s %6zu %9s %9s %9s %9s  %s\n", "all held out", "", all.size(),
@@ -836,6 +949,12 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
                                " on that start's own probe rows (" + markdown_escape(join(cv.probe, "; ")) +
                                "), which are fitted and not predicted: a new machine calibrated by a short "
                                "measurement of its host.")
+    << (cv.start_parameters.empty()
+            ? std::string()
+            : " Per start: every fold but start's and probed-start's then refits " +
+                  markdown_escape(join(cv.start_parameters, ", ")) +
+                  " for each machine start on that start's own training rows (never a held-out row) before "
+                  "predicting its held-out rows: the machine's host as it was that day.")
     << " Reproduce with:\n\n"
     << markdown_code_block(command, "sh") << "\n";
   o << "| family | held out | fitted sizes | held-out sizes | latency MAPE | bandwidth MAPE | all MAPE | "
@@ -853,6 +972,7 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
       std::string kept = fold.kept.empty() ? "" : " (kept at start: " + join(fold.kept, ", ") + ")";
       if (!fold.unpinned.empty()) kept += " (not pinned, kept at start: " + join(fold.unpinned, ", ") + ")";
       if (fold.probe_rows > 0) kept += " (" + probe_text(fold) + ")";
+      if (!fold.start_fits.empty()) kept += " (" + start_fits_text(fold) + ")";
       o << "| " << family_name(f) << " | " << markdown_escape(fold.value + kept) << " | " << fold.fitted_rows
         << " | " << h.size() << " | " << pct(in_bound(h, Bound::Latency), &ErrorStats::mape) << " | "
         << pct(in_bound(h, Bound::Bandwidth), &ErrorStats::mape) << " | " << pct(h, &ErrorStats::mape)
@@ -880,6 +1000,7 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
     j["probe"] = cv.probe;
     j["probe_parameters"] = cv.probe_parameters;
   }
+  if (!cv.start_parameters.empty()) j["start_parameters"] = cv.start_parameters;
   j["families"] = nlohmann::json::array();
   for (Family f : validated_families(cv)) {
     nlohmann::json fam;
@@ -899,6 +1020,12 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
         if (fold.probe_rows > 0) {
           fj["probe_sizes"] = fold.probe_rows;
           for (const auto& v : fold.probe_values) fj["probe_fitted"][v.parameter.name] = v.value;
+        }
+        for (const Fold::StartFit& sf : fold.start_fits) {
+          nlohmann::json sj = {{"start", sf.start}, {"fitted_sizes", sf.rows}};
+          if (!sf.refused.empty()) sj["refused"] = sf.refused;
+          for (const auto& v : sf.values) sj["fitted"][v.parameter.name] = v.value;
+          fj["start_fits"].push_back(std::move(sj));
         }
         fj["band"] = {{"latency_below", fold.band.latency_below},
                       {"latency_above", fold.band.latency_above},

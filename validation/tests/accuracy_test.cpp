@@ -465,6 +465,9 @@ TEST_CASE("accuracy: held-out figures (leave one family out) do not regress" * d
   if (baseline.contains("loss")) o.loss = parse_fit_loss(baseline["loss"].get<std::string>());
   // The probed-start family's probe configurations (each held-out start's host calibrated on them).
   if (baseline.contains("probe")) o.probe = baseline["probe"].get<std::vector<std::string>>();
+  // Each machine start's host refitted on that start's own training rows (session 36).
+  if (baseline.contains("start_parameters"))
+    o.start_parameters = baseline["start_parameters"].get<std::vector<std::string>>();
   const auto data = load_manifest_data(manifests, topology, start);
   std::vector<Family> families;
   for (const auto& [family, want] : baseline["families"].items()) families.push_back(parse_family(family));

@@ -602,6 +602,87 @@ TEST_CASE("crossval: a probed start refits its host on its own probe rows and pr
   CHECK(json["families"][0]["folds"][1]["probe_sizes"] == 28);
 }
 
+TEST_CASE("crossval: a per-start refit calibrates each start's host on its own training rows") {
+  const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  const auto topology = load("h200x4.topo");
+  const auto data = load_manifest_data({two_starts("per-start")}, topology, h200);
+  CalibrateOptions o;
+  o.parameters = {"collective.simple_channel_bandwidth", "simple.channel_bandwidth"};
+  CalibrateOptions per_start = o;
+  per_start.start_parameters = {"host.launch_per_gpu"};
+  const auto plain = cross_validate(data, topology, h200, {Family::Collective, Family::Start}, o);
+  const auto cv = cross_validate(data, topology, h200, {Family::Collective, Family::Start}, per_start);
+  CHECK(cv.start_parameters == std::vector<std::string>{"host.launch_per_gpu"});
+  CHECK(plain.start_parameters.empty());
+  REQUIRE(cv.folds.size() == plain.folds.size());
+  const auto fold_of = [](const CrossValidation& c, Family f, const std::string& v) -> const Fold& {
+    for (const Fold& fold : c.folds)
+      if (fold.family == f && fold.value == v) return fold;
+    throw std::runtime_error("no fold " + v);
+  };
+  // Holding out all_reduce: each start's host is refitted on that start's sendrecv (28 sizes), never on a
+  // held-out row, and 26a's (B) enqueues slower than 22a's (A), as its probe says.
+  const Fold& f = fold_of(cv, Family::Collective, "all_reduce");
+  const Fold& p = fold_of(plain, Family::Collective, "all_reduce");
+  REQUIRE(f.refused.empty());
+  REQUIRE(f.start_fits.size() == 2);
+  CHECK(f.start_fits[0].start == "A");
+  CHECK(f.start_fits[1].start == "B");
+  double per_gpu[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    const Fold::StartFit& s = f.start_fits[static_cast<std::size_t>(i)];
+    CHECK(s.refused.empty());
+    CHECK(s.rows == 28);
+    REQUIRE(s.values.size() == 1);
+    CHECK(s.values[0].parameter.name == "host.launch_per_gpu");
+    per_gpu[i] = s.values[0].value;
+  }
+  CHECK(per_gpu[1] > per_gpu[0] + 0.5);
+  // The same rows in the same order, predicted closer below 1 MiB; the fold's own fit is unchanged.
+  REQUIRE(f.held_out.size() == p.held_out.size());
+  for (std::size_t i = 0; i < f.held_out.size(); ++i) {
+    CHECK(f.held_out[i].source == p.held_out[i].source);
+    CHECK(f.held_out[i].bytes == p.held_out[i].bytes);
+  }
+  CHECK(f.fitted_rows == p.fitted_rows);
+  // The slow start's latency-bound all_reduce comes closer (the fold's one host fits neither start).
+  const auto of_b = [](const std::vector<Comparison>& rows) {
+    std::vector<Comparison> b;
+    for (const auto& c : rows)
+      if (c.source.find("h200x4-2026-11-26a") != std::string::npos) b.push_back(c);
+    return b;
+  };
+  REQUIRE(!of_b(f.held_out).empty());
+  CHECK(stats(in_bound(of_b(f.held_out), Bound::Latency)).mape <
+        stats(in_bound(of_b(p.held_out), Bound::Latency)).mape);
+  // A held-out start has no training row: the start family is predicted as before.
+  for (const Fold& s : cv.folds) {
+    if (s.family != Family::Start) continue;
+    CHECK(s.start_fits.empty());
+    const Fold& q = fold_of(plain, Family::Start, s.value);
+    REQUIRE(s.held_out.size() == q.held_out.size());
+    for (std::size_t i = 0; i < s.held_out.size(); ++i)
+      CHECK(s.held_out[i].predicted_us == q.held_out[i].predicted_us);
+  }
+  const std::string text = cross_validation_text(cv);
+  CHECK(text.find("(per start: 2 starts refitted, host.launch_per_gpu ") != std::string::npos);
+  const auto json = cross_validation_json(cv, "cmd");
+  CHECK(json["start_parameters"][0] == "host.launch_per_gpu");
+  CHECK(json["families"][0]["folds"][0]["start_fits"].size() == 2);
+  // A start with nothing else measured keeps the fold's own fit and says so.
+  const auto lone = load_manifest_data({two_starts("per-start-lone", false)}, topology, h200);
+  const auto cl = cross_validate(lone, topology, h200, {Family::Collective}, per_start);
+  const Fold& lf = fold_of(cl, Family::Collective, "all_reduce");
+  REQUIRE(lf.start_fits.size() == 2);
+  CHECK(lf.start_fits[0].refused.empty());
+  CHECK(lf.start_fits[1].refused == "no training row on this start");
+  CHECK(cross_validation_text(cl).find("with the fold's own fit: B: no training row on this start") !=
+        std::string::npos);
+  CalibrateOptions unknown = per_start;
+  unknown.start_parameters = {"host.no_such"};
+  CHECK(!error_of([&] { cross_validate(data, topology, h200, {Family::Collective}, unknown); }).empty());
+}
+
 TEST_CASE("crossval: a probed start without probe rows is refused, and probes need the probed-start family") {
   const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
   const auto topology = load("h200x4.topo");

@@ -111,6 +111,15 @@ struct Fold {
   /// (CalibrateOptions::probe_parameters, refitted from the fold's fit).
   int probe_rows = 0;
   std::vector<FittedValue> probe_values;
+  /// CalibrateOptions::start_parameters: per machine start of the held-out rows, its refit on that start's
+  /// training rows (refused: why the fold's own fit predicted that start's rows instead).
+  struct StartFit {
+    std::string start;
+    int rows = 0;  ///< the start's training sizes the refit used
+    std::vector<FittedValue> values;
+    std::string refused;
+  };
+  std::vector<StartFit> start_fits;
 };
 
 struct CrossValidation {
@@ -122,6 +131,8 @@ struct CrossValidation {
   int rows = 0;
   /// The probed-start family's probe configurations and the parameters refitted on them (empty without it).
   std::vector<std::string> probe, probe_parameters;
+  /// The parameters refitted per machine start (CalibrateOptions::start_parameters; empty without).
+  std::vector<std::string> start_parameters;
 };
 
 /// The parameters cross_validate fits when CalibrateOptions::parameters is empty: the twenty-eight that
