@@ -192,6 +192,11 @@ void run_validate(const ValidateOptions& o) {
   if (!o.cross_validate && (!o.band_out.empty() || !o.band_set.empty() || o.band != "cross-validated"))
     throw UsageError("--band, --band-out and --band-set belong to --cross-validate");
   if (!o.band_set.empty() && o.band_out.empty()) throw UsageError("--band-set needs --band-out FILE");
+  if (!o.band_out.empty() && !o.start_params.empty())
+    throw UsageError(
+        "--band-out pools the held-out errors of a set whose host nobody calibrated; --start-param "
+        "calibrates each start's host first, which would make that band too narrow: run --band-out without "
+        "--start-param");
   if (!o.cross_validate && (o.loss != "squared" || o.loss_scale != validation::kDefaultLossScale))
     throw UsageError("--loss and --loss-scale belong to --cross-validate (validate alone fits nothing)");
   if (!o.cross_validate && o.jobs != 0)

@@ -488,7 +488,14 @@ std::vector<Comparison> predict_per_start(const ManifestData& data, const topo::
         const auto predict = [&](const models::ModelParams& q) {
           return predict_rows(data, t->second, topology, q);
         };
-        c = cache.emplace(start, fit_rows(p, predict, o)).first;
+        CalibrateResult r;
+        try {
+          r = fit_rows(p, predict, o);
+        } catch (const UsageError& e) {  // too few sizes for the parameters, say: this start only
+          r.degenerate = true;
+          r.why_degenerate = e.what();
+        }
+        c = cache.emplace(start, std::move(r)).first;
       }
       sf.rows = static_cast<int>(t->second.size());
       if (c->second.degenerate) {
@@ -543,8 +550,19 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
     scale << options.loss_scale;
     cv.loss += " (linear from " + scale.str() + " sigmas)";
   }
-  if (!options.start_parameters.empty())
+  if (!options.start_parameters.empty()) {
     cv.start_parameters = fitted_parameter_names(start_options);  // an unknown name: UsageError listing them
+    for (std::size_t i = 0; i < cv.start_parameters.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (cv.start_parameters[i] == cv.start_parameters[j])
+          throw UsageError("--start-param " + cv.start_parameters[i] + " is given twice");
+    if (std::all_of(families.begin(), families.end(),
+                    [](Family f) { return f == Family::Start || f == Family::ProbedStart; }))
+      throw UsageError(
+          "per-start parameters (--start-param) refit a start's host on its own training rows, which the "
+          "start and probed-start families hold out whole; add a family that keeps every start in the fit "
+          "(ring, pair, knob, collective or launch)");
+  }
   if (probed) {
     cv.probe = options.probe;
     cv.probe_parameters = fitted_parameter_names(probe_options);  // an unknown name: UsageError listing them
@@ -668,6 +686,8 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
         } else {
           models::ModelParams p = r.params;
           p.band = band_from_rows(data, train, r.fitted_rows, r.prediction_rel_se, start.band);
+          // Never for ProbedStart: its r.params were replaced by the probe's, while fit.per_start is keyed
+          // by the training rows alone (the fold's own fit).
           if (!start_options.parameters.empty() && f != Family::Start && f != Family::ProbedStart)
             fold.held_out = predict_per_start(data, topology, train, held, p, start_options, fit.per_start,
                                               fold.start_fits);
@@ -716,6 +736,10 @@ models::BandParams cross_validated_band(const CrossValidation& cv, const Manifes
     // Probed predictions had their start's host measured: a set used without a probe would get too narrow a
     // band from them.
     if (fold.family == Family::ProbedStart) continue;
+    // Likewise predictions whose start's host was refitted on its other rows (--start-param).
+    if (std::any_of(fold.start_fits.begin(), fold.start_fits.end(),
+                    [](const Fold::StartFit& s) { return s.refused.empty(); }))
+      continue;
     held.insert(held.end(), fold.held_out.begin(), fold.held_out.end());
   }
   std::vector<std::size_t> all(data.rows.size());

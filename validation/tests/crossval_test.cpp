@@ -540,19 +540,19 @@ namespace {
 
 /// Two 4x H200 machine starts (2026-11-22a, whose host enqueued fast, and 2026-11-26a, slow), each with a
 /// sendrecv and an all_reduce run on GPUs 0,1, one thread; `with_probe_b` false drops 26a's sendrecv.
-std::string two_starts(const std::string& name, bool with_probe_b = true) {
+std::string two_starts(const std::string& name, bool with_probe_b = true, bool b_first = false) {
   const std::string a = kSrc + "/validation/data/h200x4/coverage/h200x4-2026-11-22a/";
   const std::string b = kSrc + "/validation/data/h200x4/coverage/h200x4-2026-11-26a/";
-  std::string body;
+  std::string body_a, body_b;
   for (int r = 1; r <= 3; ++r) {
     const std::string rep = std::to_string(r);
-    body += a + "sendrecv_g01_st_r" + rep + ".json,A,sendrecv,\"0,1\",single-thread,," + rep + "\n";
-    body += a + "all_reduce_g01_st_r" + rep + ".json,A,all_reduce,\"0,1\",single-thread,," + rep + "\n";
+    body_a += a + "sendrecv_g01_st_r" + rep + ".json,A,sendrecv,\"0,1\",single-thread,," + rep + "\n";
+    body_a += a + "all_reduce_g01_st_r" + rep + ".json,A,all_reduce,\"0,1\",single-thread,," + rep + "\n";
     if (with_probe_b)
-      body += b + "sendrecv_g01_st_r" + rep + ".json,B,sendrecv,\"0,1\",single-thread,," + rep + "\n";
-    body += b + "all_reduce_g01_st_r" + rep + ".json,B,all_reduce,\"0,1\",single-thread,," + rep + "\n";
+      body_b += b + "sendrecv_g01_st_r" + rep + ".json,B,sendrecv,\"0,1\",single-thread,," + rep + "\n";
+    body_b += b + "all_reduce_g01_st_r" + rep + ".json,B,all_reduce,\"0,1\",single-thread,," + rep + "\n";
   }
-  return manifest(name, body);
+  return manifest(name, b_first ? body_b + body_a : body_a + body_b);
 }
 
 }  // namespace
@@ -605,7 +605,8 @@ TEST_CASE("crossval: a probed start refits its host on its own probe rows and pr
 TEST_CASE("crossval: a per-start refit calibrates each start's host on its own training rows") {
   const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
   const auto topology = load("h200x4.topo");
-  const auto data = load_manifest_data({two_starts("per-start")}, topology, h200);
+  // B's runs listed first: the held-out rows come back in their own order, not grouped by start.
+  const auto data = load_manifest_data({two_starts("per-start", true, true)}, topology, h200);
   CalibrateOptions o;
   o.parameters = {"collective.simple_channel_bandwidth", "simple.channel_bandwidth"};
   CalibrateOptions per_start = o;
@@ -676,11 +677,36 @@ TEST_CASE("crossval: a per-start refit calibrates each start's host on its own t
   REQUIRE(lf.start_fits.size() == 2);
   CHECK(lf.start_fits[0].refused.empty());
   CHECK(lf.start_fits[1].refused == "no training row on this start");
+  // ... predicted exactly as the fold's own fit predicts it.
+  const auto lone_plain = cross_validate(lone, topology, h200, {Family::Collective}, o);
+  const Fold& lp = fold_of(lone_plain, Family::Collective, "all_reduce");
+  REQUIRE(lf.held_out.size() == lp.held_out.size());
+  int b_rows = 0;
+  for (std::size_t i = 0; i < lf.held_out.size(); ++i) {
+    if (lf.held_out[i].source.find("h200x4-2026-11-26a") == std::string::npos) continue;
+    ++b_rows;
+    CHECK(lf.held_out[i].predicted_us == lp.held_out[i].predicted_us);
+  }
+  CHECK(b_rows > 0);
   CHECK(cross_validation_text(cl).find("with the fold's own fit: B: no training row on this start") !=
         std::string::npos);
   CalibrateOptions unknown = per_start;
   unknown.start_parameters = {"host.no_such"};
-  CHECK(!error_of([&] { cross_validate(data, topology, h200, {Family::Collective}, unknown); }).empty());
+  CHECK(error_of([&] {
+          cross_validate(data, topology, h200, {Family::Collective}, unknown);
+        }).find("unknown parameter 'host.no_such'") != std::string::npos);
+  CalibrateOptions twice = per_start;
+  twice.start_parameters = {"host.launch_per_gpu", "host.launch_per_gpu"};
+  CHECK(error_of([&] {
+          cross_validate(data, topology, h200, {Family::Collective}, twice);
+        }).find("host.launch_per_gpu is given twice") != std::string::npos);
+  CHECK(error_of([&] {
+          cross_validate(data, topology, h200, {Family::Start}, per_start);
+        }).find("add a family that keeps every start in the fit") != std::string::npos);
+  const std::string md = cross_validation_markdown(cv, "cmd");
+  CHECK(md.find("Per start: every fold but start's and probed-start's then refits host.launch_per_gpu") !=
+        std::string::npos);
+  CHECK(md.find("(per start: 2 starts refitted, host.launch_per_gpu ") != std::string::npos);
 }
 
 TEST_CASE("crossval: a probed start without probe rows is refused, and probes need the probed-start family") {

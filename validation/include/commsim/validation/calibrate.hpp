@@ -83,7 +83,8 @@ struct CalibrateOptions {
   /// cross_validate, every family but start and probed-start (whose held-out start has no training row):
   /// parameters refitted for each machine start, from the fold's fit, on that start's own training rows
   /// before its held-out rows are predicted: the machine's host as it was that day, calibrated from the
-  /// other configurations measured on it (never from a held-out row). Empty: one set for every start.
+  /// other configurations measured on it (never from a held-out row). The rows keep the fold's band. Empty:
+  /// one set for every start.
   std::vector<std::string> start_parameters;
   /// Threads that evaluate the Jacobian's columns (each a prediction of every fitted row with one parameter
   /// moved) at once; 0: one per hardware thread. The fit is the same, to the bit, for any count.
