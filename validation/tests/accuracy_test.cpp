@@ -239,6 +239,7 @@ TEST_CASE("accuracy: a PyTorch run from another GPU model is refused") {
   CHECK_THROWS_WITH_AS(compare_torch(other, *h.runtime),
                        doctest::Contains("measured on 'NVIDIA H100 80GB HBM3' but topology GPU 0 is H200"),
                        InputError);
+  std::filesystem::remove(other);
 }
 
 TEST_CASE("accuracy: a measurement directory without results is refused") {
