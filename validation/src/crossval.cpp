@@ -471,12 +471,13 @@ std::vector<Comparison> predict_per_start(const ManifestData& data, const topo::
                                           std::map<std::string, CalibrateResult>& cache,
                                           std::vector<Fold::StartFit>& fits) {
   const auto start_of = [&](std::size_t i) { return data.rows[i].family_value(Family::Start, data.configs); };
-  std::map<std::string, std::vector<std::size_t>> held_by, train_by;
-  for (std::size_t i : held) held_by[start_of(i)].push_back(i);
+  // By start: the held-out rows' positions in `held`, and the start's training rows.
+  std::map<std::string, std::vector<std::size_t>> held_at, train_by;
+  for (std::size_t k = 0; k < held.size(); ++k) held_at[start_of(held[k])].push_back(k);
   for (std::size_t i : train)
-    if (auto it = held_by.find(start_of(i)); it != held_by.end()) train_by[it->first].push_back(i);
-  std::map<std::string, std::vector<Comparison>> predicted;
-  for (const auto& [start, rows] : held_by) {
+    if (auto it = held_at.find(start_of(i)); it != held_at.end()) train_by[it->first].push_back(i);
+  std::vector<Comparison> out(held.size());
+  for (const auto& [start, at] : held_at) {
     Fold::StartFit sf{start, 0, {}, {}};
     models::ModelParams ps = p;
     const auto t = train_by.find(start);
@@ -506,15 +507,12 @@ std::vector<Comparison> predict_per_start(const ManifestData& data, const topo::
         ps.band = p.band;
       }
     }
-    predicted[start] = predict_rows(data, rows, topology, ps);
+    std::vector<std::size_t> rows;
+    rows.reserve(at.size());
+    for (std::size_t k : at) rows.push_back(held[k]);
+    std::vector<Comparison> got = predict_rows(data, rows, topology, ps);  // one per row, in order
+    for (std::size_t n = 0; n < at.size(); ++n) out[at[n]] = std::move(got[n]);
     fits.push_back(std::move(sf));
-  }
-  std::vector<Comparison> out;
-  out.reserve(held.size());
-  std::map<std::string, std::size_t> next;
-  for (std::size_t i : held) {
-    const std::string s = start_of(i);
-    out.push_back(predicted[s][next[s]++]);
   }
   return out;
 }
@@ -837,8 +835,8 @@ std::string probe_text(const Fold& fold) {
   return s;
 }
 
-/// A fold's per-start refits, in words: "per start: 6 starts, host.launch_per_gpu 3.39-7.64 us", with any
-/// start predicted without one.
+/// A fold's per-start refits, in words: "per start: 6 starts refitted, host.launch_per_gpu 3.39-7.64 us",
+/// then any start predicted with the fold's own fit and why.
 std::string start_fits_text(const Fold& fold) {
   if (fold.start_fits.empty()) return "";
   struct Range {
