@@ -445,9 +445,10 @@ CROSS-VALIDATION (--cross-validate)
   (a short measurement a user makes on a new machine) and predicts its other rows. With --start-param, every
   other family's fold refits those parameters for each machine start on that start's own training rows (the
   host as it was that day, from the other configurations measured on it) before predicting the start's
-  held-out rows; a start with no training row keeps the fold's fit. Reported per family value: MAPE
-  latency-bound (< 1 MiB) and bandwidth-bound (>= 1 MiB), coverage and the worst size. A family with one
-  value, or a fold whose fit is degenerate, is refused with the reason.
+  held-out rows; a start with no training row keeps the fold's fit, and its rows' band takes its model
+  error from the other folds' rows as their own fits predict them, no start refitted. Reported per family
+  value: MAPE latency-bound (< 1 MiB) and bandwidth-bound (>= 1 MiB), coverage and the worst size. A family
+  with one value, or a fold whose fit is degenerate, is refused with the reason.
 
 EXAMPLE
   commsim validate --topology topologies/library/real/h200x4.topo --params models/params/h200.toml \

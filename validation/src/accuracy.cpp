@@ -288,13 +288,15 @@ void check_device_model(const std::string& device_name, const std::string& model
                               " (another GPU model: use the matching topology)");
 }
 
+void with_band(Comparison& c, const models::ModelParams& params) {
+  const double exact = std::clamp(c.exact_us, 0.0, c.predicted_us);
+  const models::Band b = models::band_of(params, c.bytes, c.predicted_us - exact);
+  c.predicted_lo_us = exact + b.lo_us;
+  c.predicted_hi_us = exact + b.hi_us;
+}
+
 void with_band(std::vector<Comparison>& rows, const models::ModelParams& params) {
-  for (Comparison& c : rows) {
-    const double exact = std::clamp(c.exact_us, 0.0, c.predicted_us);
-    const models::Band b = models::band_of(params, c.bytes, c.predicted_us - exact);
-    c.predicted_lo_us = exact + b.lo_us;
-    c.predicted_hi_us = exact + b.hi_us;
-  }
+  for (Comparison& c : rows) with_band(c, params);
 }
 
 namespace {

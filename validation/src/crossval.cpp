@@ -449,7 +449,8 @@ const std::vector<std::string>& default_cross_validation_parameters() {
                                                 "simple.channel_latency",
                                                 "p2p.peer_ramp",
                                                 "p2p.peer_rate_loss",
-                                                "p2p.port_ramp"};
+                                                "p2p.port_ramp",
+                                                "host.launch_base"};
   return list;
 }
 
@@ -463,13 +464,13 @@ namespace {
 /// The held-out rows predicted start by start: each machine start's with `p` refitted (`o.parameters`) on
 /// that start's training rows, a fit made once per start and kept in `cache`; a start with no training row,
 /// or whose refit is degenerate, is predicted with `p` and says why in `fits`. Rows come back in `held`'s
-/// order.
+/// order; `refitted` says, row by row, whether its start's refit predicted it.
 std::vector<Comparison> predict_per_start(const ManifestData& data, const topo::Topology& topology,
                                           const std::vector<std::size_t>& train,
                                           const std::vector<std::size_t>& held, const models::ModelParams& p,
                                           const CalibrateOptions& o,
                                           std::map<std::string, CalibrateResult>& cache,
-                                          std::vector<Fold::StartFit>& fits) {
+                                          std::vector<Fold::StartFit>& fits, std::vector<bool>& refitted) {
   const auto start_of = [&](std::size_t i) { return data.rows[i].family_value(Family::Start, data.configs); };
   // By start: the held-out rows' positions in `held`, and the start's training rows.
   std::map<std::string, std::vector<std::size_t>> held_at, train_by;
@@ -477,6 +478,7 @@ std::vector<Comparison> predict_per_start(const ManifestData& data, const topo::
   for (std::size_t i : train)
     if (auto it = held_at.find(start_of(i)); it != held_at.end()) train_by[it->first].push_back(i);
   std::vector<Comparison> out(held.size());
+  refitted.assign(held.size(), false);
   for (const auto& [start, at] : held_at) {
     Fold::StartFit sf{start, 0, {}, {}};
     models::ModelParams ps = p;
@@ -511,7 +513,10 @@ std::vector<Comparison> predict_per_start(const ManifestData& data, const topo::
     rows.reserve(at.size());
     for (std::size_t k : at) rows.push_back(held[k]);
     std::vector<Comparison> got = predict_rows(data, rows, topology, ps);  // one per row, in order
-    for (std::size_t n = 0; n < at.size(); ++n) out[at[n]] = std::move(got[n]);
+    for (std::size_t n = 0; n < at.size(); ++n) {
+      out[at[n]] = std::move(got[n]);
+      refitted[at[n]] = sf.refused.empty();
+    }
     fits.push_back(std::move(sf));
   }
   return out;
@@ -631,10 +636,14 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
       std::size_t fold;
       std::vector<std::size_t> train;
       models::ModelParams params;
+      /// Per start (start_fits): the held-out rows predicted with the fold's own fit, no start refitted,
+      /// and which of the fold's held-out rows a start's refit predicted. Empty otherwise.
+      std::vector<Comparison> plain;
+      std::vector<bool> refitted;
     };
     std::vector<Fitted> fitted;
     for (const std::string& value : values) {
-      Fold fold{f, value, 0, {}, {}, {}, {}, {}, {}, false, 0, {}, {}};
+      Fold fold{f, value, 0, {}, {}, {}, {}, {}, {}, false, 0, {}, {}, 0, {}};
       std::vector<std::size_t> train, held;
       for (std::size_t i = 0; i < data.rows.size(); ++i)
         (data.rows[i].family_value(f, data.configs) == value ? held : train).push_back(i);
@@ -684,16 +693,38 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
         } else {
           models::ModelParams p = r.params;
           p.band = band_from_rows(data, train, r.fitted_rows, r.prediction_rel_se, start.band);
+          std::vector<Comparison> predicted, plain;
+          std::vector<bool> refitted;
+          std::vector<Fold::StartFit> start_fits;
           // Never for ProbedStart: its r.params were replaced by the probe's, while fit.per_start is keyed
           // by the training rows alone (the fold's own fit).
-          if (!start_options.parameters.empty() && f != Family::Start && f != Family::ProbedStart)
-            fold.held_out = predict_per_start(data, topology, train, held, p, start_options, fit.per_start,
-                                              fold.start_fits);
-          else
-            fold.held_out = predict_rows(data, held, topology, p);
+          if (!start_options.parameters.empty() && f != Family::Start && f != Family::ProbedStart) {
+            predicted = predict_per_start(data, topology, train, held, p, start_options, fit.per_start,
+                                          start_fits, refitted);
+            // For the other folds' bands (below): the rows a start's refit predicted, as the fold's own fit
+            // predicts them; the rest were predicted with it already.
+            if (options.cross_validated_band) {
+              plain = predicted;
+              std::vector<std::size_t> rows, at;
+              for (std::size_t k = 0; k < held.size(); ++k) {
+                if (!refitted[k]) continue;
+                rows.push_back(held[k]);
+                at.push_back(k);
+              }
+              std::vector<Comparison> got = predict_rows(data, rows, topology, p);
+              for (std::size_t n = 0; n < at.size(); ++n) plain[at[n]] = std::move(got[n]);
+            }
+          } else {
+            predicted = predict_rows(data, held, topology, p);
+          }
+          fold.held_out = std::move(predicted);
+          fold.start_fits = std::move(start_fits);
+          fold.start_fallback_rows = static_cast<int>(std::count(refitted.begin(), refitted.end(), false));
           fold.band = p.band;
+          fold.start_fallback_band = p.band;
           with_band(fold.held_out, p);
-          fitted.push_back({cv.folds.size(), std::move(train), std::move(p)});
+          fitted.push_back(
+              {cv.folds.size(), std::move(train), std::move(p), std::move(plain), std::move(refitted)});
         }
       } catch (const UsageError& e) {
         fold.refused = e.what();
@@ -705,17 +736,32 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
     // understate how far a prediction for an unmeasured value can be off.
     if (options.cross_validated_band && fitted.size() > 1) {
       for (Fitted& fi : fitted) {
-        std::vector<Comparison> others;
+        // The other folds' held-out rows as predicted (a start's refit where there was one), and as their
+        // folds' own fits predict them (no start refitted): the model error of rows with and without their
+        // start's host. A row that kept its fold's fit is like the latter: its start was never in a fit.
+        // (All of the other folds' rows, not only the ones that kept their fit, which are few or none.)
+        std::vector<Comparison> others, others_plain;
         for (const Fitted& fj : fitted) {
           if (fj.fold == fi.fold) continue;
           const auto& h = cv.folds[fj.fold].held_out;
           others.insert(others.end(), h.begin(), h.end());
+          const auto& q = fj.plain.empty() ? h : fj.plain;
+          others_plain.insert(others_plain.end(), q.begin(), q.end());
         }
         Fold& fold = cv.folds[fi.fold];
-        fi.params.band = band_from_held_out(data, fi.train, others, fold.band);
+        const models::BandParams own = fold.band;
+        fi.params.band = band_from_held_out(data, fi.train, others, own);
         fold.band = fi.params.band;
         fold.band_cross_validated = true;
         with_band(fold.held_out, fi.params);
+        fold.start_fallback_band = fold.band;
+        if (fold.start_fallback_rows > 0) {
+          models::ModelParams q = fi.params;
+          q.band = band_from_held_out(data, fi.train, others_plain, own);
+          fold.start_fallback_band = q.band;
+          for (std::size_t k = 0; k < fold.held_out.size(); ++k)
+            if (!fi.refitted[k]) with_band(fold.held_out[k], q);
+        }
       }
     }
   }
@@ -873,6 +919,20 @@ std::string start_fits_text(const Fold& fold) {
     s += buf;
   }
   if (!refused.empty()) s += "; with the fold's own fit: " + join(refused, "; ");
+  if (fold.start_fallback_rows > 0 && fold.band_cross_validated) {
+    // Rows without their start's host carry the band of predictions made without one.
+    const models::BandParams& b = fold.start_fallback_band;
+    const models::BandParams& r = fold.band;
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "; those %d sizes' band, from the other folds' predictions with no start refitted: "
+                  "-%.1f%%/+%.1f%% below 1 MiB, -%.1f%%/+%.1f%% from 1 MiB (the refitted rows': "
+                  "-%.1f%%/+%.1f%%, -%.1f%%/+%.1f%%)",
+                  fold.start_fallback_rows, 100 * b.latency_below, 100 * b.latency_above,
+                  100 * b.bandwidth_below, 100 * b.bandwidth_above, 100 * r.latency_below,
+                  100 * r.latency_above, 100 * r.bandwidth_below, 100 * r.bandwidth_above);
+    s += buf;
+  }
   return s;
 }
 
@@ -892,7 +952,10 @@ std::string cross_validation_text(const CrossValidation& cv) {
   if (!cv.start_parameters.empty())
     o << "per start: every fold but start's and probed-start's then refits "
       << join(cv.start_parameters, ", ")
-      << " for each machine start on that start's own training rows before predicting its held-out rows.\n";
+      << " for each machine start on that start's own training rows before predicting its held-out rows; a"
+         " start with none keeps the fold's fit, and its rows' band comes from the other folds' rows "
+         "predicted"
+         " with no start refitted.\n";
   for (Family f : validated_families(cv)) {
     o << "\nfamily " << family_name(f) << "\n";
     std::snprintf(line, sizeof line, "  %-34s %6s %6s %9s %9s %9s %9s  %s\n", "held out", "fitted", "sizes",
@@ -976,7 +1039,11 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
             : " Per start: every fold but start's and probed-start's then refits " +
                   markdown_escape(join(cv.start_parameters, ", ")) +
                   " for each machine start on that start's own training rows (never a held-out row) before "
-                  "predicting its held-out rows: the machine's host as it was that day.")
+                  "predicting its held-out rows: the machine's host as it was that day. A start with none "
+                  "keeps "
+                  "the fold's fit, and its rows' band comes from the other folds' rows predicted with no "
+                  "start "
+                  "refitted.")
     << " Reproduce with:\n\n"
     << markdown_code_block(command, "sh") << "\n";
   o << "| family | held out | fitted sizes | held-out sizes | latency MAPE | bandwidth MAPE | all MAPE | "
@@ -1048,6 +1115,17 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
           if (!sf.refused.empty()) sj["refused"] = sf.refused;
           for (const auto& v : sf.values) sj["fitted"][v.parameter.name] = v.value;
           fj["start_fits"].push_back(std::move(sj));
+        }
+        if (fold.start_fallback_rows > 0) {
+          fj["start_fallback"] = {
+              {"sizes", fold.start_fallback_rows},
+              {"band",
+               {{"latency_below", fold.start_fallback_band.latency_below},
+                {"latency_above", fold.start_fallback_band.latency_above},
+                {"bandwidth_below", fold.start_fallback_band.bandwidth_below},
+                {"bandwidth_above", fold.start_fallback_band.bandwidth_above},
+                {"source", fold.band_cross_validated ? "other folds' held-out errors with no start refitted"
+                                                     : "own fit"}}}};
         }
         fj["band"] = {{"latency_below", fold.band.latency_below},
                       {"latency_above", fold.band.latency_above},

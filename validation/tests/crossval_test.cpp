@@ -260,7 +260,10 @@ TEST_CASE(
   const auto has = [&](const std::string& name) {
     return std::find(list.begin(), list.end(), name) != list.end();
   };
-  CHECK(list.size() == 28);
+  CHECK(list.size() == 29);
+  // Since session 37 the host's per-thread cost too, told from its per-GPU cost by the one-thread runs.
+  CHECK(has("host.launch_base"));
+  CHECK(has("host.launch_per_gpu"));
   // Since session 34 a fold also fits where the channels bind: a Simple ring's reducing step and LL's channel
   // rate. The receive-only steps' counts stay at the datasheet's: with the channel rate they trade off.
   for (const char* name : {"collective.reduce_step", "collective.ll_channel_bandwidth"}) CHECK(has(name));
@@ -707,6 +710,93 @@ TEST_CASE("crossval: a per-start refit calibrates each start's host on its own t
   CHECK(md.find("Per start: every fold but start's and probed-start's then refits host.launch_per_gpu") !=
         std::string::npos);
   CHECK(md.find("(per start: 2 starts refitted, host.launch_per_gpu ") != std::string::npos);
+}
+
+TEST_CASE(
+    "crossval: rows whose start keeps the fold's fit carry the band of predictions with no start refitted") {
+  const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  const auto topology = load("h200x4.topo");
+  // B (26a) has only its all_reduce: holding that out leaves B no training row, so B's rows keep the fold's
+  // fit, while A's host is refitted on A's sendrecv. Holding out sendrecv (A's only), A is refitted on its
+  // all_reduce.
+  const auto data = load_manifest_data({two_starts("fallback-band", false)}, topology, h200);
+  CalibrateOptions o;
+  o.parameters = {"collective.simple_channel_bandwidth", "simple.channel_bandwidth"};
+  CalibrateOptions per_start = o;
+  per_start.start_parameters = {"host.launch_per_gpu"};
+  const auto plain = cross_validate(data, topology, h200, {Family::Collective}, o);
+  const auto cv = cross_validate(data, topology, h200, {Family::Collective}, per_start);
+  REQUIRE(cv.folds.size() == 2);
+  REQUIRE(plain.folds.size() == 2);
+  const Fold& ar = cv.folds[0];
+  const Fold& sr = cv.folds[1];
+  REQUIRE(ar.value == "all_reduce");
+  REQUIRE(sr.value == "sendrecv");
+  REQUIRE(ar.refused.empty());
+  REQUIRE(sr.refused.empty());
+  CHECK(ar.band_cross_validated);
+  const auto of_b = [](const Comparison& c) {
+    return c.source.find("h200x4-2026-11-26a") != std::string::npos;
+  };
+  const std::ptrdiff_t b_rows = std::count_if(ar.held_out.begin(), ar.held_out.end(), of_b);
+  REQUIRE(b_rows > 0);
+  REQUIRE(b_rows < static_cast<std::ptrdiff_t>(ar.held_out.size()));
+  CHECK(ar.start_fallback_rows == b_rows);
+  CHECK(sr.start_fallback_rows == 0);  // A, its only start, is refitted
+  // The all_reduce fold's training rows: the sendrecv runs.
+  std::vector<std::size_t> train;
+  for (std::size_t r = 0; r < data.rows.size(); ++r)
+    if (data.rows[r].family_value(Family::Collective, data.configs) != "all_reduce") train.push_back(r);
+  // In-sample bands (no cross-validated band): every row carries the fold's own band, which is also what a
+  // cross-validated band falls back to in a size regime the other folds have no row of.
+  CalibrateOptions own = per_start;
+  own.cross_validated_band = false;
+  const auto in_sample = cross_validate(data, topology, h200, {Family::Collective}, own);
+  REQUIRE(in_sample.folds.size() == 2);
+  const Fold& ia = in_sample.folds[0];
+  CHECK(ia.start_fallback_rows == b_rows);
+  CHECK(ia.start_fallback_band.latency_above == doctest::Approx(ia.band.latency_above));
+  CHECK(ia.start_fallback_band.bandwidth_below == doctest::Approx(ia.band.bandwidth_below));
+  CHECK(cross_validation_text(in_sample).find("sizes' band") == std::string::npos);
+  // Refitted rows: the model error of the other fold's rows as predicted (A refitted); rows that kept the
+  // fold's fit: of the other fold's rows as its own fit predicted them (the plain cross-validation's).
+  const auto refit_band = band_from_held_out(data, train, sr.held_out, ia.band);
+  const auto plain_band = band_from_held_out(data, train, plain.folds[1].held_out, ia.band);
+  CHECK(ar.band.latency_below == doctest::Approx(refit_band.latency_below));
+  CHECK(ar.band.latency_above == doctest::Approx(refit_band.latency_above));
+  CHECK(ar.band.bandwidth_below == doctest::Approx(refit_band.bandwidth_below));
+  CHECK(ar.band.bandwidth_above == doctest::Approx(refit_band.bandwidth_above));
+  CHECK(ar.start_fallback_band.latency_below == doctest::Approx(plain_band.latency_below));
+  CHECK(ar.start_fallback_band.latency_above == doctest::Approx(plain_band.latency_above));
+  CHECK(ar.start_fallback_band.bandwidth_below == doctest::Approx(plain_band.bandwidth_below));
+  CHECK(ar.start_fallback_band.bandwidth_above == doctest::Approx(plain_band.bandwidth_above));
+  // Refitting A's host moved the sendrecv fold's predictions, so the two bands differ.
+  CHECK(ar.start_fallback_band.latency_above != doctest::Approx(ar.band.latency_above));
+  // Each row carries its own band; predictions are those of the per-start fold.
+  const Fold& pa = plain.folds[0];
+  REQUIRE(ar.held_out.size() == pa.held_out.size());
+  for (std::size_t k = 0; k < ar.held_out.size(); ++k) {
+    const Comparison& c = ar.held_out[k];
+    models::ModelParams with;
+    with.band = of_b(c) ? ar.start_fallback_band : ar.band;
+    const models::Band b = models::band_of(with, c.bytes, c.predicted_us);
+    CHECK(c.predicted_lo_us == doctest::Approx(b.lo_us));
+    CHECK(c.predicted_hi_us == doctest::Approx(b.hi_us));
+    if (of_b(c)) CHECK(c.predicted_us == pa.held_out[k].predicted_us);  // B kept the fold's fit
+  }
+  const std::string said =
+      std::to_string(b_rows) + " sizes' band, from the other folds' predictions with no start refitted: ";
+  CHECK(cross_validation_text(cv).find(said) != std::string::npos);
+  CHECK(cross_validation_markdown(cv, "cmd").find(said) != std::string::npos);
+  const auto json = cross_validation_json(cv, "cmd");
+  REQUIRE(json["families"][0]["folds"][0].contains("start_fallback"));
+  CHECK(json["families"][0]["folds"][0]["start_fallback"]["sizes"] == b_rows);
+  CHECK(json["families"][0]["folds"][0]["start_fallback"]["band"]["source"] ==
+        "other folds' held-out errors with no start refitted");
+  CHECK(!json["families"][0]["folds"][1].contains("start_fallback"));
+  const auto json_own = cross_validation_json(in_sample, "cmd");
+  REQUIRE(json_own["families"][0]["folds"][0].contains("start_fallback"));
+  CHECK(json_own["families"][0]["folds"][0]["start_fallback"]["band"]["source"] == "own fit");
 }
 
 TEST_CASE("crossval: a probed start without probe rows is refused, and probes need the probed-start family") {

@@ -102,6 +102,8 @@ void check_device_model(const std::string& device_name, const std::string& model
 
 /// Attaches `params`' prediction band (models::band_of) to every row.
 void with_band(std::vector<Comparison>& rows, const models::ModelParams& params);
+/// The same for one row.
+void with_band(Comparison& row, const models::ModelParams& params);
 
 /// A commsim-measure output directory's results.json, read and checked once.
 struct MeasuredRun {

@@ -101,7 +101,8 @@ struct Fold {
   /// CalibrateOptions::max_relative_std_error of the value): after one refit without them they keep the start
   /// set's value too, rather than the fold being refused.
   std::vector<std::string> unpinned;
-  /// The band its held-out rows carry (relative to the prediction, per size regime).
+  /// The band its held-out rows carry (relative to the prediction, per size regime), but for the
+  /// start_fallback_rows that kept the fold's fit where the other rows' start was refitted (below).
   models::BandParams band;
   /// true: band's model error is from the held-out rows of the family's other folds (out of sample); false:
   /// from this fold's own fit residuals (CalibrateOptions::cross_validated_band off, or a family with one
@@ -120,6 +121,12 @@ struct Fold {
     std::string refused;
   };
   std::vector<StartFit> start_fits;
+  /// With start_fits: how many held-out rows kept the fold's own fit (their start refused), and the band
+  /// they carry. Cross-validated, its model error is from the other folds' held-out rows predicted with
+  /// their folds' own fits, no start refitted: a row predicted without its start's host is as far off as
+  /// those, not as the refitted ones (`band`). Otherwise it is `band`.
+  int start_fallback_rows = 0;
+  models::BandParams start_fallback_band;
 };
 
 struct CrossValidation {
@@ -135,22 +142,25 @@ struct CrossValidation {
   std::vector<std::string> start_parameters;
 };
 
-/// The parameters cross_validate fits when CalibrateOptions::parameters is empty: the twenty-eight that
-/// nccl-tests runs exercise (host launch per GPU; the send/recv Simple protocol's base latency, per-channel
-/// latency, per-step overhead, channel rate and first-chunk copy rate; LL's base latency and channel rate;
-/// NVLink efficiency; the collectives' LL, LL128 and Simple base latencies, LL's and Simple's per-step
-/// latencies, the Simple and LL ring channel rates, a Simple ring's reducing step where the channels bind,
-/// the ring's receive-only step and each operation's efficiency but all_gather's; SHM's rate per GPU and per
-/// channel; the rate of a work that shares its channel with the copy to self; the peer loss and the port
-/// ramp). Not all_gather's efficiency: it is the reference the others are relative to (1, the pure copy
-/// ring). On link-bound rows an operation's efficiency and the NVLink efficiency only act as a product, so
-/// with all five free a fold could trade every operation's efficiency against the link's (models/README.md,
-/// "Twenty-six parameters a fold: all_gather as the reference"). Not the receive-only steps' counts where the
-/// channels bind (Simple's and LL's): with the channel rate they trade off wherever a fold holds out a ring
-/// size or a launch mode, so they keep the datasheet's (models/README.md, "Where the channels bind"). Not
-/// Tree's efficiency nor LL128's per-step latency: only the NCCL_ALGO=Tree runs see the first and only the
-/// 4-GPU LL128 runs the second (held out, a fold fits them to nothing or trades them off). A fold whose rows
-/// do not depend on one keeps its start value (Fold::kept).
+/// The parameters cross_validate fits when CalibrateOptions::parameters is empty: the twenty-nine that
+/// nccl-tests runs exercise (host launch per GPU and per launching thread; the send/recv Simple protocol's
+/// base latency, per-channel latency, per-step overhead, channel rate and first-chunk copy rate; LL's base
+/// latency and channel rate; NVLink efficiency; the collectives' LL, LL128 and Simple base latencies, LL's
+/// and Simple's per-step latencies, the Simple and LL ring channel rates, a Simple ring's reducing step where
+/// the channels bind, the ring's receive-only step and each operation's efficiency but all_gather's; SHM's
+/// rate per GPU and per channel; the rate of a work that shares its channel with the copy to self; the peer
+/// loss and the port ramp). Not all_gather's efficiency: it is the reference the others are relative to (1,
+/// the pure copy ring). On link-bound rows an operation's efficiency and the NVLink efficiency only act as a
+/// product, so with all five free a fold could trade every operation's efficiency against the link's
+/// (models/README.md, "Twenty-six parameters a fold: all_gather as the reference"). Not the receive-only
+/// steps' counts where the channels bind (Simple's and LL's): with the channel rate they trade off wherever a
+/// fold holds out a ring size or a launch mode, so they keep the datasheet's (models/README.md, "Where the
+/// channels bind"). Not Tree's efficiency nor LL128's per-step latency: only the NCCL_ALGO=Tree runs see the
+/// first and only the 4-GPU LL128 runs the second (held out, a fold fits them to nothing or trades them off).
+/// A fold whose rows do not depend on one keeps its start value (Fold::kept). The per-thread launch cost
+/// (host.launch_base, since session 37) is told from the per-GPU one by the one-thread runs on 2-4 GPUs; a
+/// fold of thread-per-GPU rows alone cannot tell them apart and keeps the per-GPU cost's start value
+/// (Fold::unpinned; models/README.md, "The host per thread and per GPU, both fitted").
 const std::vector<std::string>& default_cross_validation_parameters();
 
 /// The host parameters a probed-start fold refits on the probe when CalibrateOptions::probe_parameters is
