@@ -461,6 +461,17 @@ const std::vector<std::string>& default_probe_parameters() {
 
 namespace {
 
+/// Predicts the rows at positions `at` of `held` with `p` into the same positions of `out`.
+void predict_at(const ManifestData& data, const topo::Topology& topology,
+                const std::vector<std::size_t>& held, const std::vector<std::size_t>& at,
+                const models::ModelParams& p, std::vector<Comparison>& out) {
+  std::vector<std::size_t> rows;
+  rows.reserve(at.size());
+  for (std::size_t k : at) rows.push_back(held[k]);
+  std::vector<Comparison> got = predict_rows(data, rows, topology, p);  // one per row, in order
+  for (std::size_t n = 0; n < at.size(); ++n) out[at[n]] = std::move(got[n]);
+}
+
 /// The held-out rows predicted start by start: each machine start's with `p` refitted (`o.parameters`) on
 /// that start's training rows, a fit made once per start and kept in `cache`; a start with no training row,
 /// or whose refit is degenerate, is predicted with `p` and says why in `fits`. Rows come back in `held`'s
@@ -509,14 +520,8 @@ std::vector<Comparison> predict_per_start(const ManifestData& data, const topo::
         ps.band = p.band;
       }
     }
-    std::vector<std::size_t> rows;
-    rows.reserve(at.size());
-    for (std::size_t k : at) rows.push_back(held[k]);
-    std::vector<Comparison> got = predict_rows(data, rows, topology, ps);  // one per row, in order
-    for (std::size_t n = 0; n < at.size(); ++n) {
-      out[at[n]] = std::move(got[n]);
-      refitted[at[n]] = sf.refused.empty();
-    }
+    predict_at(data, topology, held, at, ps, out);
+    for (std::size_t k : at) refitted[k] = sf.refused.empty();
     fits.push_back(std::move(sf));
   }
   return out;
@@ -705,14 +710,10 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
             // predicts them; the rest were predicted with it already.
             if (options.cross_validated_band) {
               plain = predicted;
-              std::vector<std::size_t> rows, at;
-              for (std::size_t k = 0; k < held.size(); ++k) {
-                if (!refitted[k]) continue;
-                rows.push_back(held[k]);
-                at.push_back(k);
-              }
-              std::vector<Comparison> got = predict_rows(data, rows, topology, p);
-              for (std::size_t n = 0; n < at.size(); ++n) plain[at[n]] = std::move(got[n]);
+              std::vector<std::size_t> at;
+              for (std::size_t k = 0; k < held.size(); ++k)
+                if (refitted[k]) at.push_back(k);
+              predict_at(data, topology, held, at, p, plain);
             }
           } else {
             predicted = predict_rows(data, held, topology, p);
@@ -952,10 +953,10 @@ std::string cross_validation_text(const CrossValidation& cv) {
   if (!cv.start_parameters.empty())
     o << "per start: every fold but start's and probed-start's then refits "
       << join(cv.start_parameters, ", ")
-      << " for each machine start on that start's own training rows before predicting its held-out rows; a"
-         " start with none keeps the fold's fit, and its rows' band comes from the other folds' rows "
-         "predicted"
-         " with no start refitted.\n";
+      << " for each machine start on that start's own training rows before predicting its held-out rows; a "
+         "start with none keeps the fold's fit, and its rows' band comes from the other folds' rows "
+         "predicted "
+         "with no start refitted.\n";
   for (Family f : validated_families(cv)) {
     o << "\nfamily " << family_name(f) << "\n";
     std::snprintf(line, sizeof line, "  %-34s %6s %6s %9s %9s %9s %9s  %s\n", "held out", "fitted", "sizes",
@@ -1040,10 +1041,8 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
                   markdown_escape(join(cv.start_parameters, ", ")) +
                   " for each machine start on that start's own training rows (never a held-out row) before "
                   "predicting its held-out rows: the machine's host as it was that day. A start with none "
-                  "keeps "
-                  "the fold's fit, and its rows' band comes from the other folds' rows predicted with no "
-                  "start "
-                  "refitted.")
+                  "keeps the fold's fit, and its rows' band comes from the other folds' rows predicted with "
+                  "no start refitted.")
     << " Reproduce with:\n\n"
     << markdown_code_block(command, "sh") << "\n";
   o << "| family | held out | fitted sizes | held-out sizes | latency MAPE | bandwidth MAPE | all MAPE | "
@@ -1116,22 +1115,19 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
           for (const auto& v : sf.values) sj["fitted"][v.parameter.name] = v.value;
           fj["start_fits"].push_back(std::move(sj));
         }
+        const auto band_json = [&](const models::BandParams& b, const char* cross_validated) {
+          return nlohmann::json{{"latency_below", b.latency_below},
+                                {"latency_above", b.latency_above},
+                                {"bandwidth_below", b.bandwidth_below},
+                                {"bandwidth_above", b.bandwidth_above},
+                                {"source", fold.band_cross_validated ? cross_validated : "own fit"}};
+        };
         if (fold.start_fallback_rows > 0) {
-          fj["start_fallback"] = {
-              {"sizes", fold.start_fallback_rows},
-              {"band",
-               {{"latency_below", fold.start_fallback_band.latency_below},
-                {"latency_above", fold.start_fallback_band.latency_above},
-                {"bandwidth_below", fold.start_fallback_band.bandwidth_below},
-                {"bandwidth_above", fold.start_fallback_band.bandwidth_above},
-                {"source", fold.band_cross_validated ? "other folds' held-out errors with no start refitted"
-                                                     : "own fit"}}}};
+          fj["start_fallback"] = {{"sizes", fold.start_fallback_rows},
+                                  {"band", band_json(fold.start_fallback_band,
+                                                     "other folds' held-out errors with no start refitted")}};
         }
-        fj["band"] = {{"latency_below", fold.band.latency_below},
-                      {"latency_above", fold.band.latency_above},
-                      {"bandwidth_below", fold.band.bandwidth_below},
-                      {"bandwidth_above", fold.band.bandwidth_above},
-                      {"source", fold.band_cross_validated ? "other folds' held-out errors" : "own fit"}};
+        fj["band"] = band_json(fold.band, "other folds' held-out errors");
       }
       fam["folds"].push_back(std::move(fj));
     }
