@@ -325,8 +325,12 @@ void run_validate(const ValidateOptions& o) {
     const auto s = validation::stats(sub);
     std::printf(
         "band %s: coverage %.1f%% of %d sizes, band width %.1f%% vs run-to-run spread %.1f%% (mean of the %d "
-        "sizes measured more than once)\n",
+        "sizes measured more than once)",
         validation::bound_name(b), s.coverage, s.banded, s.band_width, s.repeated_spread, s.repeated);
+    if (s.multi_start > 0)
+      std::printf(" and %.1f%% over machine starts (mean of the %d sizes measured on two or more)",
+                  s.starts_spread, s.multi_start);
+    std::printf("\n");
   }
   for (const auto& [w, cs] : validation::group_by_workload(rows))
     std::printf("MAPE %.1f%% %s\n", validation::stats(cs).mape, w.c_str());

@@ -290,6 +290,19 @@ ManifestData load_manifest_data(const std::vector<std::string>& manifests, const
       data.rows.push_back(std::move(row));
     }
   }
+  // The spread over starts: every run of a configuration and size, on every start that measured it.
+  std::map<std::pair<std::size_t, std::uint64_t>, std::vector<std::size_t>> alike;
+  for (std::size_t i = 0; i < data.rows.size(); ++i)
+    alike[{data.rows[i].config, data.rows[i].c.bytes}].push_back(i);
+  for (const auto& [key, at] : alike) {
+    if (at.size() < 2) continue;  // one start (a start's rows of one configuration are one row a size)
+    std::vector<double> all;
+    for (std::size_t i : at) all.insert(all.end(), data.rows[i].times.begin(), data.rows[i].times.end());
+    const double median = median_of(all);
+    const auto [lo, hi] = std::minmax_element(all.begin(), all.end());
+    if (!(median > 0)) continue;
+    for (std::size_t i : at) data.rows[i].c.spread_starts = (*hi - *lo) / median;
+  }
   return data;
 }
 
@@ -811,6 +824,18 @@ std::vector<Family> validated_families(const CrossValidation& cv) {
   return out;
 }
 
+/// Calls fn(family, bound, its held-out rows' stats) for each validated family and each bound it has rows in.
+template <typename Fn>
+void for_each_bound(const CrossValidation& cv, Fn fn) {
+  for (Family f : validated_families(cv)) {
+    const auto all = held_out_rows(cv, f);
+    for (Bound b : {Bound::Latency, Bound::Bandwidth}) {
+      const auto sub = in_bound(all, b);
+      if (!sub.empty()) fn(f, b, stats(sub));
+    }
+  }
+}
+
 /// MAPE, worst, coverage per bound and overall, as JSON.
 nlohmann::json stats_json(const std::vector<Comparison>& rows) {
   nlohmann::json j = nlohmann::json::object();
@@ -823,7 +848,9 @@ nlohmann::json stats_json(const std::vector<Comparison>& rows) {
                         {"coverage_pct", s.coverage},
                         {"band_width_pct", s.band_width},
                         {"measured_spread_pct", s.repeated_spread},
-                        {"repeated_sizes", s.repeated}};
+                        {"repeated_sizes", s.repeated},
+                        {"spread_over_starts_pct", s.starts_spread},
+                        {"multi_start_sizes", s.multi_start}};
     return o;
   };
   j["latency"] = one(in_bound(rows, Bound::Latency));
@@ -996,21 +1023,14 @@ std::string cross_validation_text(const CrossValidation& cv) {
   }
   for (const auto& s : cv.skipped) o << "\nnot cross-validated: " << s << "\n";
   o << "\n";
-  for (Family f : validated_families(cv)) {
-    const auto all = held_out_rows(cv, f);
-    for (Bound b : {Bound::Latency, Bound::Bandwidth}) {
-      const auto sub = in_bound(all, b);
-      if (sub.empty()) continue;
-      const ErrorStats s = stats(sub);
-      std::snprintf(line, sizeof line,
-                    "held-out %-10s %-26s MAPE %5.1f%%  worst %5.1f%%  coverage %5.1f%%  band %5.1f%% / "
-                    "repeats' spread "
-                    "%5.1f%%\n",
-                    family_name(f), bound_name(b), s.mape, s.worst, s.coverage, s.band_width,
-                    s.repeated_spread);
-      o << line;
-    }
-  }
+  for_each_bound(cv, [&](Family f, Bound b, const ErrorStats& s) {
+    std::snprintf(line, sizeof line,
+                  "held-out %-10s %-26s MAPE %5.1f%%  worst %5.1f%%  coverage %5.1f%%  band %5.1f%% / "
+                  "repeats' spread %5.1f%% / over starts %5.1f%%\n",
+                  family_name(f), bound_name(b), s.mape, s.worst, s.coverage, s.band_width, s.repeated_spread,
+                  s.starts_spread);
+    o << line;
+  });
   return o.str();
 }
 
@@ -1072,6 +1092,16 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
       << pct(in_bound(all, Bound::Bandwidth), &ErrorStats::mape) << "** | **" << pct(all, &ErrorStats::mape)
       << "** | " << pct(all, &ErrorStats::coverage) << " | " << markdown_escape(worst_text(all)) << " |\n";
   }
+  // The bands against what was measured: within one start (repeats) and over every start that measured a
+  // configuration and size (runs and machines, what a band for an unmeasured start has to hold).
+  o << "\n| family | bound | coverage | band width | repeats' spread | spread over starts |\n"
+       "| --- | --- | --- | --- | --- | --- |\n";
+  for_each_bound(cv, [&](Family f, Bound b, const ErrorStats& s) {
+    char cells[160];
+    std::snprintf(cells, sizeof cells, "%.1f%% | %.1f%% | %.1f%% | %.1f%%", s.coverage, s.band_width,
+                  s.repeated_spread, s.starts_spread);
+    o << "| " << family_name(f) << " | " << markdown_escape(bound_name(b)) << " | " << cells << " |\n";
+  });
   for (const auto& s : cv.skipped) o << "\nNot cross-validated: " << markdown_escape(s) << ".\n";
   return o.str();
 }
