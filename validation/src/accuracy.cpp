@@ -852,13 +852,6 @@ ErrorStats stats(const std::vector<Comparison>& rows) {
     repeated += c.spread;
   }
   s.repeated_spread = s.repeated ? 100 * repeated / s.repeated : 0;
-  double over_starts = 0;
-  for (const Comparison& c : rows) {
-    if (c.spread_starts <= 0) continue;
-    ++s.multi_start;
-    over_starts += c.spread_starts;
-  }
-  s.starts_spread = s.multi_start ? 100 * over_starts / s.multi_start : 0;
   double inside = 0, width = 0;
   for (const Comparison& c : rows) {
     if (!c.has_band()) continue;

@@ -290,19 +290,6 @@ ManifestData load_manifest_data(const std::vector<std::string>& manifests, const
       data.rows.push_back(std::move(row));
     }
   }
-  // The spread over starts: every run of a configuration and size, on every start that measured it.
-  std::map<std::pair<std::size_t, std::uint64_t>, std::vector<std::size_t>> alike;
-  for (std::size_t i = 0; i < data.rows.size(); ++i)
-    alike[{data.rows[i].config, data.rows[i].c.bytes}].push_back(i);
-  for (const auto& [key, at] : alike) {
-    if (at.size() < 2) continue;  // one start (a start's rows of one configuration are one row a size)
-    std::vector<double> all;
-    for (std::size_t i : at) all.insert(all.end(), data.rows[i].times.begin(), data.rows[i].times.end());
-    const double median = median_of(all);
-    const auto [lo, hi] = std::minmax_element(all.begin(), all.end());
-    if (!(median > 0)) continue;
-    for (std::size_t i : at) data.rows[i].c.spread_starts = (*hi - *lo) / median;
-  }
   return data;
 }
 
@@ -338,10 +325,6 @@ std::vector<Comparison> predict_rows(const ManifestData& data, const std::vector
   return out;
 }
 
-namespace {
-
-/// The runs' spread over all the rows' starts: every run's deviation from its configuration's median;
-/// configurations with a single run say nothing about spread and are left out.
 RunSpread run_spread(const ManifestData& data, const std::vector<std::size_t>& rows) {
   std::map<std::pair<std::size_t, std::uint64_t>, std::vector<double>> runs;
   for (std::size_t i : rows) {
@@ -362,7 +345,11 @@ RunSpread run_spread(const ManifestData& data, const std::vector<std::size_t>& r
   return s;
 }
 
-}  // namespace
+double spread_width(const RunSpread& s, Bound b) {
+  const int i = static_cast<int>(b);
+  if (s.below[i].empty()) return 0;
+  return 100 * (quantile(s.below[i], 0.9) + quantile(s.above[i], 0.9));
+}
 
 models::BandParams band_from_held_out(const ManifestData& data, const std::vector<std::size_t>& rows,
                                       const std::vector<Comparison>& held_out,
@@ -660,6 +647,7 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
       std::vector<bool> refitted;
     };
     std::vector<Fitted> fitted;
+    std::vector<std::size_t> family_rows;  // the rows its folds predicted
     for (const std::string& value : values) {
       Fold fold{f, value, 0, {}, {}, {}, {}, {}, {}, false, 0, {}, {}, 0, {}};
       std::vector<std::size_t> train, held;
@@ -737,6 +725,7 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
           fold.band = p.band;
           fold.start_fallback_band = p.band;
           with_band(fold.held_out, p);
+          family_rows.insert(family_rows.end(), held.begin(), held.end());
           fitted.push_back(
               {cv.folds.size(), std::move(train), std::move(p), std::move(plain), std::move(refitted)});
         }
@@ -778,6 +767,8 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
         }
       }
     }
+    const RunSpread spread = run_spread(data, family_rows);
+    cv.spreads.push_back({f, {spread_width(spread, Bound::Latency), spread_width(spread, Bound::Bandwidth)}});
   }
   if (cv.folds.empty()) {
     std::string why;
@@ -785,6 +776,12 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
     throw UsageError("cannot cross-validate: every family has a single value (" + why + ")");
   }
   return cv;
+}
+
+double CrossValidation::spread_width(Family f, Bound b) const {
+  for (const FamilySpread& s : spreads)
+    if (s.family == f) return s.width[static_cast<int>(b)];
+  return 0;
 }
 
 models::BandParams cross_validated_band(const CrossValidation& cv, const ManifestData& data,
@@ -824,6 +821,14 @@ std::vector<Family> validated_families(const CrossValidation& cv) {
   return out;
 }
 
+/// A spread_width as text: "52.7%", or "n/a" where no configuration and size ran twice.
+std::string width_text(double width) {
+  if (!(width > 0)) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", width);
+  return buf;
+}
+
 /// Calls fn(family, bound, its held-out rows' stats) for each validated family and each bound it has rows in.
 template <typename Fn>
 void for_each_bound(const CrossValidation& cv, Fn fn) {
@@ -848,9 +853,7 @@ nlohmann::json stats_json(const std::vector<Comparison>& rows) {
                         {"coverage_pct", s.coverage},
                         {"band_width_pct", s.band_width},
                         {"measured_spread_pct", s.repeated_spread},
-                        {"repeated_sizes", s.repeated},
-                        {"spread_over_starts_pct", s.starts_spread},
-                        {"multi_start_sizes", s.multi_start}};
+                        {"repeated_sizes", s.repeated}};
     return o;
   };
   j["latency"] = one(in_bound(rows, Bound::Latency));
@@ -1026,9 +1029,9 @@ std::string cross_validation_text(const CrossValidation& cv) {
   for_each_bound(cv, [&](Family f, Bound b, const ErrorStats& s) {
     std::snprintf(line, sizeof line,
                   "held-out %-10s %-26s MAPE %5.1f%%  worst %5.1f%%  coverage %5.1f%%  band %5.1f%% / "
-                  "repeats' spread %5.1f%% / over starts %5.1f%%\n",
+                  "repeats' spread %5.1f%% / runs' 90%% interval %6s\n",
                   family_name(f), bound_name(b), s.mape, s.worst, s.coverage, s.band_width, s.repeated_spread,
-                  s.starts_spread);
+                  width_text(cv.spread_width(f, b)).c_str());
     o << line;
   });
   return o.str();
@@ -1092,14 +1095,15 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
       << pct(in_bound(all, Bound::Bandwidth), &ErrorStats::mape) << "** | **" << pct(all, &ErrorStats::mape)
       << "** | " << pct(all, &ErrorStats::coverage) << " | " << markdown_escape(worst_text(all)) << " |\n";
   }
-  // The bands against what was measured: within one start (repeats) and over every start that measured a
-  // configuration and size (runs and machines, what a band for an unmeasured start has to hold).
-  o << "\n| family | bound | coverage | band width | repeats' spread | spread over starts |\n"
+  // The bands against what was measured: one start's repeats (max - min) and the runs' 90% interval, every
+  // run pooled over the starts that measured a configuration and size (run_spread: what a band adds to the
+  // model error).
+  o << "\n| family | bound | coverage | band width | repeats' spread | runs' 90% interval, over starts |\n"
        "| --- | --- | --- | --- | --- | --- |\n";
   for_each_bound(cv, [&](Family f, Bound b, const ErrorStats& s) {
     char cells[160];
-    std::snprintf(cells, sizeof cells, "%.1f%% | %.1f%% | %.1f%% | %.1f%%", s.coverage, s.band_width,
-                  s.repeated_spread, s.starts_spread);
+    std::snprintf(cells, sizeof cells, "%.1f%% | %.1f%% | %.1f%% | %s", s.coverage, s.band_width,
+                  s.repeated_spread, width_text(cv.spread_width(f, b)).c_str());
     o << "| " << family_name(f) << " | " << markdown_escape(bound_name(b)) << " | " << cells << " |\n";
   });
   for (const auto& s : cv.skipped) o << "\nNot cross-validated: " << markdown_escape(s) << ".\n";
@@ -1163,6 +1167,8 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
     }
     const auto all = held_out_rows(cv, f);
     fam["held_out"] = stats_json(all);
+    fam["held_out"]["latency"]["runs_interval_pct"] = cv.spread_width(f, Bound::Latency);
+    fam["held_out"]["bandwidth"]["runs_interval_pct"] = cv.spread_width(f, Bound::Bandwidth);
     fam["worst"] = worst_text(all);
     j["families"].push_back(std::move(fam));
   }

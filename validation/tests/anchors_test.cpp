@@ -70,9 +70,10 @@ TEST_CASE("anchors: predictions fall inside the published multi-node ranges") {
       p.iterations = 3;
       const double seconds = static_cast<double>(rt.run(p).per_iteration) / 1e12;
       const double algbw = static_cast<double>(bytes) / seconds / 1e9;
-      const double value = metric == "bandwidth"
-                               ? algbw
-                               : algbw * workloads::find_workload(workload).busbw_factor(static_cast<int>(gpus.size())) / nics;
+      const double value =
+          metric == "bandwidth"
+              ? algbw
+              : algbw * workloads::find_workload(workload).busbw_factor(static_cast<int>(gpus.size())) / nics;
       CAPTURE(size);
       CAPTURE(value);
       CHECK(value >= low);

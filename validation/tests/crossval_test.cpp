@@ -176,58 +176,36 @@ TEST_CASE("band: measured spread, fit residuals and standard errors add in quadr
   CHECK(band.hi_us == doctest::Approx(23.2));
 }
 
-TEST_CASE("manifest: a configuration measured on two starts carries the spread of every run over both") {
-  // sendrecv 0,1: two repeats on start s1, a third on s2; sendrecv 0,2 on s1 alone.
-  const auto path =
-      manifest("spread-starts", kData + "sendrecv_g2_d01_r1.json,s1,sendrecv,\"0,1\",single-thread,,1\n" +
-                                    kData + "sendrecv_g2_d01_r2.json,s1,sendrecv,\"0,1\",single-thread,,2\n" +
-                                    kData + "sendrecv_g2_d01_r3.json,s2,sendrecv,\"0,1\",single-thread,,1\n" +
-                                    kData + "sendrecv_g2_d02.json,s1,sendrecv,\"0,2\",single-thread,,1\n");
-  const auto topology = load("h200x4.topo");
-  const auto data = load_manifest_data({path}, topology, models::ModelParams::defaults());
-  int pairs = 0, alone = 0;
-  for (const ManifestRow& r : data.rows) {
-    CAPTURE(r.c.bytes);
-    if (r.c.gpus == std::vector<int>{0, 2}) {
-      CHECK(r.c.spread_starts == 0);  // measured on one start: no spread over starts
-      ++alone;
-      continue;
-    }
-    if (r.start != "s1") continue;
-    // The same size on s2: every run of both starts together.
-    const auto other = std::find_if(data.rows.begin(), data.rows.end(), [&](const ManifestRow& o) {
-      return o.start == "s2" && o.config == r.config && o.c.bytes == r.c.bytes;
-    });
-    REQUIRE(other != data.rows.end());
-    REQUIRE(r.times.size() == 2);
-    REQUIRE(other->times.size() == 1);
-    std::vector<double> all = r.times;
-    all.push_back(other->times[0]);
-    std::sort(all.begin(), all.end());
-    const double want = (all[2] - all[0]) / all[1];
-    CHECK(r.c.spread_starts == doctest::Approx(want));
-    CHECK(other->c.spread_starts == doctest::Approx(want));
-    // The range (us) over starts holds the start's own (its median may move, so the ratio can fall).
-    CHECK(r.c.spread_starts * all[1] >= r.c.spread * r.c.measured_us - 1e-9);
-    ++pairs;
-  }
-  CHECK(pairs > 20);
-  CHECK(alone > 20);
-  // stats() averages it over the rows that have it, apart from the repeats' spread.
-  std::vector<Comparison> rows;
-  double sum = 0;
-  int n = 0;
-  for (const ManifestRow& r : data.rows) {
-    rows.push_back(r.c);
-    if (r.c.spread_starts > 0) {
-      sum += r.c.spread_starts;
-      ++n;
-    }
-  }
-  const ErrorStats s = stats(rows);
-  CHECK(s.multi_start == n);
-  CHECK(n == 2 * pairs);  // both starts' rows of sendrecv 0,1: every size on both
-  CHECK(s.starts_spread == doctest::Approx(100 * sum / n));
+TEST_CASE("band: the runs' spread pools a configuration's runs over every start that measured it") {
+  ManifestData d;
+  d.configs.push_back({"sendrecv", {0, 1}, false, {}, "defaults"});
+  d.configs.push_back({"sendrecv", {0, 2}, false, {}, "defaults"});
+  const auto row = [](std::string start, std::size_t config, std::uint64_t bytes, std::vector<double> times) {
+    ManifestRow r;
+    r.start = std::move(start);
+    r.config = config;
+    r.c.bytes = bytes;
+    r.times = std::move(times);
+    return r;
+  };
+  // 1 KiB of sendrecv 0,1: {9, 10, 12} on s1 and {14} on s2, median 11 over both: below 2/11, 1/11, 0, 0;
+  // above 0, 0, 1/11, 3/11. One start's runs alone (median 10) would give other deviations. sendrecv 0,2
+  // ran once: left out. 64 MiB: {100, 100} and {104}.
+  d.rows = {row("s1", 0, 1024, {9, 10, 12}), row("s2", 0, 1024, {14}), row("s1", 1, 1024, {30}),
+            row("s1", 0, 64ULL << 20, {100, 100}), row("s2", 0, 64ULL << 20, {104})};
+  const RunSpread s = run_spread(d, {0, 1, 2, 3, 4});
+  REQUIRE(s.below[0].size() == 4);
+  REQUIRE(s.above[1].size() == 3);
+  // 90th percentiles, interpolated over four sorted deviations (position 2.7).
+  const double below = 1.0 / 11 + 0.7 * (2.0 / 11 - 1.0 / 11);
+  const double above = 1.0 / 11 + 0.7 * (3.0 / 11 - 1.0 / 11);
+  CHECK(spread_width(s, Bound::Latency) == doctest::Approx(100 * (below + above)));
+  // From 1 MiB: median 100, above {0, 0, 0.04}: 90th percentile 0.8 x 0.04; nothing below.
+  CHECK(spread_width(s, Bound::Bandwidth) == doctest::Approx(100 * 0.8 * 0.04));
+  // The rows of s1 alone: 1 KiB's three runs around their own median 10.
+  const RunSpread one = run_spread(d, {0, 2});
+  CHECK(spread_width(one, Bound::Latency) == doctest::Approx(100 * (0.8 * 0.1 + 0.8 * 0.2)));
+  CHECK(spread_width(one, Bound::Bandwidth) == 0);  // no run from 1 MiB
 }
 
 TEST_CASE("band: a regime whose configurations ran once keeps the fallback band, and --band-only refuses") {

@@ -39,10 +39,6 @@ struct Comparison {
   double spread = 0;  ///< (max - min) / median of the measured runs
   double min_us = 0;  ///< fastest and slowest measured run
   double max_us = 0;
-  /// (slowest - fastest) / median of every run of this configuration and size over all the machine starts
-  /// that measured it, where two or more did (cross_validate's manifests, load_manifest_data); 0 otherwise.
-  /// What a prediction for a machine start not yet measured faces: run-to-run and machine-to-machine.
-  double spread_starts = 0;
   double predicted_lo_us = 0;  ///< prediction band (0, 0: none attached; see with_band)
   double predicted_hi_us = 0;
   /// The part of predicted_us (us) that is given, not predicted, and so outside the band: a pipeline step's
@@ -164,8 +160,6 @@ struct ErrorStats {
   double spread = 0;           ///< mean run-to-run spread of the measurements, percent
   int repeated = 0;            ///< rows measured more than once
   double repeated_spread = 0;  ///< mean run-to-run spread of those rows, percent (what a band compares with)
-  int multi_start = 0;         ///< rows whose configuration and size were measured on two or more starts
-  double starts_spread = 0;    ///< mean spread_starts of those rows, percent (runs and starts together)
   int banded = 0;              ///< rows with a prediction band
   double coverage = 0;         ///< share of banded rows whose measurement lies inside the band, percent
   double band_width = 0;       ///< mean band width (hi - lo) / prediction, percent

@@ -140,6 +140,15 @@ struct CrossValidation {
   std::vector<std::string> probe, probe_parameters;
   /// The parameters refitted per machine start (CalibrateOptions::start_parameters; empty without).
   std::vector<std::string> start_parameters;
+  /// Per cross-validated family, in order: spread_width (percent) of run_spread over the rows its folds
+  /// predicted, below 1 MiB ([0]) and from it ([1]): what its held-out bands are set beside.
+  struct FamilySpread {
+    Family family;
+    double width[2] = {0, 0};
+  };
+  std::vector<FamilySpread> spreads;
+  /// The spread_width of `f`'s held-out rows in bound `b` (0 when `f` was not cross-validated).
+  double spread_width(Family f, Bound b) const;
 };
 
 /// The parameters cross_validate fits when CalibrateOptions::parameters is empty: the twenty-nine that
@@ -190,6 +199,16 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
 /// (B), measured and predicted times and band (us), signed error (%), runs, measured spread (%), and bound
 /// ("latency" below 1 MiB, else "bandwidth").
 std::string cross_validation_csv(const CrossValidation& cv);
+
+/// The measured runs' spread over `rows`, per bound: each run's deviation below and above its configuration's
+/// median (1 - t / median, t / median - 1, 0 on the other side), every run of a configuration and size pooled
+/// over the machine starts that measured it (run-to-run and machine-to-machine); configurations and sizes run
+/// once say nothing about spread and are left out. The spread a band adds to the model error
+/// (band_from_held_out, band_from_rows).
+RunSpread run_spread(const ManifestData& data, const std::vector<std::size_t>& rows);
+/// The width, in percent of the median, of the interval the 90th percentiles of `s` below and above make in
+/// bound `b`: the band a fold would carry with no model error (0 when `b` has no run).
+double spread_width(const RunSpread& s, Bound b);
 
 /// A band from errors made out of sample, per bound: h = the 90th percentile of |log(measured / predicted)|
 /// over `held_out` (rows predicted by fits that never saw them), symmetric in log space since the direction
