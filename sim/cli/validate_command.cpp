@@ -332,7 +332,10 @@ void run_validate(const ValidateOptions& o) {
         "sizes measured more than once)",
         validation::bound_name(b), s.coverage, s.banded, s.band_width, s.repeated_spread, s.repeated);
     if (const double w = validation::spread_width(pooled, b); w > 0)
-      std::printf(" and the manifests' runs' 90%% interval %.1f%% (every run pooled over machine starts)", w);
+      std::printf(
+          " and the manifests' runs' 80%% interval %.1f%% (10th to 90th percentile, every run pooled over "
+          "machine starts)",
+          w);
     std::printf("\n");
   }
   for (const auto& [w, cs] : validation::group_by_workload(rows))

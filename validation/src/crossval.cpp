@@ -336,6 +336,7 @@ RunSpread run_spread(const ManifestData& data, const std::vector<std::size_t>& r
   for (const auto& [key, ts] : runs) {
     if (ts.size() < 2) continue;
     const double med = median_of(ts);
+    if (!(med > 0)) continue;  // no deviation to measure from
     const int b = static_cast<int>(bound_of(key.second));
     for (double t : ts) {
       s.below[b].push_back(std::max(0.0, 1 - t / med));
@@ -1029,7 +1030,7 @@ std::string cross_validation_text(const CrossValidation& cv) {
   for_each_bound(cv, [&](Family f, Bound b, const ErrorStats& s) {
     std::snprintf(line, sizeof line,
                   "held-out %-10s %-26s MAPE %5.1f%%  worst %5.1f%%  coverage %5.1f%%  band %5.1f%% / "
-                  "repeats' spread %5.1f%% / runs' 90%% interval %6s\n",
+                  "repeats' spread %5.1f%% / runs' 80%% interval %6s\n",
                   family_name(f), bound_name(b), s.mape, s.worst, s.coverage, s.band_width, s.repeated_spread,
                   width_text(cv.spread_width(f, b)).c_str());
     o << line;
@@ -1095,10 +1096,11 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
       << pct(in_bound(all, Bound::Bandwidth), &ErrorStats::mape) << "** | **" << pct(all, &ErrorStats::mape)
       << "** | " << pct(all, &ErrorStats::coverage) << " | " << markdown_escape(worst_text(all)) << " |\n";
   }
-  // The bands against what was measured: one start's repeats (max - min) and the runs' 90% interval, every
+  // The bands against what was measured: one start's repeats (max - min) and the runs' 80% interval, every
   // run pooled over the starts that measured a configuration and size (run_spread: what a band adds to the
   // model error).
-  o << "\n| family | bound | coverage | band width | repeats' spread | runs' 90% interval, over starts |\n"
+  o << "\n| family | bound | coverage | band width | repeats' spread | runs' 80% interval (10th-90th "
+       "percentile), over starts |\n"
        "| --- | --- | --- | --- | --- | --- |\n";
   for_each_bound(cv, [&](Family f, Bound b, const ErrorStats& s) {
     char cells[160];

@@ -484,13 +484,13 @@ TEST_CASE("accuracy: held-out figures (leave one family out) do not regress" * d
     CHECK(bw.mape <= want["bandwidth_mape"].get<double>() + 1.0);
     CHECK(lat.coverage >= want["latency_coverage"].get<double>() - 1.0);
     CHECK(bw.coverage >= want["bandwidth_coverage"].get<double>() - 1.0);
-    // Below 1 MiB the band against the runs' spread it adds to the model error (the 90% interval of every
-    // run pooled over the starts that measured a configuration and size): issue 13 asks for at most 1.5x the
-    // measured spread; no wider than the baseline's ratio + 0.05.
+    // Below 1 MiB the band against the runs' spread it adds to the model error (the 10th-90th percentile
+    // interval of every run pooled over the starts that measured a configuration and size): no wider than
+    // the baseline's ratio + 0.05 (issue 13 asks for at most 1.5x; three of the four guarded are above it).
     if (want.contains("latency_band_over_spread")) {
       const double spread = cv.spread_width(parse_family(family), Bound::Latency);
       REQUIRE(spread > 0);
-      MESSAGE(family << ": band " << lat.band_width << "%, runs' 90% interval " << spread << "%");
+      MESSAGE(family << ": band " << lat.band_width << "%, runs' 80% interval " << spread << "%");
       CHECK(lat.band_width / spread <= want["latency_band_over_spread"].get<double>() + 0.05);
     }
   }

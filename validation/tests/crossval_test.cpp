@@ -635,6 +635,27 @@ TEST_CASE("crossval: a probed start refits its host on its own probe rows and pr
   const auto json = cross_validation_json(cv, "cmd");
   CHECK(json["probe"][0] == "sendrecv gpus 0,1");
   CHECK(json["families"][0]["folds"][1]["probe_sizes"] == 28);
+  // The runs' spread the bands are set beside is over the rows predicted: not the probes, which the start
+  // family's (every row) takes in.
+  const FitSelection probe(o.probe);
+  std::vector<std::size_t> predicted, every;
+  for (std::size_t i = 0; i < data.rows.size(); ++i) {
+    every.push_back(i);
+    if (!probe.selects(data.rows[i].c)) predicted.push_back(i);
+  }
+  REQUIRE(predicted.size() < every.size());
+  for (Bound b : {Bound::Latency, Bound::Bandwidth}) {
+    CAPTURE(static_cast<int>(b));
+    const double want = spread_width(run_spread(data, predicted), b);
+    REQUIRE(want > 0);
+    CHECK(cv.spread_width(Family::ProbedStart, b) == doctest::Approx(want));
+    CHECK(plain.spread_width(Family::Start, b) == doctest::Approx(spread_width(run_spread(data, every), b)));
+    CHECK(cv.spread_width(Family::ProbedStart, b) != doctest::Approx(plain.spread_width(Family::Start, b)));
+    CHECK(
+        json["families"][0]["held_out"][b == Bound::Latency ? "latency" : "bandwidth"]["runs_interval_pct"] ==
+        doctest::Approx(want));
+  }
+  CHECK(cv.spread_width(Family::Ring, Bound::Latency) == 0);  // not cross-validated
 }
 
 TEST_CASE("crossval: a per-start refit calibrates each start's host on its own training rows") {

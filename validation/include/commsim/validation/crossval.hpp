@@ -207,7 +207,8 @@ std::string cross_validation_csv(const CrossValidation& cv);
 /// (band_from_held_out, band_from_rows).
 RunSpread run_spread(const ManifestData& data, const std::vector<std::size_t>& rows);
 /// The width, in percent of the median, of the interval the 90th percentiles of `s` below and above make in
-/// bound `b`: the band a fold would carry with no model error (0 when `b` has no run).
+/// bound `b`: the band a fold would carry with no model error (0 when `b` has no run). A run on one side
+/// counts 0 on the other, so it is the 10th to 90th percentile of the runs over their medians: 80% of runs.
 double spread_width(const RunSpread& s, Bound b);
 
 /// A band from errors made out of sample, per bound: h = the 90th percentile of |log(measured / predicted)|
