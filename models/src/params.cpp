@@ -64,6 +64,7 @@ const std::vector<Field>& fields() {
       {"host", "launch_per_op", Kind::Duration, to(&P::launch_per_op)},
       {"host", "launch_compute", Kind::Duration, to(&P::launch_compute)},
       {"host", "launch_per_coll", Kind::Duration, to(&P::launch_per_coll)},
+      {"host", "launch_scale", Kind::Ratio, to(&P::launch_scale)},
       {"torch", "call_overhead", Kind::Duration, to(&P::torch_call)},
       {"copy", "submit", Kind::Duration, to(&P::copy_submit)},
       {"copy", "latency", Kind::Duration, to(&P::copy_latency)},

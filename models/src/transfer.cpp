@@ -627,9 +627,16 @@ class NcclModel final : public TransferModel {
                                     : 0.0;
   }
   Picoseconds host_launch_time(int gpus, int ops, int colls) const override {
-    return p_.launch_base + gpus * p_.launch_per_gpu + ops * p_.launch_per_op + colls * p_.launch_per_coll;
+    return scaled(p_.launch_base + gpus * p_.launch_per_gpu + ops * p_.launch_per_op +
+                  colls * p_.launch_per_coll);
   }
-  Picoseconds compute_launch_time() const override { return p_.launch_compute; }
+  Picoseconds compute_launch_time() const override { return scaled(p_.launch_compute); }
+  /// A host cost at this start's host speed (host.launch_scale; 1: unchanged to the picosecond).
+  Picoseconds scaled(Picoseconds t) const {
+    return p_.launch_scale == 1.0
+               ? t
+               : static_cast<Picoseconds>(std::llround(static_cast<double>(t) * p_.launch_scale));
+  }
   Picoseconds timing_event_time() const override { return p_.timing_event; }
   Picoseconds framework_call_time() const override { return p_.torch_call; }
   Picoseconds kernel_launch_latency() const override { return p_.kernel_launch_latency; }

@@ -542,3 +542,26 @@ TEST_CASE(
   CHECK(overhead(*m, pcie, PartWarps{10, 9, 2, 2, 1, 1, 32, 32}) ==
         overhead(*plain, pcie, PartWarps{10, 9, 2, 2, 1, 1, 32, 32}));
 }
+
+TEST_CASE("transfer: host.launch_scale scales every host cost of an enqueue, and 1 leaves them exact") {
+  ModelParams p = ModelParams::defaults();
+  p.launch_base = 2'000'000;      // 2 us
+  p.launch_per_gpu = 4'000'000;   // 4 us a GPU
+  p.launch_per_op = 250'000;      // 0.25 us a send or receive
+  p.launch_per_coll = 1'000'000;  // 1 us a collective
+  p.launch_compute = 2'500'000;   // 2.5 us
+  const auto plain = make_transfer_model("nccl", p, NcclEnv::parse({}));
+  // One thread over 2 GPUs, 4 operations, no collective: 2 + 2 x 4 + 4 x 0.25 = 11 us.
+  CHECK(plain->host_launch_time(2, 4, 0) == 11'000'000);
+  CHECK(plain->host_launch_time(1, 0, 1) == 7'000'000);
+  CHECK(plain->compute_launch_time() == 2'500'000);
+  p.launch_scale = 1.5;  // a host half as slow again at every step
+  const auto slow = make_transfer_model("nccl", p, NcclEnv::parse({}));
+  CHECK(slow->host_launch_time(2, 4, 0) == 16'500'000);
+  CHECK(slow->host_launch_time(1, 0, 1) == 10'500'000);
+  CHECK(slow->compute_launch_time() == 3'750'000);
+  // Read from a parameter file as a plain ratio; a unit or a non-positive value is refused.
+  CHECK(ModelParams::parse("[host]\nlaunch_scale = 0.8\n", "<t>", p).launch_scale == doctest::Approx(0.8));
+  CHECK_THROWS(ModelParams::parse("[host]\nlaunch_scale = \"0.8us\"\n", "<t>", p));
+  CHECK_THROWS(ModelParams::parse("[host]\nlaunch_scale = 0\n", "<t>", p));
+}

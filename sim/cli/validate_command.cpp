@@ -34,7 +34,8 @@ struct ValidateOptions {
   std::vector<std::string> probe;         ///< --cross-validate: probed-start's probe configurations
   std::vector<std::string> probe_params;  ///< and the parameters refitted on them
   std::vector<std::string> start_params;  ///< refitted per machine start on its training rows
-  std::string loss = "squared";           ///< --cross-validate: what each fold's fit minimises
+  int start_rounds = 0;          ///< times the shared parameters are refitted under each start's own refit
+  std::string loss = "squared";  ///< --cross-validate: what each fold's fit minimises
   double loss_scale =
       validation::kDefaultLossScale;  ///< and, for soft-l1, from how many sigmas it grows linearly
   int jobs = 0;  ///< --cross-validate: threads for each fit's Jacobian (0: every hardware thread)
@@ -82,6 +83,7 @@ std::string validate_command_line(const ValidateOptions& o) {
   for (const auto& p : o.probe) add("--probe", p);
   for (const auto& p : o.probe_params) add("--probe-param", p);
   for (const auto& p : o.start_params) add("--start-param", p);
+  if (o.start_rounds != 0) add("--start-rounds", std::to_string(o.start_rounds));
   if (o.loss != "squared") {
     add("--loss", o.loss);
     if (o.loss_scale != validation::kDefaultLossScale) add("--loss-scale", std::to_string(o.loss_scale));
@@ -114,6 +116,7 @@ void run_cross_validation(const ValidateOptions& o, const SimSetup& setup,
   fit.probe = o.probe;
   fit.probe_parameters = o.probe_params;
   fit.start_parameters = o.start_params;
+  fit.start_rounds = o.start_rounds;
   fit.loss = validation::parse_fit_loss(o.loss);
   fit.loss_scale = o.loss_scale;
   fit.jobs = o.jobs;
@@ -189,6 +192,8 @@ void run_validate(const ValidateOptions& o) {
     throw UsageError(
         "--family, --param, --probe, --probe-param and --start-param belong to --cross-validate");
   if (o.probe.empty() && !o.probe_params.empty()) throw UsageError("--probe-param needs --probe");
+  if (o.start_rounds != 0 && o.start_params.empty())
+    throw UsageError("--start-rounds needs --start-param (the parameters each start refits)");
   if (!o.cross_validate && (!o.band_out.empty() || !o.band_set.empty() || o.band != "cross-validated"))
     throw UsageError("--band, --band-out and --band-set belong to --cross-validate");
   if (!o.band_set.empty() && o.band_out.empty()) throw UsageError("--band-set needs --band-out FILE");
@@ -415,6 +420,14 @@ void add_validate_command(CLI::App& app) {
                 "predicted, in every family but start and probed-start:\nthe host as it was that day, "
                 "calibrated from the other configurations\nmeasured on it. Default: none (one set for every "
                 "start)");
+  v->add_option(
+       "--start-rounds", o->start_rounds,
+       "--cross-validate with --start-param: times each fold fits its shared\nparameters again with "
+       "every start's training rows predicted under that\nstart's own refit of --start-param (a joint "
+       "fit, so that one start's slow\nhost is not taken for a cost every start pays); 0: the shared fit "
+       "once,\neach start refitted after it")
+      ->check(CLI::Range(0, 10))
+      ->capture_default_str();
   v->add_option("--loss", o->loss,
                 "--cross-validate: what each fold's fit minimises, squared or soft-l1 (see\ncalibrate)")
       ->capture_default_str();

@@ -42,6 +42,7 @@ const std::vector<Accessor>& accessors() {
   static const std::vector<Accessor> list = {
       {{"host.launch_base", "us", 0, 10}, [](const P& p) { return us(p.launch_base); }, false},
       {{"host.launch_per_gpu", "us", 0, 20}, [](const P& p) { return us(p.launch_per_gpu); }, false},
+      {{"host.launch_scale", "", 0.2, 5}, [](const P& p) { return p.launch_scale; }, false},
       {{"host.launch_per_op", "us", 0, 4}, [](const P& p) { return us(p.launch_per_op); }, false},
       {{"kernel.gap", "us", 0, 12}, [](const P& p) { return us(p.kernel_gap); }, false},
       {{"kernel.graph_gap", "us", 0, 12}, [](const P& p) { return us(p.graph_gap); }, false},
@@ -161,6 +162,18 @@ models::ModelParams with_values(const models::ModelParams& start, const std::vec
 }
 
 }  // namespace
+
+models::ModelParams with_fitted_values(const models::ModelParams& start,
+                                       const std::vector<FittedValue>& values) {
+  if (values.empty()) return start;
+  std::vector<FitParameter> ps;
+  std::vector<double> vs;
+  for (const FittedValue& v : values) {
+    ps.push_back(v.parameter);
+    vs.push_back(v.value);
+  }
+  return with_values(start, ps, vs);
+}
 
 const std::vector<FitParameter>& fit_parameters() {
   static const std::vector<FitParameter> list = [] {

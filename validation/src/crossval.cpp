@@ -565,6 +565,7 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
       for (std::size_t j = 0; j < i; ++j)
         if (cv.start_parameters[i] == cv.start_parameters[j])
           throw UsageError("--start-param " + cv.start_parameters[i] + " is given twice");
+    cv.start_rounds = options.start_rounds;
     if (std::all_of(families.begin(), families.end(),
                     [](Family f) { return f == Family::Start || f == Family::ProbedStart; }))
       throw UsageError(
@@ -589,7 +590,7 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
     /// CalibrateOptions::start_parameters refitted on each machine start's training rows, by start.
     std::map<std::string, CalibrateResult> per_start;
   };
-  const auto fit_fold = [&](const std::vector<std::size_t>& train) {
+  const auto fit_fold = [&](const std::vector<std::size_t>& train, bool joint) {
     const auto predict = [&](const models::ModelParams& p) { return predict_rows(data, train, topology, p); };
     FoldFit fit{fit_rows(start, predict, options), {}, {}, {}};
     CalibrateResult& r = fit.result;
@@ -617,10 +618,54 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
       if (!refit_without(loose)) break;
       fit.unpinned.insert(fit.unpinned.end(), loose.begin(), loose.end());
     }
+    // Joint: the shared parameters fitted again with every start's training rows predicted under that
+    // start's own refit of the per-start parameters (which the shared fit then leaves alone), so that one
+    // start's host is not taken for a shared cost; `start_rounds` times.
+    if (joint && !r.degenerate) {
+      const auto start_of = [&](std::size_t i) {
+        return data.rows[i].family_value(Family::Start, data.configs);
+      };
+      std::map<std::string, std::vector<std::size_t>> by_start;  // positions in `train`
+      for (std::size_t k = 0; k < train.size(); ++k) by_start[start_of(train[k])].push_back(k);
+      CalibrateOptions shared = fewer;
+      std::erase_if(shared.parameters, [&](const std::string& name) {
+        return std::find(start_options.parameters.begin(), start_options.parameters.end(), name) !=
+               start_options.parameters.end();
+      });
+      for (int round = 0; round < options.start_rounds && !shared.parameters.empty(); ++round) {
+        std::map<std::string, std::vector<FittedValue>> host;
+        for (const auto& [s, at] : by_start) {
+          std::vector<std::size_t> rows;
+          for (std::size_t k : at) rows.push_back(train[k]);
+          try {
+            const CalibrateResult h = fit_rows(
+                r.params, [&](const models::ModelParams& q) { return predict_rows(data, rows, topology, q); },
+                start_options);
+            if (!h.degenerate) host[s] = h.values;
+          } catch (const UsageError&) {  // too few sizes on this start: it keeps the shared values
+          }
+        }
+        const auto predict_joint = [&](const models::ModelParams& q) {
+          std::vector<Comparison> out(train.size());
+          for (const auto& [s, at] : by_start) {
+            std::vector<std::size_t> rows;
+            for (std::size_t k : at) rows.push_back(train[k]);
+            const auto h = host.find(s);
+            std::vector<Comparison> got =
+                predict_rows(data, rows, topology, h == host.end() ? q : with_fitted_values(q, h->second));
+            for (std::size_t n = 0; n < at.size(); ++n) out[at[n]] = std::move(got[n]);
+          }
+          return out;
+        };
+        CalibrateResult next = fit_rows(r.params, predict_joint, shared);
+        if (next.degenerate) break;
+        r = std::move(next);
+      }
+    }
     return fit;
   };
   // Fits by their training rows: folds of different families that hold out the same rows share one.
-  std::map<std::vector<std::size_t>, FoldFit> fits;
+  std::map<std::pair<std::vector<std::size_t>, bool>, FoldFit> fits;
   for (Family f : families) {
     std::vector<std::string> values;
     for (const auto& r : data.rows) {
@@ -658,8 +703,11 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
       try {
         // Another family's fold may have held out the very same rows (a machine start and its probed
         // start; the 4-GPU ring and the 4-GPU pair): its fit is this fold's, made once.
-        auto same = fits.find(train);
-        if (same == fits.end()) same = fits.emplace(train, fit_fold(train)).first;
+        const bool joint = options.start_rounds > 0 && !start_options.parameters.empty() &&
+                           f != Family::Start && f != Family::ProbedStart;
+        auto same = fits.find({train, joint});
+        if (same == fits.end())
+          same = fits.emplace(std::make_pair(train, joint), fit_fold(train, joint)).first;
         FoldFit& fit = same->second;
         CalibrateResult r = fit.result;
         fold.kept = fit.kept;
@@ -988,6 +1036,11 @@ std::string cross_validation_text(const CrossValidation& cv) {
          "start with none keeps the fold's fit, and its rows' band comes from the other folds' rows "
          "predicted "
          "with no start refitted.\n";
+  if (cv.start_rounds > 0)
+    o << "joint: each such fold first fits its shared parameters again " << cv.start_rounds
+      << (cv.start_rounds == 1 ? " time" : " times")
+      << " with every start's training rows predicted under that start's own refit of "
+      << join(cv.start_parameters, ", ") << ", which the shared fit then leaves alone.\n";
   for (Family f : validated_families(cv)) {
     o << "\nfamily " << family_name(f) << "\n";
     std::snprintf(line, sizeof line, "  %-34s %6s %6s %9s %9s %9s %9s  %s\n", "held out", "fitted", "sizes",
@@ -1067,6 +1120,12 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
                   "predicting its held-out rows: the machine's host as it was that day. A start with none "
                   "keeps the fold's fit, and its rows' band comes from the other folds' rows predicted with "
                   "no start refitted.")
+    << (cv.start_rounds == 0
+            ? std::string()
+            : " Joint: each such fold first fits its shared parameters again " +
+                  std::to_string(cv.start_rounds) + (cv.start_rounds == 1 ? " time" : " times") +
+                  " with every start's training rows predicted under that start's own refit, "
+                  "so that one start's slow host is not taken for a cost every start pays.")
     << " Reproduce with:\n\n"
     << markdown_code_block(command, "sh") << "\n";
   o << "| family | held out | fitted sizes | held-out sizes | latency MAPE | bandwidth MAPE | all MAPE | "
@@ -1125,6 +1184,7 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
     j["probe_parameters"] = cv.probe_parameters;
   }
   if (!cv.start_parameters.empty()) j["start_parameters"] = cv.start_parameters;
+  if (cv.start_rounds > 0) j["start_rounds"] = cv.start_rounds;
   j["families"] = nlohmann::json::array();
   for (Family f : validated_families(cv)) {
     nlohmann::json fam;

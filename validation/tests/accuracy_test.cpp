@@ -469,6 +469,8 @@ TEST_CASE("accuracy: held-out figures (leave one family out) do not regress" * d
   // Each machine start's host refitted on that start's own training rows (session 36).
   if (baseline.contains("start_parameters"))
     o.start_parameters = baseline["start_parameters"].get<std::vector<std::string>>();
+  // And the shared parameters refitted under those per-start refits (session 39's joint fit).
+  if (baseline.contains("start_rounds")) o.start_rounds = baseline["start_rounds"].get<int>();
   const auto data = load_manifest_data(manifests, topology, start);
   std::vector<Family> families;
   for (const auto& [family, want] : baseline["families"].items()) families.push_back(parse_family(family));

@@ -658,6 +658,88 @@ TEST_CASE("crossval: a probed start refits its host on its own probe rows and pr
   CHECK(cv.spread_width(Family::Ring, Bound::Latency) == 0);  // not cross-validated
 }
 
+TEST_CASE(
+    "crossval: a joint fit refits the shared parameters under each start's own host, no worse on its rows") {
+  const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  const auto topology = load("h200x4.topo");
+  // Two 4x H200 starts whose hosts differ (26a's enqueues slower), one thread on 2 and on 4 GPUs: sendrecv
+  // trains, all_reduce on GPUs 0,1 is held out (the collective family).
+  std::string body;
+  for (const auto& [dir, start] : {std::pair<std::string, std::string>{"h200x4-2026-11-22a", "A"},
+                                   std::pair<std::string, std::string>{"h200x4-2026-11-26a", "B"}}) {
+    const std::string d = kSrc + "/validation/data/h200x4/coverage/" + dir + "/";
+    for (int r = 1; r <= 3; ++r) {
+      const std::string rep = std::to_string(r);
+      body +=
+          d + "sendrecv_g01_st_r" + rep + ".json," + start + ",sendrecv,\"0,1\",single-thread,," + rep + "\n";
+      body +=
+          d + "sendrecv_g03_st_r" + rep + ".json," + start + ",sendrecv,\"0-3\",single-thread,," + rep + "\n";
+      body += d + "all_reduce_g01_st_r" + rep + ".json," + start + ",all_reduce,\"0,1\",single-thread,," +
+              rep + "\n";
+    }
+  }
+  const auto data = load_manifest_data({manifest("joint", body)}, topology, h200);
+  CalibrateOptions o;
+  o.parameters = {"host.launch_per_gpu", "simple.channel_bandwidth"};
+  o.start_parameters = {"host.launch_scale"};
+  CalibrateOptions joint = o;
+  joint.start_rounds = 2;
+  const auto plain = cross_validate(data, topology, h200, {Family::Collective}, o);
+  const auto cv = cross_validate(data, topology, h200, {Family::Collective}, joint);
+  CHECK(plain.start_rounds == 0);
+  CHECK(cv.start_rounds == 2);
+  const auto fold_of = [](const CrossValidation& c) -> const Fold& {
+    for (const Fold& fold : c.folds)
+      if (fold.value == "all_reduce") return fold;
+    throw std::runtime_error("no all_reduce fold");
+  };
+  const Fold& f = fold_of(cv);
+  const Fold& p = fold_of(plain);
+  REQUIRE(f.refused.empty());
+  REQUIRE(p.refused.empty());
+  // The training rows' loss (squared, weighted as the fit weighs them) with the shared values and each
+  // start's own host: block by block, a joint round can only lower it.
+  const auto loss = [&](const Fold& fold) {
+    REQUIRE(fold.start_fits.size() == 2);
+    double sum = 0;
+    for (const Fold::StartFit& sf : fold.start_fits) {
+      REQUIRE(sf.refused.empty());
+      REQUIRE(sf.values.size() == 1);
+      CHECK(sf.values[0].parameter.name == "host.launch_scale");
+      const auto q = with_fitted_values(with_fitted_values(h200, fold.values), sf.values);
+      std::vector<std::size_t> rows;
+      for (std::size_t i = 0; i < data.rows.size(); ++i)
+        if (data.rows[i].c.workload == "sendrecv" &&
+            data.rows[i].family_value(Family::Start, data.configs) == sf.start)
+          rows.push_back(i);
+      REQUIRE(rows.size() == 56);  // 28 sizes on 2 and on 4 GPUs, each a row over its 3 runs
+      for (const Comparison& c : predict_rows(data, rows, topology, q)) {
+        const double x = c.error() / (c.bytes >= (1u << 20) ? o.sigma_large : o.sigma_small);
+        sum += x * x;
+      }
+    }
+    return sum;
+  };
+  // The shared values (launch_scale is each start's alone: never among them).
+  for (const Fold* fold : {&f, &p}) {
+    CHECK(fold->unpinned.empty());
+    REQUIRE(fold->values.size() == 2);
+    for (const FittedValue& v : fold->values) CHECK(v.parameter.name != "host.launch_scale");
+  }
+  const double joint_loss = loss(f), plain_loss = loss(p);
+  CAPTURE(joint_loss);
+  CAPTURE(plain_loss);
+  CHECK(joint_loss < plain_loss);
+  CHECK(f.values[0].value != doctest::Approx(p.values[0].value));  // the shared host moved
+  // Said in every output.
+  CHECK(cross_validation_text(cv).find(
+            "joint: each such fold first fits its shared parameters again 2 times") != std::string::npos);
+  CHECK(cross_validation_markdown(cv, "cmd").find("Joint: each such fold first fits its shared parameters "
+                                                  "again 2 times") != std::string::npos);
+  CHECK(cross_validation_json(cv, "cmd")["start_rounds"] == 2);
+  CHECK_FALSE(cross_validation_json(plain, "cmd").contains("start_rounds"));
+}
+
 TEST_CASE("crossval: a per-start refit calibrates each start's host on its own training rows") {
   const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
   const auto topology = load("h200x4.topo");

@@ -75,7 +75,10 @@ struct ModelParams {
   Picoseconds launch_per_op = 0;    ///< per ncclSend/ncclRecv the group enqueues
   Picoseconds launch_compute = 0;   ///< one compute kernel launch
   Picoseconds launch_per_coll = 0;  ///< per collective the call enqueues (algorithm choice, work setup)
-  Picoseconds torch_call = 0;       ///< PyTorch's per-call overhead above NCCL (c10d, Python)
+  /// Every host cost above (launch_*) times this, a ratio: how fast one machine start's host runs against the
+  /// set's (1: as given). A slow virtual machine is slow at every step of an enqueue, not at one of them.
+  double launch_scale = 1.0;
+  Picoseconds torch_call = 0;  ///< PyTorch's per-call overhead above NCCL (c10d, Python)
 
   // Copy engines (cudaMemcpyPeerAsync).
   Picoseconds copy_submit = 0;        ///< CPU time per cudaMemcpyPeerAsync call

@@ -86,6 +86,9 @@ struct CalibrateOptions {
   /// other configurations measured on it (never from a held-out row). The rows keep the fold's band. Empty:
   /// one set for every start.
   std::vector<std::string> start_parameters;
+  /// With start_parameters: times each fold fits its shared parameters again with every start's training rows
+  /// predicted under that start's own refit of them (0: the shared fit once, each start refitted after it).
+  int start_rounds = 0;
   /// Threads that evaluate the Jacobian's columns (each a prediction of every fitted row with one parameter
   /// moved) at once; 0: one per hardware thread. The fit is the same, to the bit, for any count.
   int jobs = 0;
@@ -142,6 +145,11 @@ std::vector<std::string> fitted_parameter_names(const CalibrateOptions& o);
 /// call). fit_rows calls it from several threads at once (CalibrateOptions::jobs): it must be safe to call
 /// concurrently, and a pure function of its argument for the fit not to depend on the thread count.
 using RowPredictor = std::function<std::vector<Comparison>(const models::ModelParams&)>;
+
+/// `start` with each of `values` set to its fitted value (FittedValue::value, in its parameter's unit),
+/// through the same parser a parameter file goes through.
+models::ModelParams with_fitted_values(const models::ModelParams& start,
+                                       const std::vector<FittedValue>& values);
 
 /// The fit itself: Levenberg-Marquardt of the parameters `o.parameters` names (default: those a p2p sweep
 /// pins down) from `start`, each evaluation predicting the rows through `predict`. Fills every member but

@@ -140,6 +140,9 @@ struct CrossValidation {
   std::vector<std::string> probe, probe_parameters;
   /// The parameters refitted per machine start (CalibrateOptions::start_parameters; empty without).
   std::vector<std::string> start_parameters;
+  /// Times each fold refitted its shared parameters under every start's own refit (CalibrateOptions::
+  /// start_rounds; 0: none).
+  int start_rounds = 0;
   /// Per cross-validated family, in order: spread_width (percent) of run_spread over the rows its folds
   /// predicted, below 1 MiB ([0]) and from it ([1]): what its held-out bands are set beside.
   struct FamilySpread {
