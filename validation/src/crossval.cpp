@@ -589,10 +589,12 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
     std::vector<std::string> kept, unpinned;
     /// CalibrateOptions::start_parameters refitted on each machine start's training rows, by start.
     std::map<std::string, CalibrateResult> per_start;
+    int joint_rounds = 0;    ///< joint rounds completed (CalibrateOptions::start_rounds)
+    std::string joint_note;  ///< why fewer, or which start kept the shared host in a round
   };
   const auto fit_fold = [&](const std::vector<std::size_t>& train, bool joint) {
     const auto predict = [&](const models::ModelParams& p) { return predict_rows(data, train, topology, p); };
-    FoldFit fit{fit_rows(start, predict, options), {}, {}, {}};
+    FoldFit fit{fit_rows(start, predict, options), {}, {}, {}, 0, {}};
     CalibrateResult& r = fit.result;
     CalibrateOptions fewer = options;
     // Fit once more without `names` (some but not all of the fitted ones): they keep the start set's value.
@@ -632,6 +634,10 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
         return std::find(start_options.parameters.begin(), start_options.parameters.end(), name) !=
                start_options.parameters.end();
       });
+      const auto note = [&](const std::string& what) {
+        fit.joint_note += (fit.joint_note.empty() ? "" : "; ") + what;
+      };
+      if (shared.parameters.empty()) note("no shared parameter left to refit");
       for (int round = 0; round < options.start_rounds && !shared.parameters.empty(); ++round) {
         std::map<std::string, std::vector<FittedValue>> host;
         for (const auto& [s, at] : by_start) {
@@ -641,8 +647,13 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
             const CalibrateResult h = fit_rows(
                 r.params, [&](const models::ModelParams& q) { return predict_rows(data, rows, topology, q); },
                 start_options);
-            if (!h.degenerate) host[s] = h.values;
+            if (h.degenerate)
+              note("round " + std::to_string(round + 1) + ": " + s +
+                   " kept the shared host (degenerate refit)");
+            else
+              host[s] = h.values;
           } catch (const UsageError&) {  // too few sizes on this start: it keeps the shared values
+            note("round " + std::to_string(round + 1) + ": " + s + " kept the shared host (too few sizes)");
           }
         }
         const auto predict_joint = [&](const models::ModelParams& q) {
@@ -658,8 +669,12 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
           return out;
         };
         CalibrateResult next = fit_rows(r.params, predict_joint, shared);
-        if (next.degenerate) break;
+        if (next.degenerate) {
+          note("stopped at round " + std::to_string(round + 1) + ", degenerate: " + next.why_degenerate);
+          break;
+        }
         r = std::move(next);
+        ++fit.joint_rounds;
       }
     }
     return fit;
@@ -695,7 +710,7 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
     std::vector<Fitted> fitted;
     std::vector<std::size_t> family_rows;  // the rows its folds predicted
     for (const std::string& value : values) {
-      Fold fold{f, value, 0, {}, {}, {}, {}, {}, {}, false, 0, {}, {}, 0, {}};
+      Fold fold{f, value, 0, {}, {}, {}, {}, {}, {}, false, 0, {}, {}, 0, {}, 0, {}};
       std::vector<std::size_t> train, held;
       for (std::size_t i = 0; i < data.rows.size(); ++i)
         (data.rows[i].family_value(f, data.configs) == value ? held : train).push_back(i);
@@ -712,6 +727,8 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
         CalibrateResult r = fit.result;
         fold.kept = fit.kept;
         fold.unpinned = fit.unpinned;
+        fold.joint_rounds = fit.joint_rounds;
+        fold.joint_note = fit.joint_note;
         fold.values = r.values;
         // Probed start: the held-out start's probe rows calibrate its host (from this fold's fit); only its
         // other rows are predicted.
@@ -954,8 +971,8 @@ std::string probe_text(const Fold& fold) {
   std::string s = "probe: " + std::to_string(fold.probe_rows) + " sizes";
   for (const FittedValue& v : fold.probe_values) {
     char buf[128];
-    std::snprintf(buf, sizeof buf, ", %s %.3g %s", v.parameter.name.c_str(), v.value,
-                  v.parameter.unit.c_str());
+    std::snprintf(buf, sizeof buf, ", %s %.3g%s%s", v.parameter.name.c_str(), v.value,
+                  v.parameter.unit.empty() ? "" : " ", v.parameter.unit.c_str());
     s += buf;
   }
   return s;
@@ -993,9 +1010,11 @@ std::string start_fits_text(const Fold& fold) {
   for (const auto& [name, r] : ranges) {
     char buf[160];
     if (r.lo == r.hi)
-      std::snprintf(buf, sizeof buf, ", %s %.3g %s", name.c_str(), r.lo, r.unit.c_str());
+      std::snprintf(buf, sizeof buf, ", %s %.3g%s%s", name.c_str(), r.lo, r.unit.empty() ? "" : " ",
+                    r.unit.c_str());
     else
-      std::snprintf(buf, sizeof buf, ", %s %.3g-%.3g %s", name.c_str(), r.lo, r.hi, r.unit.c_str());
+      std::snprintf(buf, sizeof buf, ", %s %.3g-%.3g%s%s", name.c_str(), r.lo, r.hi,
+                    r.unit.empty() ? "" : " ", r.unit.c_str());
     s += buf;
   }
   if (!refused.empty()) s += "; with the fold's own fit: " + join(refused, "; ");
@@ -1069,6 +1088,10 @@ std::string cross_validation_text(const CrossValidation& cv) {
       if (fold.probe_rows > 0) o << "  " << std::string(34, ' ') << "  (" << probe_text(fold) << ")\n";
       if (!fold.start_fits.empty())
         o << "  " << std::string(34, ' ') << "  (" << start_fits_text(fold) << ")\n";
+      if (cv.start_rounds > 0 && !fold.start_fits.empty() &&
+          (fold.joint_rounds < cv.start_rounds || !fold.joint_note.empty()))
+        o << "  " << std::string(34, ' ') << "  (joint: " << fold.joint_rounds << " of " << cv.start_rounds
+          << " rounds" << (fold.joint_note.empty() ? "" : "; " + fold.joint_note) << ")\n";
     }
     const auto all = held_out_rows(cv, f);
     std::snprintf(line, sizeof line, "  %-34s %6s %6zu %9s %9s %9s %9s  %s\n", "all held out", "", all.size(),
@@ -1210,6 +1233,10 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
           if (!sf.refused.empty()) sj["refused"] = sf.refused;
           for (const auto& v : sf.values) sj["fitted"][v.parameter.name] = v.value;
           fj["start_fits"].push_back(std::move(sj));
+        }
+        if (cv.start_rounds > 0 && !fold.start_fits.empty()) {
+          fj["joint_rounds"] = fold.joint_rounds;
+          if (!fold.joint_note.empty()) fj["joint_note"] = fold.joint_note;
         }
         const auto band_json = [&](const models::BandParams& b, const char* cross_validated) {
           return nlohmann::json{{"latency_below", b.latency_below},

@@ -737,6 +737,22 @@ TEST_CASE(
   CHECK(cross_validation_markdown(cv, "cmd").find("Joint: each such fold first fits its shared parameters "
                                                   "again 2 times") != std::string::npos);
   CHECK(cross_validation_json(cv, "cmd")["start_rounds"] == 2);
+  // Both rounds ran, and every start's refit held in each (no note).
+  CHECK(f.joint_rounds == 2);
+  CHECK(f.joint_note.empty());
+  CHECK(p.joint_rounds == 0);
+  CHECK(cross_validation_json(cv, "cmd")["families"][0]["folds"][0]["joint_rounds"] == 2);
+  CHECK(cross_validation_text(cv).find("(joint: ") == std::string::npos);  // said only when short
+  // A round with nothing shared to refit does not run, and the output says so rather than claim it.
+  CalibrateOptions nothing_shared = joint;
+  nothing_shared.parameters = {"host.launch_scale"};
+  const auto none = cross_validate(data, topology, h200, {Family::Collective}, nothing_shared);
+  const Fold& n = fold_of(none);
+  REQUIRE(n.refused.empty());
+  CHECK(n.joint_rounds == 0);
+  CHECK(n.joint_note == "no shared parameter left to refit");
+  CHECK(cross_validation_text(none).find("(joint: 0 of 2 rounds; no shared parameter left to refit)") !=
+        std::string::npos);
   CHECK_FALSE(cross_validation_json(plain, "cmd").contains("start_rounds"));
 }
 

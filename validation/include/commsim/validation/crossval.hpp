@@ -127,6 +127,10 @@ struct Fold {
   /// those, not as the refitted ones (`band`). Otherwise it is `band`.
   int start_fallback_rows = 0;
   models::BandParams start_fallback_band;
+  /// CalibrateOptions::start_rounds: the joint rounds this fold's fit completed, and, when it stopped short
+  /// or a start kept the shared host in a round (its refit degenerate, or too few sizes), why.
+  int joint_rounds = 0;
+  std::string joint_note;
 };
 
 struct CrossValidation {
