@@ -631,11 +631,10 @@ class NcclModel final : public TransferModel {
                   colls * p_.launch_per_coll);
   }
   Picoseconds compute_launch_time() const override { return scaled(p_.launch_compute); }
-  /// A host cost at this start's host speed (host.launch_scale; 1: unchanged to the picosecond).
+  /// A host cost at this start's host speed (host.launch_scale; 1 leaves any cost below 2^53 ps, days,
+  /// exact).
   Picoseconds scaled(Picoseconds t) const {
-    return p_.launch_scale == 1.0
-               ? t
-               : static_cast<Picoseconds>(std::llround(static_cast<double>(t) * p_.launch_scale));
+    return static_cast<Picoseconds>(std::llround(static_cast<double>(t) * p_.launch_scale));
   }
   Picoseconds timing_event_time() const override { return p_.timing_event; }
   Picoseconds framework_call_time() const override { return p_.torch_call; }

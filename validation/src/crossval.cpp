@@ -473,6 +473,22 @@ void predict_at(const ManifestData& data, const topo::Topology& topology,
   for (std::size_t n = 0; n < at.size(); ++n) out[at[n]] = std::move(got[n]);
 }
 
+/// `o.parameters` refitted from `p` on `rows` (one machine start's training rows). Too few sizes for the
+/// parameters comes back degenerate, saying so, as a refit the rows cannot pin down does.
+CalibrateResult refit_start(const ManifestData& data, const topo::Topology& topology,
+                            const std::vector<std::size_t>& rows, const models::ModelParams& p,
+                            const CalibrateOptions& o) {
+  try {
+    return fit_rows(
+        p, [&](const models::ModelParams& q) { return predict_rows(data, rows, topology, q); }, o);
+  } catch (const UsageError& e) {
+    CalibrateResult r;
+    r.degenerate = true;
+    r.why_degenerate = e.what();
+    return r;
+  }
+}
+
 /// The held-out rows predicted start by start: each machine start's with `p` refitted (`o.parameters`) on
 /// that start's training rows, a fit made once per start and kept in `cache`; a start with no training row,
 /// or whose refit is degenerate, is predicted with `p` and says why in `fits`. Rows come back in `held`'s
@@ -499,19 +515,7 @@ std::vector<Comparison> predict_per_start(const ManifestData& data, const topo::
       sf.refused = "no training row on this start";
     } else {
       auto c = cache.find(start);
-      if (c == cache.end()) {
-        const auto predict = [&](const models::ModelParams& q) {
-          return predict_rows(data, t->second, topology, q);
-        };
-        CalibrateResult r;
-        try {
-          r = fit_rows(p, predict, o);
-        } catch (const UsageError& e) {  // too few sizes for the parameters, say: this start only
-          r.degenerate = true;
-          r.why_degenerate = e.what();
-        }
-        c = cache.emplace(start, std::move(r)).first;
-      }
+      if (c == cache.end()) c = cache.emplace(start, refit_start(data, topology, t->second, p, o)).first;
       sf.rows = static_cast<int>(t->second.size());
       if (c->second.degenerate) {
         sf.refused = "degenerate refit: " + c->second.why_degenerate;
@@ -627,8 +631,16 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
       const auto start_of = [&](std::size_t i) {
         return data.rows[i].family_value(Family::Start, data.configs);
       };
-      std::map<std::string, std::vector<std::size_t>> by_start;  // positions in `train`
-      for (std::size_t k = 0; k < train.size(); ++k) by_start[start_of(train[k])].push_back(k);
+      // By start: its training rows' positions in `train`, and the rows themselves.
+      struct StartRows {
+        std::vector<std::size_t> at, rows;
+      };
+      std::map<std::string, StartRows> by_start;
+      for (std::size_t k = 0; k < train.size(); ++k) {
+        StartRows& s = by_start[start_of(train[k])];
+        s.at.push_back(k);
+        s.rows.push_back(train[k]);
+      }
       CalibrateOptions shared = fewer;
       std::erase_if(shared.parameters, [&](const std::string& name) {
         return std::find(start_options.parameters.begin(), start_options.parameters.end(), name) !=
@@ -640,31 +652,21 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
       if (shared.parameters.empty()) note("no shared parameter left to refit");
       for (int round = 0; round < options.start_rounds && !shared.parameters.empty(); ++round) {
         std::map<std::string, std::vector<FittedValue>> host;
-        for (const auto& [s, at] : by_start) {
-          std::vector<std::size_t> rows;
-          for (std::size_t k : at) rows.push_back(train[k]);
-          try {
-            const CalibrateResult h = fit_rows(
-                r.params, [&](const models::ModelParams& q) { return predict_rows(data, rows, topology, q); },
-                start_options);
-            if (h.degenerate)
-              note("round " + std::to_string(round + 1) + ": " + s +
-                   " kept the shared host (degenerate refit)");
-            else
-              host[s] = h.values;
-          } catch (const UsageError&) {  // too few sizes on this start: it keeps the shared values
-            note("round " + std::to_string(round + 1) + ": " + s + " kept the shared host (too few sizes)");
-          }
+        for (const auto& [s, sr] : by_start) {
+          const CalibrateResult h = refit_start(data, topology, sr.rows, r.params, start_options);
+          if (h.degenerate)
+            note("round " + std::to_string(round + 1) + ": " + s + " kept the shared host (" +
+                 h.why_degenerate + ")");
+          else
+            host[s] = h.values;
         }
         const auto predict_joint = [&](const models::ModelParams& q) {
           std::vector<Comparison> out(train.size());
-          for (const auto& [s, at] : by_start) {
-            std::vector<std::size_t> rows;
-            for (std::size_t k : at) rows.push_back(train[k]);
+          for (const auto& [s, sr] : by_start) {
             const auto h = host.find(s);
             std::vector<Comparison> got =
-                predict_rows(data, rows, topology, h == host.end() ? q : with_fitted_values(q, h->second));
-            for (std::size_t n = 0; n < at.size(); ++n) out[at[n]] = std::move(got[n]);
+                predict_rows(data, sr.rows, topology, h == host.end() ? q : with_fitted_values(q, h->second));
+            for (std::size_t n = 0; n < sr.at.size(); ++n) out[sr.at[n]] = std::move(got[n]);
           }
           return out;
         };
