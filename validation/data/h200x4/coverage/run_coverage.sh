@@ -156,14 +156,17 @@ for phase in "$@"; do
         done
       done ;;
     lat9)  # the latency-bound sizes in nine processes a configuration, so a median of many processes can be
-      # scored (a process's floor is one of two levels for its life); 2 and 4 GPUs, both launch modes
+      # scored (a process's floor is one of two levels for its life); 2 and 4 GPUs, both launch modes. Named
+      # _lat_ (since session 40): in one call with base-g or base-t, the same names overwrote their logs, and
+      # nccl-tests wrote the second JSON as .json.0. Keep its rows in a manifest of their own (validation/data/*/lat9/):
+      # repeats 1-9 of base-g's configurations.
       for rep in 1 2 3 4 5 6 7 8 9; do
         for g in 0-1 0-3; do
           for wl in sendrecv all_reduce all_gather alltoall broadcast; do
-            run "${wl}_g${g/-/}_st_r$rep" $wl $g single-thread "" $rep -b 8 -e 1M -f 2 -w 5 -n 20
+            run "${wl}_g${g/-/}_lat_st_r$rep" $wl $g single-thread "" $rep -b 8 -e 1M -f 2 -w 5 -n 20
           done
           for wl in sendrecv all_reduce alltoall; do
-            run "${wl}_g${g/-/}_tpg_r$rep" $wl $g thread-per-gpu "" $rep -b 8 -e 1M -f 2 -w 5 -n 20
+            run "${wl}_g${g/-/}_lat_tpg_r$rep" $wl $g thread-per-gpu "" $rep -b 8 -e 1M -f 2 -w 5 -n 20
           done
         done
       done ;;
