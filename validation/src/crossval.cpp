@@ -610,17 +610,35 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
       r = fit_rows(start, predict, fewer);
       return true;
     };
+    // A thread's host cost (host.launch_base) is told from a GPU's (host.launch_per_gpu) only by one thread
+    // driving several GPUs. Where the rows cannot pin one of the two, the per-GPU cost keeps its start value
+    // and the per-thread one is fitted, whichever the fit found the looser: which one that is is an accident
+    // of the data (it flipped between the six- and the seven-start protocol in the launch family's
+    // single-thread fold; models/README.md, session 40), and it sets how a thread's cost grows with its GPUs.
+    const std::string base = "host.launch_base", per_gpu = "host.launch_per_gpu";
+    const auto has = [](const std::vector<std::string>& v, const std::string& n) {
+      return std::find(v.begin(), v.end(), n) != v.end();
+    };
+    const auto per_gpu_kept = [&](std::vector<std::string> names) {
+      if (has(names, base) && !has(names, per_gpu) && has(fewer.parameters, per_gpu))
+        std::replace(names.begin(), names.end(), base, per_gpu);
+      return names;
+    };
     // Parameters no training row depends on.
     if (const std::vector<std::string> unused = r.unused; r.degenerate && refit_without(unused))
       fit.kept = unused;
+    // The two host costs trading off against each other alone (a thread per GPU only): the per-GPU one kept.
+    if (r.degenerate && r.traded.size() == 2 && has(r.traded, base) && has(r.traded, per_gpu) &&
+        refit_without({per_gpu}))
+      fit.unpinned.push_back(per_gpu);
     // A parameter the rows barely depend on (a rank-deficient Jacobian along it alone): not pinned down.
-    if (const std::vector<std::string> faint = r.barely; r.degenerate && refit_without(faint))
-      fit.unpinned = faint;
+    if (const std::vector<std::string> faint = per_gpu_kept(r.barely); r.degenerate && refit_without(faint))
+      fit.unpinned.insert(fit.unpinned.end(), faint.begin(), faint.end());
     // Every parameter is seen, but some are not pinned down (their standard error is over the bound): kept,
     // and the rest refitted, until none is left loose (a refit can loosen another one that moved with a kept
     // one).
     while (r.degenerate && std::isfinite(r.condition) && r.condition <= kMaxCondition) {
-      const std::vector<std::string> loose = r.unpinned;
+      const std::vector<std::string> loose = per_gpu_kept(r.unpinned);
       if (!refit_without(loose)) break;
       fit.unpinned.insert(fit.unpinned.end(), loose.begin(), loose.end());
     }

@@ -950,6 +950,51 @@ TEST_CASE(
   CHECK(json_own["families"][0]["folds"][0]["start_fallback"]["band"]["source"] == "own fit");
 }
 
+TEST_CASE(
+    "crossval: a fold that cannot tell a thread's host cost from a GPU's keeps the per-GPU one's start "
+    "value") {
+  const auto datasheet = models::ModelParams::load(kSrc + "/models/params/nccl-default.toml");
+  const auto topology = load("h200x4.topo");
+  // One 4x H200 start: a thread per GPU on 2, 3 and 4 GPUs trains (each thread drives one GPU, so its
+  // per-thread and per-GPU costs are nearly one sum), one thread on 2 and 4 GPUs is held out (the launch
+  // family's single-thread fold).
+  const std::string d = kSrc + "/validation/data/h200x4/coverage/h200x4-2026-11-26a/";
+  using Set = std::pair<std::string, std::string>;  // file infix, manifest GPU list
+  std::string body;
+  for (int r = 1; r <= 3; ++r) {
+    const std::string rep = std::to_string(r);
+    for (const std::string wl : {"sendrecv", "all_reduce", "alltoall"}) {
+      for (const auto& [g, gpus] : {Set{"01", "0,1"}, Set{"02", "0-2"}, Set{"03", "0-3"}})
+        body += d + wl + "_g" + g + "_tpg_r" + rep + ".json,A," + wl + ",\"" + gpus + "\",thread-per-gpu,," +
+                rep + "\n";
+    }
+    for (const auto& [g, gpus] : {Set{"01", "0,1"}, Set{"03", "0-3"}})
+      body += d + "sendrecv_g" + g + "_st_r" + rep + ".json,A,sendrecv,\"" + gpus + "\",single-thread,," +
+              rep + "\n";
+  }
+  const auto data = load_manifest_data({manifest("per-gpu-kept", body)}, topology, datasheet);
+  CalibrateOptions o;
+  o.parameters = {"host.launch_base", "host.launch_per_gpu", "simple.channel_bandwidth"};
+  const auto cv = cross_validate(data, topology, datasheet, {Family::Launch}, o);
+  const Fold* st = nullptr;
+  for (const Fold& fold : cv.folds)
+    if (fold.value == "single-thread") st = &fold;
+  REQUIRE(st != nullptr);
+  INFO(st->refused);
+  REQUIRE(st->refused.empty());
+  // The per-GPU cost keeps the datasheet's 4 us; the per-thread one is what the rows fit.
+  CHECK(std::find(st->unpinned.begin(), st->unpinned.end(), "host.launch_per_gpu") != st->unpinned.end());
+  CHECK(std::find(st->unpinned.begin(), st->unpinned.end(), "host.launch_base") == st->unpinned.end());
+  bool base_fitted = false;
+  for (const FittedValue& v : st->values) {
+    CHECK(v.parameter.name != "host.launch_per_gpu");
+    if (v.parameter.name == "host.launch_base") base_fitted = v.value != doctest::Approx(v.start);
+  }
+  CHECK(base_fitted);
+  CHECK(cross_validation_text(cv).find("not pinned down by the other rows: host.launch_per_gpu") !=
+        std::string::npos);
+}
+
 TEST_CASE("crossval: a probed start without probe rows is refused, and probes need the probed-start family") {
   const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
   const auto topology = load("h200x4.topo");
