@@ -422,10 +422,10 @@ void add_validate_command(CLI::App& app) {
                 "start)");
   v->add_option(
        "--start-rounds", o->start_rounds,
-       "--cross-validate with --start-param: times each fold fits its shared\nparameters again with "
-       "every start's training rows predicted under that\nstart's own refit of --start-param (a joint "
-       "fit, so that one start's slow\nhost is not taken for a cost every start pays); 0: the shared fit "
-       "once,\neach start refitted after it")
+       "--cross-validate with --start-param: times each fold (start's and probed-start's\ntoo) fits its "
+       "shared parameters again with every start's training rows\npredicted under that start's own refit "
+       "of --start-param (a joint fit, so that\none start's slow host is not taken for a cost every start "
+       "pays); 0: the shared\nfit once, each start refitted after it")
       ->check(CLI::Range(0, 10))
       ->capture_default_str();
   v->add_option("--loss", o->loss,
@@ -469,7 +469,9 @@ CROSS-VALIDATION (--cross-validate)
   other family's fold refits those parameters for each machine start on that start's own training rows (the
   host as it was that day, from the other configurations measured on it) before predicting the start's
   held-out rows; a start with no training row keeps the fold's fit, and its rows' band takes its model
-  error from the other folds' rows as their own fits predict them, no start refitted. Reported per family
+  error from the other folds' rows as their own fits predict them, no start refitted. With --start-rounds,
+  every fold, the start and probed-start families' too, first fits its shared parameters with each training
+  start at its own refit (a held-out start then keeps the shared host, or its probe's). Reported per family
   value: MAPE latency-bound (< 1 MiB) and bandwidth-bound (>= 1 MiB), coverage and the worst size. A family
   with one value, or a fold whose fit is degenerate, is refused with the reason.
 

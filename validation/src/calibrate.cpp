@@ -425,10 +425,11 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
     std::snprintf(cond, sizeof cond, "%.3g", result.condition);
     // The direction the data cannot see: the right singular vector of the smallest singular value.
     const Eigen::VectorXd v = svd.matrixV().col(n - 1).cwiseAbs();
-    std::vector<std::string> along;
-    for (Eigen::Index k = 0; k < n; ++k)
-      if (v(k) >= 0.3 * v.maxCoeff()) along.push_back(ps[static_cast<std::size_t>(k)].name);
-    const std::string traded = join(along, ", ");
+    std::string traded;
+    for (Eigen::Index k = 0; k < n; ++k) {
+      if (v(k) >= 0.3 * v.maxCoeff())
+        traded += (traded.empty() ? "" : ", ") + ps[static_cast<std::size_t>(k)].name;
+    }
     const std::string rank =
         "the Jacobian is (nearly) rank-deficient (condition number " + std::string(cond) + "): ";
     if (!unused.empty()) {
@@ -439,7 +440,6 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
       result.why_degenerate =
           rank + "the data barely depends on " + traded + " (add data that exercises it, or fit without it)";
     } else {
-      result.traded = along;
       result.why_degenerate =
           rank + traded +
           " trade off against each other in this data (add data that separates them, or fit fewer)";

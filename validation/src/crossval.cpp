@@ -570,12 +570,14 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
         if (cv.start_parameters[i] == cv.start_parameters[j])
           throw UsageError("--start-param " + cv.start_parameters[i] + " is given twice");
     cv.start_rounds = options.start_rounds;
-    if (std::all_of(families.begin(), families.end(),
-                    [](Family f) { return f == Family::Start || f == Family::ProbedStart; }))
+    if (options.start_rounds == 0 && std::all_of(families.begin(), families.end(), [](Family f) {
+          return f == Family::Start || f == Family::ProbedStart;
+        }))
       throw UsageError(
           "per-start parameters (--start-param) refit a start's host on its own training rows, which the "
           "start and probed-start families hold out whole; add a family that keeps every start in the fit "
-          "(ring, pair, knob, collective or launch)");
+          "(ring, pair, knob, collective or launch), or --start-rounds N to fit their shared parameters "
+          "with each training start at its own host");
   }
   if (probed) {
     cv.probe = options.probe;
@@ -598,9 +600,29 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
   };
   const auto fit_fold = [&](const std::vector<std::size_t>& train, bool joint) {
     const auto predict = [&](const models::ModelParams& p) { return predict_rows(data, train, topology, p); };
-    FoldFit fit{fit_rows(start, predict, options), {}, {}, {}, 0, {}};
-    CalibrateResult& r = fit.result;
     CalibrateOptions fewer = options;
+    // A thread's host cost (host.launch_base) is told from a GPU's (host.launch_per_gpu) only by one thread
+    // driving several GPUs (one of the first, N of the second); a thread per GPU pays one of each. Without
+    // such a training row (the launch family's single-thread fold) the per-GPU cost keeps its start value and
+    // the per-thread one is fitted, as the data cannot say how a thread's cost grows with its GPUs. Until
+    // session 40 which of the two such a fold kept was an accident of their standard errors (it flipped
+    // between six and seven starts; models/README.md, "A seventh start").
+    const std::string per_gpu = "host.launch_per_gpu";
+    const auto has = [](const std::vector<std::string>& v, const std::string& n) {
+      return std::find(v.begin(), v.end(), n) != v.end();
+    };
+    const bool separates = std::any_of(train.begin(), train.end(), [&](std::size_t i) {
+      const ManifestConfig& c = data.configs[data.rows[i].config];
+      return !c.thread_per_gpu && !c.graph && c.gpus.size() > 1;
+    });
+    std::vector<std::string> unseparated;
+    if (!separates && has(fewer.parameters, per_gpu) && has(fewer.parameters, "host.launch_base") &&
+        fewer.parameters.size() > 1) {
+      std::erase(fewer.parameters, per_gpu);
+      unseparated.push_back(per_gpu);
+    }
+    FoldFit fit{fit_rows(start, predict, fewer), {}, unseparated, {}, 0, {}};
+    CalibrateResult& r = fit.result;
     // Fit once more without `names` (some but not all of the fitted ones): they keep the start set's value.
     const auto refit_without = [&](const std::vector<std::string>& names) {
       if (names.empty() || names.size() >= fewer.parameters.size()) return false;
@@ -610,35 +632,17 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
       r = fit_rows(start, predict, fewer);
       return true;
     };
-    // A thread's host cost (host.launch_base) is told from a GPU's (host.launch_per_gpu) only by one thread
-    // driving several GPUs. Where the rows cannot pin one of the two, the per-GPU cost keeps its start value
-    // and the per-thread one is fitted, whichever the fit found the looser: which one that is is an accident
-    // of the data (it flipped between the six- and the seven-start protocol in the launch family's
-    // single-thread fold; models/README.md, session 40), and it sets how a thread's cost grows with its GPUs.
-    const std::string base = "host.launch_base", per_gpu = "host.launch_per_gpu";
-    const auto has = [](const std::vector<std::string>& v, const std::string& n) {
-      return std::find(v.begin(), v.end(), n) != v.end();
-    };
-    const auto per_gpu_kept = [&](std::vector<std::string> names) {
-      if (has(names, base) && !has(names, per_gpu) && has(fewer.parameters, per_gpu))
-        std::replace(names.begin(), names.end(), base, per_gpu);
-      return names;
-    };
     // Parameters no training row depends on.
     if (const std::vector<std::string> unused = r.unused; r.degenerate && refit_without(unused))
       fit.kept = unused;
-    // The two host costs trading off against each other alone (a thread per GPU only): the per-GPU one kept.
-    if (r.degenerate && r.traded.size() == 2 && has(r.traded, base) && has(r.traded, per_gpu) &&
-        refit_without({per_gpu}))
-      fit.unpinned.push_back(per_gpu);
     // A parameter the rows barely depend on (a rank-deficient Jacobian along it alone): not pinned down.
-    if (const std::vector<std::string> faint = per_gpu_kept(r.barely); r.degenerate && refit_without(faint))
+    if (const std::vector<std::string> faint = r.barely; r.degenerate && refit_without(faint))
       fit.unpinned.insert(fit.unpinned.end(), faint.begin(), faint.end());
     // Every parameter is seen, but some are not pinned down (their standard error is over the bound): kept,
     // and the rest refitted, until none is left loose (a refit can loosen another one that moved with a kept
     // one).
     while (r.degenerate && std::isfinite(r.condition) && r.condition <= kMaxCondition) {
-      const std::vector<std::string> loose = per_gpu_kept(r.unpinned);
+      const std::vector<std::string> loose = r.unpinned;
       if (!refit_without(loose)) break;
       fit.unpinned.insert(fit.unpinned.end(), loose.begin(), loose.end());
     }
@@ -738,8 +742,7 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
       try {
         // Another family's fold may have held out the very same rows (a machine start and its probed
         // start; the 4-GPU ring and the 4-GPU pair): its fit is this fold's, made once.
-        const bool joint = options.start_rounds > 0 && !start_options.parameters.empty() &&
-                           f != Family::Start && f != Family::ProbedStart;
+        const bool joint = options.start_rounds > 0 && !start_options.parameters.empty();
         auto same = fits.find({train, joint});
         if (same == fits.end())
           same = fits.emplace(std::make_pair(train, joint), fit_fold(train, joint)).first;
@@ -1076,8 +1079,8 @@ std::string cross_validation_text(const CrossValidation& cv) {
          "predicted "
          "with no start refitted.\n";
   if (cv.start_rounds > 0)
-    o << "joint: each such fold first fits its shared parameters again " << cv.start_rounds
-      << (cv.start_rounds == 1 ? " time" : " times")
+    o << "joint: every fold, start's and probed-start's too, first fits its shared parameters again "
+      << cv.start_rounds << (cv.start_rounds == 1 ? " time" : " times")
       << " with every start's training rows predicted under that start's own refit of "
       << join(cv.start_parameters, ", ") << ", which the shared fit then leaves alone.\n";
   for (Family f : validated_families(cv)) {
@@ -1165,7 +1168,7 @@ std::string cross_validation_markdown(const CrossValidation& cv, const std::stri
                   "no start refitted.")
     << (cv.start_rounds == 0
             ? std::string()
-            : " Joint: each such fold first fits its shared parameters again " +
+            : " Joint: every fold, start's and probed-start's too, first fits its shared parameters again " +
                   std::to_string(cv.start_rounds) + (cv.start_rounds == 1 ? " time" : " times") +
                   " with every start's training rows predicted under that start's own refit, "
                   "so that one start's slow host is not taken for a cost every start pays.")

@@ -733,9 +733,11 @@ TEST_CASE(
   CHECK(f.values[0].value != doctest::Approx(p.values[0].value));  // the shared host moved
   // Said in every output.
   CHECK(cross_validation_text(cv).find(
-            "joint: each such fold first fits its shared parameters again 2 times") != std::string::npos);
-  CHECK(cross_validation_markdown(cv, "cmd").find("Joint: each such fold first fits its shared parameters "
-                                                  "again 2 times") != std::string::npos);
+            "joint: every fold, start's and probed-start's too, first fits its shared parameters again 2 "
+            "times") != std::string::npos);
+  CHECK(cross_validation_markdown(cv, "cmd").find("Joint: every fold, start's and probed-start's too, first "
+                                                  "fits its shared parameters again 2 times") !=
+        std::string::npos);
   CHECK(cross_validation_json(cv, "cmd")["start_rounds"] == 2);
   // Both rounds ran, and every start's refit held in each (no note).
   CHECK(f.joint_rounds == 2);
@@ -955,9 +957,8 @@ TEST_CASE(
     "value") {
   const auto datasheet = models::ModelParams::load(kSrc + "/models/params/nccl-default.toml");
   const auto topology = load("h200x4.topo");
-  // One 4x H200 start: a thread per GPU on 2, 3 and 4 GPUs trains (each thread drives one GPU, so its
-  // per-thread and per-GPU costs are nearly one sum), one thread on 2 and 4 GPUs is held out (the launch
-  // family's single-thread fold).
+  // One 4x H200 start, the launch family: a thread per GPU on 2, 3 and 4 GPUs (a thread drives one GPU and
+  // pays host.launch_base + host.launch_per_gpu), and one thread driving 2 and 4 GPUs (base + N per-GPU).
   const std::string d = kSrc + "/validation/data/h200x4/coverage/h200x4-2026-11-26a/";
   using Set = std::pair<std::string, std::string>;  // file infix, manifest GPU list
   std::string body;
@@ -976,22 +977,70 @@ TEST_CASE(
   CalibrateOptions o;
   o.parameters = {"host.launch_base", "host.launch_per_gpu", "simple.channel_bandwidth"};
   const auto cv = cross_validate(data, topology, datasheet, {Family::Launch}, o);
-  const Fold* st = nullptr;
-  for (const Fold& fold : cv.folds)
-    if (fold.value == "single-thread") st = &fold;
-  REQUIRE(st != nullptr);
-  INFO(st->refused);
-  REQUIRE(st->refused.empty());
-  // The per-GPU cost keeps the datasheet's 4 us; the per-thread one is what the rows fit.
-  CHECK(std::find(st->unpinned.begin(), st->unpinned.end(), "host.launch_per_gpu") != st->unpinned.end());
-  CHECK(std::find(st->unpinned.begin(), st->unpinned.end(), "host.launch_base") == st->unpinned.end());
-  bool base_fitted = false;
-  for (const FittedValue& v : st->values) {
-    CHECK(v.parameter.name != "host.launch_per_gpu");
-    if (v.parameter.name == "host.launch_base") base_fitted = v.value != doctest::Approx(v.start);
+  REQUIRE(cv.folds.size() == 2);
+  const auto fitted = [](const Fold& fold, const std::string& name) {
+    for (const FittedValue& v : fold.values)
+      if (v.parameter.name == name) return true;
+    return false;
+  };
+  const auto unpinned = [](const Fold& fold, const std::string& name) {
+    return std::find(fold.unpinned.begin(), fold.unpinned.end(), name) != fold.unpinned.end();
+  };
+  for (const Fold& fold : cv.folds) {
+    INFO(fold.value << ": " << fold.refused);
+    REQUIRE(fold.refused.empty());
+    CHECK(fitted(fold, "host.launch_base"));
+    CHECK(!unpinned(fold, "host.launch_base"));
+    if (fold.value == "single-thread") {
+      // Trained on a thread per GPU alone, where the two costs are one sum (the fit was refused before
+      // session 40): the per-GPU cost keeps the datasheet's 4 us, the per-thread one is fitted.
+      CHECK(!fitted(fold, "host.launch_per_gpu"));
+      CHECK(unpinned(fold, "host.launch_per_gpu"));
+    } else {
+      // Trained on one thread driving 2 and 4 GPUs: both are fitted.
+      REQUIRE(fold.value == "thread-per-gpu");
+      CHECK(fitted(fold, "host.launch_per_gpu"));
+      CHECK(!unpinned(fold, "host.launch_per_gpu"));
+    }
   }
-  CHECK(base_fitted);
   CHECK(cross_validation_text(cv).find("not pinned down by the other rows: host.launch_per_gpu") !=
+        std::string::npos);
+}
+
+TEST_CASE("crossval: the start families' folds fit jointly too, each training start at its own host") {
+  const auto h200 = models::ModelParams::load(kSrc + "/models/params/h200.toml");
+  const auto topology = load("h200x4.topo");
+  const auto data = load_manifest_data({two_starts("joint-start")}, topology, h200);
+  CalibrateOptions o;
+  o.parameters = {"host.launch_per_gpu", "simple.channel_bandwidth"};
+  o.probe = {"sendrecv gpus 0,1"};
+  o.start_parameters = {"host.launch_scale"};
+  // Without rounds the start families have nothing to do with a per-start parameter: refused, naming both
+  // ways.
+  const std::string why = error_of([&] { cross_validate(data, topology, h200, {Family::ProbedStart}, o); });
+  CHECK(why.find("add a family that keeps every start in the fit") != std::string::npos);
+  CHECK(why.find("--start-rounds") != std::string::npos);
+  CalibrateOptions joint = o;
+  joint.start_rounds = 2;
+  CalibrateOptions plain = o;
+  plain.start_parameters.clear();
+  const auto cv = cross_validate(data, topology, h200, {Family::Start, Family::ProbedStart}, joint);
+  const auto one = cross_validate(data, topology, h200, {Family::Start, Family::ProbedStart}, plain);
+  REQUIRE(cv.folds.size() == 4);
+  REQUIRE(one.folds.size() == 4);
+  for (std::size_t k = 0; k < cv.folds.size(); ++k) {
+    const Fold& f = cv.folds[k];
+    INFO(family_name(f.family) << " " << f.value << ": " << f.refused << f.joint_note);
+    REQUIRE(f.refused.empty());
+    CHECK(f.joint_rounds == 2);
+    CHECK(f.start_fits.empty());  // the held-out start has no training row: nothing to refit for it
+    CHECK(one.folds[k].joint_rounds == 0);
+    // The training start's host at its own speed moved the shared values the held-out start is predicted
+    // with.
+    REQUIRE(f.values.size() == one.folds[k].values.size());
+    CHECK(f.values[0].value != doctest::Approx(one.folds[k].values[0].value));
+  }
+  CHECK(cross_validation_text(cv).find("joint: every fold, start's and probed-start's too") !=
         std::string::npos);
 }
 

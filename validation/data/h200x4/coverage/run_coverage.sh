@@ -71,8 +71,9 @@ for phase in "$@"; do
       done ;;
     probe)  # the probed-start family's probe: sendrecv on GPUs 0,1 in both launch modes
       for rep in 1 2 3; do
-        run "sendrecv_g01_probe_st_r$rep" sendrecv 0-1 single-thread "" $rep $FULL
-        run "sendrecv_g01_probe_tpg_r$rep" sendrecv 0-1 thread-per-gpu "" $rep $FULL
+        # repeats 4-6 in the manifest: the same configurations as base-g's and base-t's sendrecv 1-3
+        run "sendrecv_g01_probe_st_r$rep" sendrecv 0-1 single-thread "" $((rep + 3)) $FULL
+        run "sendrecv_g01_probe_tpg_r$rep" sendrecv 0-1 thread-per-gpu "" $((rep + 3)) $FULL
       done ;;
     base-t2)  # a thread per GPU for the collectives base-t leaves out (session 27: the launch family's
       # one-thread fold had no thread-per-GPU row of them to fit their efficiencies on)
@@ -156,20 +157,22 @@ for phase in "$@"; do
         done
       done ;;
     lat9)  # the latency-bound sizes in nine processes a configuration, so a median of many processes can be
-      # scored (a process's floor is one of two levels for its life); 2 and 4 GPUs, both launch modes. Named
-      # _lat_ (since session 40): in one call with base-g or base-t, the same names overwrote their logs, and
-      # nccl-tests wrote the second JSON as .json.0. Keep its rows in a manifest of their own (validation/data/*/lat9/):
-      # repeats 1-9 of base-g's configurations.
+      # scored (a process's floor is one of two levels for its life); 2 and 4 GPUs, both launch modes. Its
+      # runs go to $D/lat9/ with a manifest of their own: they repeat base-g's and base-t's configurations
+      # (repeats 1-9), and in one call with those phases the same run names overwrote their logs (session 40).
+      D0=$D; M0=$M; D=$D0/lat9; M=$D/manifest.csv; mkdir -p "$D"
+      [ -f "$M" ] || echo "file,start,workload,gpus,launch,nccl_env,repeat" > "$M"
       for rep in 1 2 3 4 5 6 7 8 9; do
         for g in 0-1 0-3; do
           for wl in sendrecv all_reduce all_gather alltoall broadcast; do
-            run "${wl}_g${g/-/}_lat_st_r$rep" $wl $g single-thread "" $rep -b 8 -e 1M -f 2 -w 5 -n 20
+            run "${wl}_g${g/-/}_st_r$rep" $wl $g single-thread "" $rep -b 8 -e 1M -f 2 -w 5 -n 20
           done
           for wl in sendrecv all_reduce alltoall; do
-            run "${wl}_g${g/-/}_lat_tpg_r$rep" $wl $g thread-per-gpu "" $rep -b 8 -e 1M -f 2 -w 5 -n 20
+            run "${wl}_g${g/-/}_tpg_r$rep" $wl $g thread-per-gpu "" $rep -b 8 -e 1M -f 2 -w 5 -n 20
           done
         done
-      done ;;
+      done
+      D=$D0; M=$M0 ;;
     tree)  # NCCL_ALGO=Tree under each protocol on 2 and 4 GPUs, and on 3 GPUs as NCCL picks it (session 29:
       # the chain's pipeline fill; 3 GPUs were never measured under Tree). One run with NCCL's tuning log.
       for rep in 1 2 3; do

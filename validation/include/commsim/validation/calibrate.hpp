@@ -127,9 +127,6 @@ struct CalibrateResult {
   /// With a rank-deficient Jacobian and no unused parameter: the one parameter along the direction the data
   /// cannot see, when that direction is a single parameter (the rows barely depend on it); empty otherwise.
   std::vector<std::string> barely;
-  /// With a rank-deficient Jacobian and no unused parameter: the parameters along the direction the data
-  /// cannot see, when that direction takes several (they trade off against each other); empty otherwise.
-  std::vector<std::string> traded;
   bool band_fitted = false;  ///< params.band was computed from the data (written as [band])
   /// Size regimes whose band was kept from the start set for want of repeated runs ("below 1 MiB").
   std::string band_kept;

@@ -98,8 +98,10 @@ struct Fold {
   /// would for a user predicting a configuration nobody measured.
   std::vector<std::string> kept;
   /// Parameters the fold's rows depend on but cannot pin down (standard error over
-  /// CalibrateOptions::max_relative_std_error of the value): after one refit without them they keep the start
-  /// set's value too, rather than the fold being refused.
+  /// CalibrateOptions::max_relative_std_error of the value, or a rank-deficient Jacobian along one alone):
+  /// after one refit without them they keep the start set's value too, rather than the fold being refused.
+  /// Also host.launch_per_gpu, left out from the first fit, where no training row has one thread driving
+  /// several GPUs (nothing tells it from host.launch_base).
   std::vector<std::string> unpinned;
   /// The band its held-out rows carry (relative to the prediction, per size regime), but for the
   /// start_fallback_rows that kept the fold's fit where the other rows' start was refitted (below).
