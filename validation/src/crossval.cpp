@@ -499,12 +499,11 @@ std::vector<Comparison> predict_per_start(const ManifestData& data, const topo::
                                           const CalibrateOptions& o,
                                           std::map<std::string, CalibrateResult>& cache,
                                           std::vector<Fold::StartFit>& fits, std::vector<bool>& refitted) {
-  const auto start_of = [&](std::size_t i) { return data.rows[i].family_value(Family::Start, data.configs); };
   // By start: the held-out rows' positions in `held`, and the start's training rows.
   std::map<std::string, std::vector<std::size_t>> held_at, train_by;
-  for (std::size_t k = 0; k < held.size(); ++k) held_at[start_of(held[k])].push_back(k);
+  for (std::size_t k = 0; k < held.size(); ++k) held_at[data.rows[held[k]].start].push_back(k);
   for (std::size_t i : train)
-    if (auto it = held_at.find(start_of(i)); it != held_at.end()) train_by[it->first].push_back(i);
+    if (auto it = held_at.find(data.rows[i].start); it != held_at.end()) train_by[it->first].push_back(i);
   std::vector<Comparison> out(held.size());
   refitted.assign(held.size(), false);
   for (const auto& [start, at] : held_at) {
@@ -598,7 +597,9 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
     int joint_rounds = 0;    ///< joint rounds completed (CalibrateOptions::start_rounds)
     std::string joint_note;  ///< why fewer, or which start kept the shared host in a round
   };
-  const auto fit_fold = [&](const std::vector<std::size_t>& train, bool joint) {
+  // Joint rounds (CalibrateOptions::start_rounds) in every fold, the start families' too.
+  const bool joint = options.start_rounds > 0 && !start_options.parameters.empty();
+  const auto fit_fold = [&](const std::vector<std::size_t>& train) {
     const auto predict = [&](const models::ModelParams& p) { return predict_rows(data, train, topology, p); };
     CalibrateOptions fewer = options;
     // A thread's host cost (host.launch_base) is told from a GPU's (host.launch_per_gpu) only by one thread
@@ -616,8 +617,7 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
       return !c.thread_per_gpu && !c.graph && c.gpus.size() > 1;
     });
     std::vector<std::string> unseparated;
-    if (!separates && has(fewer.parameters, per_gpu) && has(fewer.parameters, "host.launch_base") &&
-        fewer.parameters.size() > 1) {
+    if (!separates && has(fewer.parameters, per_gpu) && has(fewer.parameters, "host.launch_base")) {
       std::erase(fewer.parameters, per_gpu);
       unseparated.push_back(per_gpu);
     }
@@ -650,16 +650,13 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
     // start's own refit of the per-start parameters (which the shared fit then leaves alone), so that one
     // start's host is not taken for a shared cost; `start_rounds` times.
     if (joint && !r.degenerate) {
-      const auto start_of = [&](std::size_t i) {
-        return data.rows[i].family_value(Family::Start, data.configs);
-      };
       // By start: its training rows' positions in `train`, and the rows themselves.
       struct StartRows {
         std::vector<std::size_t> at, rows;
       };
       std::map<std::string, StartRows> by_start;
       for (std::size_t k = 0; k < train.size(); ++k) {
-        StartRows& s = by_start[start_of(train[k])];
+        StartRows& s = by_start[data.rows[train[k]].start];
         s.at.push_back(k);
         s.rows.push_back(train[k]);
       }
@@ -704,7 +701,7 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
     return fit;
   };
   // Fits by their training rows: folds of different families that hold out the same rows share one.
-  std::map<std::pair<std::vector<std::size_t>, bool>, FoldFit> fits;
+  std::map<std::vector<std::size_t>, FoldFit> fits;
   for (Family f : families) {
     std::vector<std::string> values;
     for (const auto& r : data.rows) {
@@ -742,10 +739,8 @@ CrossValidation cross_validate(const ManifestData& data, const topo::Topology& t
       try {
         // Another family's fold may have held out the very same rows (a machine start and its probed
         // start; the 4-GPU ring and the 4-GPU pair): its fit is this fold's, made once.
-        const bool joint = options.start_rounds > 0 && !start_options.parameters.empty();
-        auto same = fits.find({train, joint});
-        if (same == fits.end())
-          same = fits.emplace(std::make_pair(train, joint), fit_fold(train, joint)).first;
+        auto same = fits.find(train);
+        if (same == fits.end()) same = fits.emplace(train, fit_fold(train)).first;
         FoldFit& fit = same->second;
         CalibrateResult r = fit.result;
         fold.kept = fit.kept;
@@ -1111,8 +1106,7 @@ std::string cross_validation_text(const CrossValidation& cv) {
       if (fold.probe_rows > 0) o << "  " << std::string(34, ' ') << "  (" << probe_text(fold) << ")\n";
       if (!fold.start_fits.empty())
         o << "  " << std::string(34, ' ') << "  (" << start_fits_text(fold) << ")\n";
-      if (cv.start_rounds > 0 && !fold.start_fits.empty() &&
-          (fold.joint_rounds < cv.start_rounds || !fold.joint_note.empty()))
+      if (cv.start_rounds > 0 && (fold.joint_rounds < cv.start_rounds || !fold.joint_note.empty()))
         o << "  " << std::string(34, ' ') << "  (joint: " << fold.joint_rounds << " of " << cv.start_rounds
           << " rounds" << (fold.joint_note.empty() ? "" : "; " + fold.joint_note) << ")\n";
     }
@@ -1257,7 +1251,7 @@ nlohmann::json cross_validation_json(const CrossValidation& cv, const std::strin
           for (const auto& v : sf.values) sj["fitted"][v.parameter.name] = v.value;
           fj["start_fits"].push_back(std::move(sj));
         }
-        if (cv.start_rounds > 0 && !fold.start_fits.empty()) {
+        if (cv.start_rounds > 0) {
           fj["joint_rounds"] = fold.joint_rounds;
           if (!fold.joint_note.empty()) fj["joint_note"] = fold.joint_note;
         }
