@@ -5,10 +5,15 @@
 # START_ID names this machine start (h200x4-2026-11-22a); BUDGET_S stops launching new runs once that many seconds
 # have passed; PHASE is one or more of: probe base-g base-t base-t2 pairs knobs knobs-t knobs2 a2a lat9 tree tree2. Writes /tmp/cov/START_ID/ with one nccl-tests
 # text log and JSON (-J) per run, manifest.csv (file,start,workload,gpus,launch,nccl_env,repeat) and meta/.
+# REPEATS=N (default 3) runs every configuration of base-g, base-t, base-t2, knobs2 and knobs-t in N processes
+# (session 41: five, so medians of five can be scored); the probe's repeats are then numbered N+1 to N+3.
 set -u
 START=$1; BUDGET=$2; shift 2
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 NT=${NT:-$PWD/.ext/nccl-tests}  # the nccl-tests binaries (NT=... overrides)
+REPEATS=${REPEATS:-3}
+case $REPEATS in ''|*[!0-9]*|0) echo "REPEATS=$REPEATS: a positive whole number of processes" >&2; exit 2 ;; esac
+REPS=$(seq -s ' ' 1 "$REPEATS")
 D=/tmp/cov/$START; mkdir -p "$D/meta"
 T0=$(date +%s)
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
@@ -54,7 +59,7 @@ KNOB="-b 8 -e 1G -f 4 -w 5 -n 20"
 for phase in "$@"; do
   case $phase in
     base-g)  # every workload on ring sizes 2, 3, 4, one thread driving every GPU (nccl-tests -g N)
-      for rep in 1 2 3; do
+      for rep in $REPS; do
         for g in 0-1 0-2 0-3; do
           for wl in sendrecv all_reduce all_gather reduce_scatter broadcast reduce alltoall; do
             run "${wl}_g${g/-/}_st_r$rep" $wl $g single-thread "" $rep $FULL
@@ -62,7 +67,7 @@ for phase in "$@"; do
         done
       done ;;
     base-t)  # a thread per GPU (nccl-tests -t N)
-      for rep in 1 2 3; do
+      for rep in $REPS; do
         for g in 0-1 0-2 0-3; do
           for wl in sendrecv all_reduce alltoall all_gather; do
             run "${wl}_g${g/-/}_tpg_r$rep" $wl $g thread-per-gpu "" $rep $FULL
@@ -71,13 +76,13 @@ for phase in "$@"; do
       done ;;
     probe)  # the probed-start family's probe: sendrecv on GPUs 0,1 in both launch modes
       for rep in 1 2 3; do
-        # repeats 4-6 in the manifest: the same configurations as base-g's and base-t's sendrecv 1-3
-        run "sendrecv_g01_probe_st_r$rep" sendrecv 0-1 single-thread "" $((rep + 3)) $FULL
-        run "sendrecv_g01_probe_tpg_r$rep" sendrecv 0-1 thread-per-gpu "" $((rep + 3)) $FULL
+        # repeats REPEATS+1 to REPEATS+3 in the manifest: the same configurations as base-g's and base-t's sendrecv
+        run "sendrecv_g01_probe_st_r$rep" sendrecv 0-1 single-thread "" $((rep + REPEATS)) $FULL
+        run "sendrecv_g01_probe_tpg_r$rep" sendrecv 0-1 thread-per-gpu "" $((rep + REPEATS)) $FULL
       done ;;
     base-t2)  # a thread per GPU for the collectives base-t leaves out (session 27: the launch family's
       # one-thread fold had no thread-per-GPU row of them to fit their efficiencies on)
-      for rep in 1 2 3; do
+      for rep in $REPS; do
         for g in 0-1 0-2 0-3; do
           for wl in reduce_scatter broadcast reduce; do
             run "${wl}_g${g/-/}_tpg_r$rep" $wl $g thread-per-gpu "" $rep $FULL
@@ -86,7 +91,7 @@ for phase in "$@"; do
       done ;;
     knobs-t)  # knob what-ifs with a thread per GPU (session 27), on GPUs 0-3 or, on a 2-GPU machine, 0,1
       g=0-3; [ "$NGPU" -ge 4 ] || g=0-1
-      for rep in 1 2 3; do
+      for rep in $REPS; do
         for c in 2 8; do
           for wl in all_reduce all_gather; do
             run "${wl}_g${g/-/}_maxch${c}_tpg_r$rep" $wl $g thread-per-gpu "NCCL_MAX_NCHANNELS=$c" $rep $KNOB
@@ -108,7 +113,7 @@ for phase in "$@"; do
         run "all_reduce_g123_st_r$rep" all_reduce 1-3 single-thread "" $rep $FULL
       done ;;
     knobs2)  # the same knobs on GPUs 0,1 (a 2-GPU machine)
-      for rep in 1 2 3; do
+      for rep in $REPS; do
         for p in LL LL128 Simple; do
           for wl in sendrecv all_reduce; do
             run "${wl}_g01_proto${p}_r$rep" $wl 0-1 single-thread "NCCL_PROTO=$p" $rep $KNOB
