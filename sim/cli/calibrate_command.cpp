@@ -104,6 +104,11 @@ void run_calibrate(const CalibrateCliOptions& o) {
         100 * b.latency_below, 100 * b.latency_above, 100 * b.bandwidth_below, 100 * b.bandwidth_above,
         validation::stats(r.fitted_rows).coverage);
   }
+  if (!r.band_widened.empty())
+    std::printf(
+        "band kept at the start set's where it is wider (%s): %s was fitted on more configurations "
+        "than these rows show\n",
+        r.band_widened.c_str(), start.name.c_str());
   if (!r.band_kept.empty())
     std::cerr << "commsim: warning: the band " << r.band_kept
               << " is the start set's: no configuration there "

@@ -511,10 +511,11 @@ CalibrateResult calibrate(const topo::Topology& topology, const models::ModelPar
   for (const auto& log : logs) {
     if (!log.nccl_version.empty()) result.nccl_versions.insert(log.nccl_version);
   }
-  // The written set is fitted: its band is this fit's, not the start set's.
+  // The written set is fitted: its band is this fit's, never narrower than a fitted start set's.
   result.params.band = band_from_fit(result.fitted_rows, result.prediction_rel_se,
                                      extreme_spread(result.fitted_rows), start.band, &result.band_kept);
   result.band_fitted = true;
+  keep_start_band(result, start);
   with_band(result.fitted_rows, result.params);
   with_band(result.held_out_rows, result.params);
   return result;
@@ -527,6 +528,25 @@ void set_fitted_on(CalibrateResult& r, const topo::Topology& topology) {
   r.fitted_network = std::any_of(r.fitted_rows.begin(), r.fitted_rows.end(), [&](const Comparison& c) {
     return std::any_of(c.gpus.begin(), c.gpus.end(), [&](int g) { return node(g) != node(c.gpus.front()); });
   });
+}
+
+void keep_start_band(CalibrateResult& r, const models::ModelParams& start) {
+  if (!r.band_fitted || start.fitted.empty()) return;
+  struct Side {
+    double models::BandParams::*member;
+    const char* name;
+  };
+  static constexpr Side kSides[] = {{&models::BandParams::latency_below, "below 1 MiB, lower side"},
+                                    {&models::BandParams::latency_above, "below 1 MiB, upper side"},
+                                    {&models::BandParams::bandwidth_below, "from 1 MiB, lower side"},
+                                    {&models::BandParams::bandwidth_above, "from 1 MiB, upper side"}};
+  r.band_widened.clear();
+  for (const Side& s : kSides) {
+    if (start.band.*s.member > r.params.band.*s.member) {
+      r.params.band.*s.member = start.band.*s.member;
+      r.band_widened += std::string(r.band_widened.empty() ? "" : "; ") + s.name;
+    }
+  }
 }
 
 RunSpread extreme_spread(const std::vector<Comparison>& rows) {
@@ -687,6 +707,10 @@ std::string fitted_params_toml(const CalibrateResult& res, const std::string& st
     out << "# [band] " << res.band_kept
         << " kept from the start set: no configuration there was measured more "
         << "than once, so the runs' spread is unknown.\n";
+  if (!res.band_widened.empty())
+    out << "# [band] " << res.band_widened
+        << ": the start set's, wider than this fit's own (it was measured on every configuration the start "
+           "set was fitted on; these rows show only their own error).\n";
   if (res.band_fitted)
     out << "# [band], per size regime (< 1 MiB, >= 1 MiB): the 5th/95th percentile of measured / predicted - "
            "1, the "

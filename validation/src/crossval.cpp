@@ -396,6 +396,7 @@ CalibrateResult calibrate_manifest(const ManifestData& data, const topo::Topolog
       start, [&](const models::ModelParams& p) { return predict_rows(data, fitted, topology, p); }, o);
   r.params.band = band_from_rows(data, fitted, r.fitted_rows, r.prediction_rel_se, start.band, &r.band_kept);
   r.band_fitted = true;
+  keep_start_band(r, start);
   r.held_out_rows = predict_rows(data, held, topology, r.params);
   with_band(r.fitted_rows, r.params);
   with_band(r.held_out_rows, r.params);

@@ -95,12 +95,18 @@ TEST_CASE("calibrate: a fit on commsim-measure runs writes its own band, GPU mod
   CHECK(r.band_kept.empty());
   CHECK(r.gpu == "H200");
   CHECK(r.nccl_versions == std::set<std::string>{"2.28.3"});
-  // The band is this fit's: its residuals, its rows' spread and standard errors, not h200.toml's.
-  const models::BandParams expect =
+  // The band is this fit's (its residuals, its rows' spread and standard errors) where that is wider than
+  // h200.toml's, and h200.toml's where it is not: an exchange on one pair cannot show the set's error on the
+  // rest (session 41, keep_start_band). Here every side of the fit's own is narrower.
+  const models::BandParams own =
       band_from_fit(r.fitted_rows, r.prediction_rel_se, extreme_spread(r.fitted_rows), start.band);
-  CHECK(r.params.band.latency_below == expect.latency_below);
-  CHECK(r.params.band.bandwidth_above == expect.bandwidth_above);
-  CHECK(r.params.band.latency_above != start.band.latency_above);
+  CHECK(own.latency_below < start.band.latency_below);
+  CHECK(own.bandwidth_above < start.band.bandwidth_above);
+  CHECK(r.params.band.latency_below == std::max(own.latency_below, start.band.latency_below));
+  CHECK(r.params.band.latency_above == std::max(own.latency_above, start.band.latency_above));
+  CHECK(r.params.band.bandwidth_below == std::max(own.bandwidth_below, start.band.bandwidth_below));
+  CHECK(r.params.band.bandwidth_above == std::max(own.bandwidth_above, start.band.bandwidth_above));
+  CHECK(r.band_widened.find("below 1 MiB, lower side") != std::string::npos);
   for (const auto& c : r.fitted_rows) CHECK(c.predicted_lo_us < c.predicted_hi_us);
   const std::string toml = fitted_params_toml(r, kSrc + "/models/params/h200.toml", "refit", o);
   const auto reread = models::ModelParams::parse(toml, "<written>", models::ModelParams::defaults());
@@ -135,6 +141,38 @@ TEST_CASE("calibrate: a fit on commsim-measure runs writes its own band, GPU mod
   CHECK(models::ModelParams::parse(fitted_params_toml(other, kSrc + "/models/params/h200.toml", "mixed", o),
                                    "<written>", models::ModelParams::defaults())
             .gpu.empty());
+}
+
+TEST_CASE(
+    "calibrate: a refit of a fitted set never narrows its band, a refit of the datasheet set writes its "
+    "own") {
+  CalibrateResult r;
+  r.band_fitted = true;
+  r.params.band = {0.10, 0.20, 0.05, 0.30};  // latency below/above, bandwidth below/above
+  models::ModelParams fitted_start;
+  fitted_start.fitted = "somewhere";
+  fitted_start.band = {0.30, 0.10, 0.07, 0.11};
+  keep_start_band(r, fitted_start);
+  CHECK(r.params.band.latency_below == 0.30);  // the start's, wider
+  CHECK(r.params.band.latency_above == 0.20);  // the fit's, wider
+  CHECK(r.params.band.bandwidth_below == 0.07);
+  CHECK(r.params.band.bandwidth_above == 0.30);
+  CHECK(r.band_widened == "below 1 MiB, lower side; from 1 MiB, lower side");
+
+  CalibrateResult d;
+  d.band_fitted = true;
+  d.params.band = {0.10, 0.20, 0.05, 0.30};
+  models::ModelParams datasheet = fitted_start;
+  datasheet.fitted.clear();
+  keep_start_band(d, datasheet);
+  CHECK(d.params.band.latency_below == 0.10);
+  CHECK(d.params.band.bandwidth_below == 0.05);
+  CHECK(d.band_widened.empty());
+
+  CalibrateResult none;  // no band computed (band_fitted false): nothing to keep
+  none.params.band = {0.10, 0.20, 0.05, 0.30};
+  keep_start_band(none, fitted_start);
+  CHECK(none.params.band.latency_below == 0.10);
 }
 
 TEST_CASE("calibrate: a fit on single runs keeps the start set's band and says so") {

@@ -130,6 +130,9 @@ struct CalibrateResult {
   bool band_fitted = false;  ///< params.band was computed from the data (written as [band])
   /// Size regimes whose band was kept from the start set for want of repeated runs ("below 1 MiB").
   std::string band_kept;
+  /// Sides of the band kept at a fitted start set's, which was wider than the fit's own (keep_start_band:
+  /// "below 1 MiB, lower side; ..."); empty when the fit's band is written whole.
+  std::string band_widened;
   /// The topology's GPU model the rows ran on (empty: several models); with nccl_versions and fitted_network,
   /// what a fit was measured on (--band-only, which fits nothing, leaves them unset).
   std::string gpu;
@@ -158,7 +161,8 @@ CalibrateResult fit_rows(const models::ModelParams& start, const RowPredictor& p
                          const CalibrateOptions& o);
 
 /// Levenberg-Marquardt in bounded, normalised parameter space with a forward-difference Jacobian, and the
-/// fitted set's band from the fitted rows (band_from_fit over their extreme_spread; band_fitted). Throws
+/// fitted set's band from the fitted rows (band_from_fit over their extreme_spread; band_fitted), never
+/// narrower than a fitted start set's (keep_start_band). Throws
 /// UsageError for unknown parameter names (listing the valid ones) or when no measured row is selected.
 CalibrateResult calibrate(const topo::Topology& topology, const models::ModelParams& start,
                           const models::NcclEnv& env, const CalibrateOptions& options);
@@ -188,10 +192,19 @@ models::BandParams band_from_fit(const std::vector<Comparison>& fitted, const st
                                  const RunSpread& spread, const models::BandParams& fallback,
                                  std::string* kept = nullptr);
 
+/// A refit of a fitted start set (start.fitted not empty) writes, on each side of each size regime, the wider
+/// of its own band and the start set's, and names in `r.band_widened` the sides it kept. The start set's band
+/// was measured on every configuration it was fitted on; the refit's rows (a host probe: one workload on one
+/// pair) show only their own error, not the error on what they leave out (session 41: on h200x2-2026-11-29b a
+/// probe's own band covered 68% of the other workloads' medians, h200.toml's 100%). From an unfitted start
+/// (the datasheet set) the fit's band is written whole. No-op unless r.band_fitted.
+void keep_start_band(CalibrateResult& r, const models::ModelParams& start);
+
 struct ManifestData;
 /// calibrate on manifest rows: fits the rows whose workload is in `o.workloads` (every row when it is empty),
 /// each configuration with its own launch and NCCL knobs, holds the others out, and computes params.band from
-/// the fitted rows' measured spread and the fit's standard errors (band_fitted). Throws as fit_rows.
+/// the fitted rows' measured spread and the fit's standard errors (band_fitted), never narrower than a fitted
+/// start set's (keep_start_band). Throws as fit_rows.
 CalibrateResult calibrate_manifest(const ManifestData& data, const topo::Topology& topology,
                                    const models::ModelParams& start, const CalibrateOptions& o);
 
