@@ -146,7 +146,8 @@ void add_calibrate_command(CLI::App& app) {
   c->add_option(
       "--start", o->start,
       "Parameter set to start from; its other keys are copied to --out\n(default: the NCCL defaults). "
-      "Every fit also writes [band] from its residuals,\nthe measured spread and its standard errors");
+      "Every fit also writes [band] from its residuals,\nthe measured spread and its standard errors; from a "
+      "fitted set, each side\nat least as wide as that set's");
   c->add_option("--manifest", o->fit.manifests,
                 "manifest.csv files listing nccl-tests runs with their launch and knobs");
   c->add_flag(

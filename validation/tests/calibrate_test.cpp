@@ -1,5 +1,6 @@
 // calibrate: brings perturbed parameters back to the data, reports held-out rows, flags degenerate fits.
 #include <doctest/doctest.h>
+#include <algorithm>
 
 #include <cmath>
 #include <filesystem>
@@ -84,7 +85,7 @@ TEST_CASE("calibrate: a fit from a perturbed start lowers the cost and holds oth
         std::string::npos);
 }
 
-TEST_CASE("calibrate: a fit on commsim-measure runs writes its own band, GPU model and NCCL version") {
+TEST_CASE("calibrate: a fit on commsim-measure runs writes its band, GPU model and NCCL version") {
   // Until session 28 only manifest fits computed a band: a set fitted from --measured or --nccl-tests data
   // was labelled fitted yet carried its start set's band, and kept the start set's GPU model.
   const auto start = models::ModelParams::load(kSrc + "/models/params/h200.toml");
@@ -111,6 +112,9 @@ TEST_CASE("calibrate: a fit on commsim-measure runs writes its own band, GPU mod
   const std::string toml = fitted_params_toml(r, kSrc + "/models/params/h200.toml", "refit", o);
   const auto reread = models::ModelParams::parse(toml, "<written>", models::ModelParams::defaults());
   CHECK(reread.band.latency_above == doctest::Approx(r.params.band.latency_above).epsilon(1e-3));
+  CHECK(reread.band.latency_below == doctest::Approx(start.band.latency_below).epsilon(1e-3));
+  CHECK(toml.find("# [band] " + r.band_widened + ": the start set's, wider than this fit's own") !=
+        std::string::npos);
   CHECK(reread.gpu == "H200");
   CHECK(reread.nccl_version == "2.28.3");
   CHECK(!r.fitted_network);  // one machine: its band says nothing about a network

@@ -451,6 +451,13 @@ TEST_CASE(
   CHECK(reread.band.latency_above == doctest::Approx(r.params.band.latency_above).epsilon(1e-3));
   CHECK(reread.band.bandwidth_below == doctest::Approx(r.params.band.bandwidth_below).epsilon(1e-3));
   CHECK(toml.find("Fitted on the sendrecv rows of: " + m) != std::string::npos);
+  // h200.toml is a fitted set: no side of the refit's band is narrower than its (keep_start_band), and here
+  // the sendrecv rows' own band is narrower on at least one side, which the result names.
+  CHECK(r.params.band.latency_below >= h200.band.latency_below);
+  CHECK(r.params.band.latency_above >= h200.band.latency_above);
+  CHECK(r.params.band.bandwidth_below >= h200.band.bandwidth_below);
+  CHECK(r.params.band.bandwidth_above >= h200.band.bandwidth_above);
+  CHECK(!r.band_widened.empty());
 }
 
 TEST_CASE("manifest: a one-GPU text log listed for several GPUs is refused") {

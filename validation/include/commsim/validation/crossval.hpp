@@ -241,7 +241,8 @@ models::BandParams cross_validated_band(const CrossValidation& cv, const Manifes
 CalibrateResult manifest_band(const ManifestData& data, const topo::Topology& topology,
                               const models::ModelParams& start);
 
-/// The [band] section calibrate writes from `rows` of `data`, a prediction interval per bound: the fit's
+/// The [band] section calibrate computes from `rows` of `data` (before keep_start_band floors a fitted start
+/// set's refit at that set's band), a prediction interval per bound: the fit's
 /// residuals (5th and 95th percentile of measured / predicted - 1 over `fitted`, the rows' predictions), the
 /// measured spread (90th percentile of each run's deviation from its configuration's median over every repeat
 /// and machine start; configurations with one run are left out) and 1.645 x the root-mean-square relative
