@@ -46,22 +46,18 @@ def out_of_place_times(path):
         raise SystemExit(f"{path}: not an nccl-tests JSON result: {e}")
 
 
-def least_mape(values):
-    """The least mean |v / c - 1| (percent) over c, and that of c = the median of `values`."""
-    lo, hi = min(values), max(values)
-    candidates = set(values)
-    candidates.update(lo + (hi - lo) * i / 400 for i in range(401))
-    cost = lambda c: 100 * sum(abs(v / c - 1) for v in values) / len(values)
-    return min(cost(c) for c in candidates), cost(statistics.median(values))
-
-
-def least_mape_of(dist):
+def least_mape(dist):
     """The least expected |m / c - 1| (percent) over c for a discrete distribution [(value, probability)]."""
     values = sorted(v for v, _ in dist)
     lo, hi = values[0], values[-1]
     candidates = set(values)
     candidates.update(lo + (hi - lo) * i / 400 for i in range(401))
-    return min(100 * sum(w * abs(v / c - 1) for v, w in dist) for c in candidates)
+    return min(mape_at(dist, c) for c in candidates)
+
+
+def mape_at(dist, c):
+    """Expected |m / c - 1| (percent) of predicting c for a distribution [(value, probability)]."""
+    return 100 * sum(w * abs(v / c - 1) for v, w in dist)
 
 
 def median_distribution(mixture, k):
@@ -133,6 +129,7 @@ def main():
     least = collections.defaultdict(list)
     centre = collections.defaultdict(list)
     start_only = collections.defaultdict(list)
+    share_of = {}  # scope -> its start's slow processes / processes, printed as p
     skipped = 0
     for key, procs in sorted(runs.items()):
         start, workload, gpus, launch = key
@@ -150,8 +147,11 @@ def main():
                     skipped += 1
                     continue
                 medians = [statistics.median(c) for c in itertools.combinations(times, k)]
-                best, at_median = least_mape(medians)
-                known_start = least_mape_of(median_distribution(mixture, k))
+                uniform = [(m, 1 / len(medians)) for m in medians]
+                best = least_mape(uniform)
+                at_median = mape_at(uniform, statistics.median(medians))
+                known_start = least_mape(median_distribution(mixture, k))
+                share_of[f"{start} {launch}"] = f"{slow_n}/{total}"
                 for scope in ("all", f"{start} {launch}", f"all {launch}"):
                     least[(scope, k)].append(best)
                     centre[(scope, k)].append(at_median)
@@ -167,13 +167,8 @@ def main():
     print(f"{'scope':40} {'k':>2} {'sizes':>6} {'known configuration':>20} {'at the median':>14} {'known start':>12}  p")
     for (scope, k) in sorted(least, key=lambda x: (x[0] != "all", x[0], x[1])):
         v, c, o = least[(scope, k)], centre[(scope, k)], start_only[(scope, k)]
-        parts = scope.split(" ")
-        p = ""
-        if parts[0] != "all":
-            slow_n, total, _ = pooled[(parts[0], parts[1])]
-            p = f"{slow_n}/{total}"
         print(f"{scope:40} {k:>2} {len(v):>6} {statistics.mean(v):>19.1f}% {statistics.mean(c):>13.1f}%"
-              f" {statistics.mean(o):>11.1f}%  {p}")
+              f" {statistics.mean(o):>11.1f}%  {share_of.get(scope, '')}")
     if skipped:
         print(f"({skipped} size and k pairs skipped: fewer processes than k)", file=sys.stderr)
     return 0
